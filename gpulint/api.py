@@ -1,0 +1,150 @@
+"""The rule API: what a rule module declares and what its check yields.
+
+A rule module (built-in under `rules/`, or any third-party module) defines
+
+    RULE = Rule(id="GPU0NN", name="bad-pattern", severity=Severity.ERROR,
+                summary="...", doc=__doc__, check=check)
+
+where `doc` is Markdown with the headings What it does / Why is this bad /
+Example / Use instead / References, and `check(workload, ctx)` yields
+`Violation`s. Rules are registered only through the `gpulint.rules` entry-point
+group. A rule keeps no state: everything it needs comes in through its arguments.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Union
+
+if TYPE_CHECKING:
+    from gpulint.dockerfile import Dockerfile
+    from gpulint.index import ConfigIndex
+    from gpulint.model import Container, Workload
+    from gpulint.objects import KubeObject
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 1, "warning": 2, "error": 3}[self.value]
+
+
+DOC_HEADINGS = ("What it does", "Why is this bad", "Example", "Use instead", "References")
+RULE_ID_RE = re.compile(r"GPU[01]\d\d\Z")
+RULE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
+
+
+# --- where a violation points ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyAt:
+    """The mapping key at the end of `path` (e.g. the `privileged` key)."""
+
+    path: tuple
+
+
+@dataclass(frozen=True)
+class ValueAt:
+    """The node at `path`: a scalar value, a list entry, a mapping."""
+
+    path: tuple
+
+
+@dataclass(frozen=True)
+class TextAt:
+    """Characters `start:end` of the string scalar at `path` (e.g. a command in a script)."""
+
+    path: tuple
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class LineAt:
+    """A position in a file that has no data tree (Dockerfiles); 1-based, end exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+Where = Union[KeyAt, ValueAt, TextAt, LineAt]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """What a rule's check yields: a message and the node it is about.
+
+    `container` names the container involved (the engine adds the object).
+    `severity` overrides the rule's default for this one violation (e.g. an
+    unverifiable reference reported lower than a certain one). `located_in` is
+    the object `where` refers to when it is not the workload itself (e.g. the
+    ConfigMap holding a script the workload runs).
+    """
+
+    message: str
+    where: Where
+    container: "Container | None" = None
+    severity: Severity | None = None
+    located_in: "KubeObject | None" = None
+
+
+@dataclass
+class RuleContext:
+    """What a check may consult besides the workload itself."""
+
+    options: Mapping[str, Any]
+    index: "ConfigIndex"
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def option(self, name: str) -> Any:
+        return self.options[name]
+
+
+WorkloadCheck = Callable[["Workload", RuleContext], Iterable[Violation]]
+DockerfileCheck = Callable[["Dockerfile", RuleContext], Iterable[Violation]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    severity: Severity
+    summary: str
+    doc: str
+    check: WorkloadCheck | None = None
+    check_dockerfile: DockerfileCheck | None = None
+    enabled_by_default: bool = True
+    options: Mapping[str, Any] = field(default_factory=dict)
+    # For SARIF / GitHub code scanning.
+    tags: tuple[str, ...] = ("security", "gpu")
+    precision: str = "high"
+    security_severity: str | None = None
+
+    def __post_init__(self) -> None:
+        if not RULE_ID_RE.match(self.id):
+            raise ValueError(f"rule id {self.id!r} must look like GPU0NN or GPU1NN")
+        if not RULE_NAME_RE.match(self.name):
+            raise ValueError(f"rule name {self.name!r} must be kebab-case")
+        missing = [h for h in DOC_HEADINGS if f"## {h}" not in self.doc]
+        if missing:
+            raise ValueError(f"{self.id} documentation lacks heading(s): {', '.join(missing)}")
+
+    @property
+    def documentation(self) -> str:
+        """The rule's documentation, exactly as `gpulint explain` prints it."""
+        return f"# {self.id} {self.name}\n\n{self.summary}\n\n{_dedent_doc(self.doc)}\n"
+
+
+def _dedent_doc(doc: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(doc).strip()

@@ -1,0 +1,308 @@
+"""The scan: inputs -> documents -> objects -> workloads -> rules -> findings.
+
+Every input ends with exactly one status (see findings.STATUSES), so the summary
+accounts for every file. Unreadable or malformed input becomes a GPU000 finding
+at the parser's position and the scan goes on.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from gpulint import dockerfile as dockerfile_mod
+from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, ValueAt, Violation
+from gpulint.decode import BinaryInput, DecodeError, decode
+from gpulint.discovery import Input
+from gpulint.findings import (
+    INVALID_INPUT, STATUS_BINARY, STATUS_CHART, STATUS_ERROR, STATUS_NOT_KUBERNETES,
+    STATUS_SCANNED, FileReport, Finding,
+)
+from gpulint.index import ConfigIndex
+from gpulint.locations import Span
+from gpulint.model import Container, Workload
+from gpulint.objects import KubeObject, objects_in
+from gpulint.podspecs import workload_of
+from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, load_documents
+
+HELM_HINT = ("it looks like an unrendered Helm template: render it first, e.g. "
+             "`helm template RELEASE CHART | gpulint scan -`")
+_ROLE_WORDS = {"container": "container", "init": "init container", "ephemeral": "ephemeral container"}
+
+
+@dataclass
+class ScanConfig:
+    rules: list[Rule]                                   # enabled rules, in id order
+    all_rules: dict[str, Rule] = field(default_factory=dict)
+    options: dict[str, dict] = field(default_factory=dict)       # per-rule option values
+    severities: dict[str, Severity] = field(default_factory=dict)  # per-rule overrides
+    settings: dict[str, Any] = field(default_factory=dict)
+    limits: Limits = DEFAULT_LIMITS
+    report_invalid_input: bool = True                   # GPU000 enabled
+
+    def severity_of(self, rule_id: str, default: Severity) -> Severity:
+        return self.severities.get(rule_id, default)
+
+
+@dataclass
+class ScanResult:
+    files: list[FileReport]
+    internal_errors: list[str] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        out = [f for report in self.files for f in report.findings]
+        out.sort(key=Finding.sort_key)
+        return out
+
+
+class InputReader:
+    """Reads each input once; stdin can only be read once, so it is kept."""
+
+    def __init__(self) -> None:
+        self._stdin: bytes | None = None
+
+    def read(self, item: Input) -> bytes:
+        if item.kind == "stdin":
+            if self._stdin is None:
+                self._stdin = sys.stdin.buffer.read()
+            return self._stdin
+        assert item.real is not None
+        return item.real.read_bytes()
+
+
+def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None) -> ScanResult:
+    reader = reader or InputReader()
+    index = build_index(inputs, reader, config.limits)
+    result = ScanResult([])
+    for item in inputs:
+        try:
+            result.files.append(scan_input(item, config, index, reader))
+        except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
+            result.internal_errors.append(
+                f"{item.display}: internal error: {type(error).__name__}: {error}"
+            )
+            result.files.append(FileReport(item.display, STATUS_ERROR))
+    return result
+
+
+def build_index(inputs: list[Input], reader: InputReader, limits: Limits) -> ConfigIndex:
+    """First pass: ConfigMaps and Secrets of the whole scan."""
+    index = ConfigIndex()
+    for item in inputs:
+        if item.kind not in ("manifest", "stdin"):
+            continue
+        try:
+            data = reader.read(item)
+        except OSError:
+            continue
+        if b"ConfigMap" not in data and b"Secret" not in data:
+            continue
+        try:
+            text = decode(data)
+        except (BinaryInput, DecodeError):
+            continue
+        for doc in load_documents(text, limits):
+            if isinstance(doc, Document):
+                for obj in objects_in(item.display, doc):
+                    index.add(obj)
+    return index
+
+
+def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: InputReader) -> FileReport:
+    report = FileReport(item.display, STATUS_SCANNED)
+    if item.kind == "chart":
+        report.status = STATUS_CHART
+        _invalid(report, config, Span(1, 1, 1, 1),
+                 "Helm chart directory: its templates are not rendered manifests; render it with "
+                 "`helm template RELEASE CHART_DIR | gpulint scan -`")
+        return report
+    if item.kind == "unreadable-dir":
+        report.status = STATUS_ERROR
+        _invalid(report, config, Span(1, 1, 1, 1), "cannot read directory")
+        return report
+    try:
+        data = reader.read(item)
+    except OSError as error:
+        report.status = STATUS_ERROR
+        _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {error.strerror or error}")
+        return report
+    try:
+        text = decode(data)
+    except BinaryInput:
+        report.status = STATUS_BINARY
+        return report
+    except DecodeError as error:
+        report.status = STATUS_ERROR
+        _invalid(report, config, Span(error.line, error.column, error.line, error.column + 1), error.message)
+        return report
+
+    ctx_for = _ContextFactory(config, index)
+    if item.kind == "dockerfile":
+        _scan_dockerfile(item.display, text, report, config, ctx_for)
+        return report
+
+    found_objects = False
+    for doc in load_documents(text, config.limits):
+        if isinstance(doc, LoadError):
+            message = doc.message
+            if "{{" in text:
+                message = f"{message}; {HELM_HINT}"
+            _invalid(report, config, Span(doc.line, doc.column, doc.line, doc.column + 1), message)
+            continue
+        report.documents += 1
+        objects = list(objects_in(item.display, doc))
+        if objects:
+            found_objects = True
+            for problem in doc.problems:
+                _invalid(report, config, problem.span, problem.message)
+        for obj in objects:
+            report.objects += 1
+            workload = workload_of(obj)
+            if workload is None:
+                continue
+            report.workloads += 1
+            for type_problem in workload.problems:
+                span = _locate(doc, ValueAt(type_problem.path))
+                _invalid(report, config, span, f"{type_problem.message} (at {_dotted(obj, type_problem.path)})",
+                         obj=obj)
+            for rule in config.rules:
+                if rule.check is None:
+                    continue
+                for violation in rule.check(workload, ctx_for(rule)):
+                    report.findings.append(_finding(rule, violation, workload, config))
+    if not found_objects and not report.findings:
+        report.status = STATUS_NOT_KUBERNETES
+    return report
+
+
+class _ContextFactory:
+    def __init__(self, config: ScanConfig, index: ConfigIndex) -> None:
+        self._config = config
+        self._index = index
+        self._cache: dict[str, RuleContext] = {}
+
+    def __call__(self, rule: Rule) -> RuleContext:
+        ctx = self._cache.get(rule.id)
+        if ctx is None:
+            options = {**rule.options, **self._config.options.get(rule.id, {})}
+            ctx = RuleContext(options, self._index, self._config.settings)
+            self._cache[rule.id] = ctx
+        return ctx
+
+
+def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanConfig,
+                     ctx_for: _ContextFactory) -> None:
+    parsed = dockerfile_mod.parse(display, text)
+    report.documents += 1
+    for rule in config.rules:
+        if rule.check_dockerfile is None:
+            continue
+        for violation in rule.check_dockerfile(parsed, ctx_for(rule)):
+            where = violation.where
+            span = (Span(where.line, where.column, where.end_line, where.end_column)
+                    if isinstance(where, LineAt) else Span(1, 1, 1, 1))
+            report.findings.append(Finding(
+                rule.id, rule.name, violation.severity or config.severity_of(rule.id, rule.severity),
+                violation.message, display, span, field_path=f"line:{span.line}",
+            ))
+
+
+def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
+             obj: KubeObject | None = None) -> None:
+    if not config.report_invalid_input:
+        return
+    rule = config.all_rules.get(INVALID_INPUT)
+    name = rule.name if rule else "invalid-input"
+    severity = config.severity_of(INVALID_INPUT, rule.severity if rule else Severity.ERROR)
+    report.findings.append(Finding(
+        INVALID_INPUT, name, severity, message, report.file, span,
+        obj=obj.ref if obj else None, field_path=f"line:{span.line}",
+        source=_source_of(obj) if obj else None,
+    ))
+
+
+def _finding(rule: Rule, violation: Violation, workload: Workload, config: ScanConfig) -> Finding:
+    obj = workload.obj
+    target = violation.located_in or obj
+    span = _locate(target.doc, violation.where)
+    container = violation.container
+    where_path = getattr(violation.where, "path", ())
+    return Finding(
+        rule_id=rule.id,
+        rule_name=rule.name,
+        severity=violation.severity or config.severity_of(rule.id, rule.severity),
+        message=f"{violation.message} ({_describe(obj, container)})",
+        file=target.file,
+        span=span,
+        obj=obj.ref,
+        container=container.name if container else None,
+        field_path=_stable_path(target, where_path),
+        source=_source_of(target),
+    )
+
+
+def _describe(obj: KubeObject, container: Container | None) -> str:
+    text = obj.ref.describe()
+    if container is not None:
+        text += f', {_ROLE_WORDS.get(container.role, "container")} "{container.name}"'
+    return text
+
+
+def _source_of(obj: KubeObject) -> dict | None:
+    if obj.template:
+        return {"template": obj.template}
+    if obj.origin and isinstance(obj.origin.get("path"), str):
+        return {"origin": obj.origin["path"]}
+    return None
+
+
+def _locate(doc: Document, where: Any) -> Span:
+    """Span of a violation's target; the nearest existing ancestor if the exact node is gone."""
+    if isinstance(where, TextAt):
+        span = doc.text_span(where.path, where.start, where.end)
+        if span is not None:
+            return span
+    path = tuple(getattr(where, "path", ()))
+    if isinstance(where, KeyAt):
+        span = doc.span(path, key=True)
+        if span is not None:
+            return span
+    while True:
+        span = doc.span(path)
+        if span is not None:
+            return span
+        if not path:
+            return Span(doc.line_offset + 1, 1, doc.line_offset + 1, 1)
+        path = path[:-1]
+
+
+def _stable_path(obj: KubeObject, path: Iterable) -> str:
+    """A path that survives reordering: list entries with a name use the name."""
+    rel = tuple(path)[len(obj.base):]
+    data: Any = obj.data
+    out = ""
+    for item in rel:
+        if isinstance(item, int):
+            entry = data[item] if isinstance(data, list) and item < len(data) else None
+            name = entry.get("name") if isinstance(entry, dict) else None
+            out += f"[name={name}]" if isinstance(name, str) and name else f"[{item}]"
+            data = entry
+        else:
+            out += f".{item}" if out else str(item)
+            data = data.get(item) if isinstance(data, dict) else None
+    return out
+
+
+def _dotted(obj: KubeObject, path: tuple) -> str:
+    rel = path[len(obj.base):]
+    out = ""
+    for item in rel:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out
+
+
+def iter_findings(results: Iterable[FileReport]) -> Iterator[Finding]:
+    for report in results:
+        yield from report.findings

@@ -1,0 +1,31 @@
+"""Reporters: findings -> text, JSON (and later SARIF)."""
+
+from __future__ import annotations
+
+from gpulint.api import Severity
+from gpulint.engine import ScanResult
+from gpulint.findings import STATUSES, Finding
+
+
+def visible(findings: list[Finding], show_suppressed: bool) -> list[Finding]:
+    return [f for f in findings if show_suppressed or f.suppressed is None]
+
+
+def summary(result: ScanResult) -> dict:
+    """Counts for the summary; `files` always equals the sum of the statuses."""
+    findings = result.findings
+    active = [f for f in findings if f.suppressed is None]
+    by_status = {status: 0 for status in STATUSES}
+    for report in result.files:
+        by_status[report.status] += 1
+    return {
+        "files": len(result.files),
+        **by_status,
+        "documents": sum(r.documents for r in result.files),
+        "objects": sum(r.objects for r in result.files),
+        "workloads": sum(r.workloads for r in result.files),
+        "findings": len(active),
+        "by_severity": {s.value: sum(1 for f in active if f.severity is s) for s in Severity},
+        "suppressed": len(findings) - len(active),
+        "internal_errors": len(result.internal_errors),
+    }

@@ -1,0 +1,71 @@
+"""`path:line:col: GPU003 [error] message`, then a summary line."""
+
+from __future__ import annotations
+
+import os
+
+from gpulint.engine import ScanResult
+from gpulint.findings import Finding
+from gpulint.report import summary, visible
+
+_COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
+_BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
+
+
+def use_colour(stream: object) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def render(result: ScanResult, show_suppressed: bool = False, colour: bool = False) -> str:
+    lines = [_line(f, colour) for f in visible(result.findings, show_suppressed)]
+    lines.append(_summary_line(summary(result)))
+    return "\n".join(lines) + "\n"
+
+
+def _line(finding: Finding, colour: bool) -> str:
+    s = finding.span
+    where = f"{finding.file}:{s.line}:{s.column}:"
+    rule = finding.rule_id
+    severity = f"[{finding.severity.value}]"
+    if colour:
+        where = f"{_BOLD}{where}{_RESET}"
+        rule = f"{_BOLD}{rule}{_RESET}"
+        severity = f"{_COLOURS[finding.severity.value]}{severity}{_RESET}"
+    text = f"{where} {rule} {severity} {finding.message}"
+    if finding.source:
+        origin = finding.source.get("template") or finding.source.get("origin")
+        text += f" [from {origin}]"
+    if finding.suppressed is not None:
+        note = f"[suppressed ({finding.suppressed.kind}): {finding.suppressed.reason}]"
+        text += f" {_DIM}{note}{_RESET}" if colour else f" {note}"
+    return text
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _summary_line(counts: dict) -> str:
+    sev = counts["by_severity"]
+    parts = [f"{sev[k]} {k}{'s' if k != 'info' and sev[k] != 1 else ''}" for k in ("error", "warning", "info") if sev[k]]
+    head = (f"Found {_plural(counts['findings'], 'finding')} ({', '.join(parts)})"
+            if counts["findings"] else "No findings")
+    text = f"{head} in {_plural(counts['files'], 'file')}: {counts['scanned']} scanned"
+    extras = []
+    if counts["not_kubernetes"]:
+        extras.append(f"{counts['not_kubernetes']} not Kubernetes")
+    if counts["binary"]:
+        extras.append(f"{counts['binary']} binary")
+    if counts["error"]:
+        extras.append(f"{counts['error']} unreadable")
+    if counts["helm_chart"]:
+        extras.append(f"{counts['helm_chart']} unrendered Helm chart{'s' if counts['helm_chart'] != 1 else ''}")
+    if extras:
+        text += ", " + ", ".join(extras)
+    text += "."
+    if counts["suppressed"]:
+        text += f" {counts['suppressed']} suppressed (--show-suppressed to list)."
+    return text

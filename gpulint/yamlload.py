@@ -1,0 +1,510 @@
+"""YAML/JSON text -> plain data plus a lazily built location tree.
+
+Speed comes from libyaml (ruamel.yaml.clib's C parser) emitting events; this
+module turns events into dicts/lists/scalars with Kubernetes (YAML 1.1, as in
+sigs.k8s.io/yaml) scalar resolution. No tag ever constructs a Python object.
+
+Each document keeps its events, and the location tree (LocNode) is only built
+when a finding needs a position: most documents have none, so most scans never
+pay for it. A stream is cut into documents at `---`/`...` lines first (YAML
+forbids those markers at column 0 inside any scalar), which bounds memory to one
+document, gives each document its own raw text, and lets a parse error in one
+document leave the others scanned.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+from _ruamel_yaml import CParser
+from ruamel.yaml import events as ev
+
+from gpulint.locations import LocNode, Span
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds that keep hostile input from exhausting time or memory."""
+
+    max_depth: int = 500
+    max_expanded_nodes: int = 1_000_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class LoadError(Exception):
+    """A document could not be loaded; `line`/`column` are 1-based in the file."""
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass
+class Problem:
+    """A non-fatal defect found while loading (e.g. a duplicate key)."""
+
+    message: str
+    span: Span
+
+
+class Document:
+    """One YAML document: plain data, its raw text, and positions on demand."""
+
+    __slots__ = ("index", "data", "text", "line_offset", "content_start", "_has_problems",
+                 "_problems", "_events", "_root")
+
+    def __init__(self, index: int, data: Any, text: str, line_offset: int,
+                 events: list, has_problems: bool) -> None:
+        self.index = index
+        self.data = data
+        self.text = text
+        self.line_offset = line_offset  # 0-based line of `text` in the file
+        # Offset in `text` of the first node: what precedes it is the header
+        # (`---`, comments such as Helm's `# Source:`).
+        self.content_start: int = events[0].start_mark.index if events else 0
+        self._has_problems = has_problems
+        self._problems: list[Problem] = []
+        self._events: list | None = events
+        self._root: LocNode | None = None
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Defects such as duplicate keys, with their positions."""
+        if self._has_problems:
+            self.root()
+        return self._problems
+
+    @property
+    def start_line(self) -> int:
+        """1-based line of the document's first node."""
+        return self.root().span.line
+
+    def root(self) -> LocNode:
+        if self._root is None:
+            assert self._events is not None
+            _data, root, problems = _build(self._events, self.line_offset, True, DEFAULT_LIMITS)
+            self._root = root
+            self._problems = problems  # type: ignore[assignment]
+            self._events = None
+        return self._root
+
+    def node(self, path: Iterable) -> LocNode | None:
+        """The location node at `path`, or None when the path does not exist."""
+        node = self.root()
+        for item in path:
+            children = node.children
+            if isinstance(children, dict):
+                entry = children.get(item)
+                if entry is None:
+                    return None
+                node = entry[1]
+            elif isinstance(children, list) and isinstance(item, int) and 0 <= item < len(children):
+                node = children[item]
+            else:
+                return None
+        return node
+
+    def span(self, path: tuple, key: bool = False) -> Span | None:
+        """Span of the value at `path`, or of its mapping key when `key` is set."""
+        if key and path:
+            parent = self.node(path[:-1])
+            if parent is None or not isinstance(parent.children, dict):
+                return None
+            entry = parent.children.get(path[-1])
+            return entry[0] if entry else None
+        node = self.node(path)
+        return node.span if node else None
+
+    def text_span(self, path: tuple, start: int, end: int) -> Span | None:
+        """Span of `value[start:end]` of the string scalar at `path`.
+
+        Works for every scalar style: the n-th occurrence of the target text in
+        the value is the n-th occurrence in the raw source of the scalar (for
+        folded scalars, whose line breaks change, the first word is used).
+        """
+        node = self.node(path)
+        if node is None or node.children is not None:
+            return None
+        value = _value_at(self.data, path)
+        if not isinstance(value, str) or not 0 <= start <= end <= len(value):
+            return node.span
+        raw = self.text[node.start:node.end]
+        target = value[start:end].split("\n", 1)[0]
+        candidates = [target]
+        first_word = target.split(None, 1)[0] if target.strip() else ""
+        if first_word and first_word != target:
+            candidates.append(first_word)
+        for needle in candidates:
+            nth = _count(value, needle, start)
+            pos = _nth_index(raw, needle, nth)
+            if pos < 0:
+                continue
+            abs_start = node.start + pos
+            line, col = self._line_col(abs_start)
+            line_end = self.text.find("\n", abs_start)
+            if line_end < 0:
+                line_end = len(self.text)
+            stop = min(abs_start + len(target), line_end)
+            end_line, end_col = self._line_col(stop)
+            return Span(line, col, end_line, end_col)
+        return node.span
+
+    def _line_col(self, index: int) -> tuple[int, int]:
+        line = self.text.count("\n", 0, index)
+        line_start = self.text.rfind("\n", 0, index) + 1
+        return self.line_offset + line + 1, index - line_start + 1
+
+
+def _value_at(data: Any, path: tuple) -> Any:
+    for item in path:
+        data = data[item]
+    return data
+
+
+def _count(haystack: str, needle: str, stop: int) -> int:
+    count, pos = 0, haystack.find(needle)
+    while 0 <= pos < stop:
+        count += 1
+        pos = haystack.find(needle, pos + len(needle))
+    return count
+
+
+def _nth_index(haystack: str, needle: str, nth: int) -> int:
+    pos = haystack.find(needle)
+    for _ in range(nth):
+        if pos < 0:
+            return -1
+        pos = haystack.find(needle, pos + len(needle))
+    return pos
+
+
+# --- scalar resolution (YAML 1.1 as Kubernetes' YAML decoder applies it) -----
+
+_NULLS = {"", "~", "null", "Null", "NULL"}
+_BOOLS = {
+    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
+    **dict.fromkeys(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False),
+}
+_INT_RE = re.compile(r"[-+]?(?:0|[1-9][0-9_]*)\Z")
+_HEX_RE = re.compile(r"[-+]?0x[0-9a-fA-F_]+\Z")
+_OCT_RE = re.compile(r"[-+]?0[0-7_]+\Z")
+_FLOAT_RE = re.compile(r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?\Z|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+\Z")
+_SPECIAL_FLOATS = {
+    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), float("inf")),
+    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), float("-inf")),
+    **dict.fromkeys((".nan", ".NaN", ".NAN"), float("nan")),
+}
+_NUMBER_START = frozenset("0123456789-+.")
+_WORD_START = frozenset("~nNyYtTfFoO")
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_TYPED_TAGS = {
+    "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null",
+}
+
+
+def resolve_plain(text: str) -> Any:
+    """Type of an untagged plain scalar."""
+    if not text:
+        return None
+    first = text[0]
+    if first in _WORD_START and len(text) <= 5:
+        if text in _NULLS:
+            return None
+        if text in _BOOLS:
+            return _BOOLS[text]
+        return text
+    if first in _NUMBER_START:
+        if _INT_RE.match(text):
+            return int(text.replace("_", ""))
+        if _FLOAT_RE.match(text) and text != ".":
+            try:
+                return float(text.replace("_", ""))
+            except ValueError:
+                return text
+        if _HEX_RE.match(text):
+            return int(text.replace("_", ""), 16)
+        if _OCT_RE.match(text):
+            return int(text.replace("_", ""), 8)
+        if text in _SPECIAL_FLOATS:
+            return _SPECIAL_FLOATS[text]
+    return text
+
+
+def _scalar(event: Any) -> Any:
+    tag = event.tag
+    if tag is None or tag == "!":
+        return resolve_plain(event.value) if event.style == "" and event.implicit[0] else event.value
+    if tag == _STR_TAG:
+        return event.value
+    if tag in _TYPED_TAGS:
+        value = resolve_plain(event.value)
+        return value
+    # Unknown and local tags are ignored: the value is read as if untagged.
+    return resolve_plain(event.value) if event.style == "" else event.value
+
+
+# --- events -> data ---------------------------------------------------------
+
+_SCALAR = ev.ScalarEvent
+_MAP_START = ev.MappingStartEvent
+_SEQ_START = ev.SequenceStartEvent
+_END_TYPES = (ev.MappingEndEvent, ev.SequenceEndEvent)
+_ALIAS = ev.AliasEvent
+_MISSING = object()
+
+
+def _span(event: Any, line_offset: int) -> Span:
+    s, e = event.start_mark, event.end_mark
+    return Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1)
+
+
+class _Frame:
+    __slots__ = ("value", "loc", "key", "key_span", "anchor", "merges")
+
+    def __init__(self, value: Any, loc: LocNode | None, anchor: str | None) -> None:
+        self.value = value
+        self.loc = loc
+        self.key: Any = _MISSING
+        self.key_span: Span | None = None
+        self.anchor = anchor
+        self.merges: list | None = None
+
+
+def _build(events: list, line_offset: int, with_locs: bool, limits: Limits) -> tuple[Any, LocNode | None, list[Problem] | bool]:
+    """Turn one document's node events into (data, location tree, problems).
+
+    Without locations, problems cannot be placed: the third item is then only
+    whether there are any, and the caller rebuilds with locations to get them.
+    """
+    anchors: dict[str, tuple[Any, LocNode | None, int]] = {}
+    open_anchors: set[str] = set()
+    problems: list[Problem] = []
+    duplicates = False
+    stack: list[_Frame] = []
+    sizes: list[int] = []
+    expanded = 0
+    result: Any = None
+    result_loc: LocNode | None = None
+
+    def fail(message: str, event: Any) -> LoadError:
+        m = event.start_mark
+        return LoadError(message, m.line + line_offset + 1, m.column + 1)
+
+    for event in events:
+        cls = type(event)
+        if cls is _SCALAR:
+            frame = stack[-1] if stack else None
+            if frame is not None and frame.key is _MISSING and isinstance(frame.value, dict):
+                # A mapping key: Kubernetes keys are strings, taken verbatim.
+                key = event.value
+                frame.key = key
+                frame.key_span = _span(event, line_offset) if with_locs else None
+                if event.style == "" and key == "<<":
+                    frame.key = _MERGE
+                continue
+            value = _scalar(event)
+            loc = LocNode(_span(event, line_offset), event.start_mark.index,
+                          event.end_mark.index, event.style) if with_locs else None
+            size = 1
+            if event.anchor is not None:
+                anchors[event.anchor] = (value, loc, 1)
+        elif cls is _MAP_START or cls is _SEQ_START:
+            if stack and isinstance(stack[-1].value, dict) and stack[-1].key is _MISSING:
+                raise fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event)
+            if len(stack) >= limits.max_depth:
+                raise fail(f"nesting deeper than {limits.max_depth} levels", event)
+            loc = LocNode(_span(event, line_offset), event.start_mark.index, 0) if with_locs else None
+            if loc is not None:
+                loc.children = {} if cls is _MAP_START else []
+            if event.anchor is not None:
+                open_anchors.add(event.anchor)
+            stack.append(_Frame({} if cls is _MAP_START else [], loc, event.anchor))
+            sizes.append(1)
+            continue
+        elif cls in _END_TYPES:
+            frame = stack.pop()
+            size = sizes.pop()
+            value, loc = frame.value, frame.loc
+            if frame.merges:
+                _apply_merges(frame)
+            if loc is not None:
+                _close(loc, event, line_offset)
+            if frame.anchor is not None:
+                open_anchors.discard(frame.anchor)
+                anchors[frame.anchor] = (value, loc, size)
+        elif cls is _ALIAS:
+            name = event.anchor
+            if name in open_anchors:
+                raise fail(f"recursive alias *{name} refers to a node that contains it", event)
+            if name not in anchors:
+                raise fail(f"alias *{name} refers to an undefined anchor", event)
+            value, loc, size = anchors[name]
+            expanded += size
+            if expanded > limits.max_expanded_nodes:
+                raise fail(f"alias expansion exceeds {limits.max_expanded_nodes} nodes (a YAML bomb?)", event)
+            frame = stack[-1] if stack else None
+            if frame is not None and frame.key is _MISSING and isinstance(frame.value, dict):
+                raise fail("an alias used as a mapping key is not valid in Kubernetes manifests", event)
+        else:  # document/stream events are not part of the node tree
+            continue
+
+        if not stack:
+            result, result_loc = value, loc
+            continue
+        parent = stack[-1]
+        sizes[-1] += size
+        container = parent.value
+        if type(container) is list:
+            container.append(value)
+            if parent.loc is not None:
+                parent.loc.children.append(loc)  # type: ignore[union-attr]
+            continue
+        key = parent.key
+        parent.key = _MISSING
+        if key is _MERGE:
+            if parent.merges is None:
+                parent.merges = []
+            parent.merges.append((value, loc))
+            continue
+        if key in container:
+            if parent.loc is None:
+                duplicates = True  # reported with positions when the tree is built
+            else:
+                first = parent.loc.children[key][0]  # type: ignore[index]
+                where = f" (first defined at line {first.line})" if first else ""
+                problems.append(Problem(f"duplicate key {key!r}{where}; the last value wins",
+                                        parent.key_span or _span(event, line_offset)))
+        container[key] = value
+        if parent.loc is not None:
+            parent.loc.children[key] = (parent.key_span, loc)  # type: ignore[index]
+    return result, result_loc, (problems if with_locs else duplicates)
+
+
+_MERGE = object()
+
+
+def _close(loc: LocNode, event: Any, line_offset: int) -> None:
+    """Set a collection's end: after `]`/`}` in flow style, else after its last child.
+
+    (libyaml ends a block collection where the next token starts, often lines later.)
+    """
+    children = loc.children
+    last: LocNode | None = None
+    if isinstance(children, dict) and children:
+        last = next(reversed(children.values()))[1]
+    elif isinstance(children, list) and children:
+        last = children[-1]
+    e = event.end_mark
+    s = loc.span
+    if last is not None and e.index > last.end and event.start_mark.index == e.index:
+        # Block style: the end event is empty and sits at the next token.
+        loc.span = Span(s.line, s.column, last.span.end_line, last.span.end_column)
+        loc.end = last.end
+    else:
+        loc.span = Span(s.line, s.column, e.line + line_offset + 1, e.column + 1)
+        loc.end = e.index
+
+
+def _apply_merges(frame: _Frame) -> None:
+    """YAML merge keys (`<<: *base`): explicit keys win, then earlier merges."""
+    target: dict = frame.value
+    taken = set(target)
+    for value, loc in frame.merges or ():
+        if isinstance(value, list):
+            sources = value
+            source_locs = loc.children if loc is not None else [None] * len(value)
+        else:
+            sources, source_locs = [value], [loc]
+        for source, source_loc in zip(sources, source_locs):  # type: ignore[arg-type]
+            if not isinstance(source, dict):
+                continue
+            for key, item in source.items():
+                if key in taken:
+                    continue
+                taken.add(key)
+                target[key] = item
+                if frame.loc is not None and source_loc is not None:
+                    frame.loc.children[key] = source_loc.children[key]  # type: ignore[index]
+
+
+# --- streams -> documents ---------------------------------------------------
+
+# A document starts at a `---` line (with any directives just before it) and ends
+# after a `...` line. YAML forbids both at column 0 inside scalars.
+_BOUNDARY_RE = re.compile(r"^(?:(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|\.\.\.[ \t]*(?:\r?\n|$))", re.M)
+
+
+def split_documents(text: str) -> Iterator[tuple[str, int]]:
+    """Yield (document text, 0-based line of its first character)."""
+    start = 0
+    line = 0
+    for match in _BOUNDARY_RE.finditer(text):
+        if match.group(0).startswith("..."):
+            cut = match.end()
+        else:
+            cut = match.start()
+        if cut > start:
+            chunk = text[start:cut]
+            yield chunk, line
+            line += chunk.count("\n")
+            start = cut
+    if start < len(text) or not text:
+        yield text[start:], line
+
+
+def load_documents(text: str, limits: Limits = DEFAULT_LIMITS) -> Iterator[Document | LoadError]:
+    """Yield every non-empty document of `text`, or a LoadError where one fails."""
+    index = 0
+    for chunk, line_offset in split_documents(text):
+        try:
+            docs = list(_parse_chunk(chunk, line_offset, limits))
+        except LoadError as error:
+            yield error
+            continue
+        for events, data, has_problems in docs:
+            yield Document(index, data, chunk, line_offset, events, has_problems)
+            index += 1
+
+
+def _parse_chunk(chunk: str, line_offset: int, limits: Limits) -> Iterator[tuple[list, Any, bool]]:
+    parser = CParser(chunk)
+    events: list = []
+    try:
+        while True:
+            event = parser.get_event()
+            cls = type(event)
+            if cls is ev.DocumentEndEvent:
+                data, _loc, has_problems = _build(events, line_offset, False, limits)
+                if data is not None and not _is_empty(events):
+                    yield events, data, bool(has_problems)
+                events = []
+            elif cls is ev.StreamEndEvent:
+                return
+            elif cls is not ev.StreamStartEvent and cls is not ev.DocumentStartEvent:
+                events.append(event)
+    except LoadError:
+        raise
+    except Exception as error:  # the C parser raises ruamel's MarkedYAMLError
+        raise _as_load_error(error, line_offset) from None
+
+
+def _is_empty(events: list) -> bool:
+    return len(events) == 1 and type(events[0]) is _SCALAR and events[0].value == "" and events[0].style == ""
+
+
+def _as_load_error(error: Exception, line_offset: int) -> LoadError:
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None)
+    message = f"{context}: {problem}" if context else str(problem)
+    if mark is None:
+        return LoadError(f"invalid YAML: {message}", line_offset + 1, 1)
+    return LoadError(f"invalid YAML: {message}", mark.line + line_offset + 1, mark.column + 1)

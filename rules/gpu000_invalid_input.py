@@ -1,0 +1,46 @@
+"""
+## What it does
+Reports input gpulint could not read as Kubernetes manifests: invalid YAML or
+JSON, undecodable text, duplicate mapping keys, values of the wrong type where
+Kubernetes expects another (`containers: "x"`, `privileged: "yes"`), unrendered
+Helm templates, unreadable files and resource bombs (deep nesting, alias
+expansion). The finding sits at the parser's line and column; the rest of the
+file and every other file are still scanned.
+
+## Why is this bad
+A manifest gpulint cannot read is a manifest it cannot check. Malformed input
+can also hide a bypass from review: with a duplicate `env` key only the last
+list counts for most tools, so an `NVIDIA_VISIBLE_DEVICES` entry in the first
+one is easy to miss; `privileged: "yes"` is rejected by the API server instead
+of being caught where it was written.
+
+## Example
+```yaml
+spec:
+  containers:
+  - name: app
+    env:
+    - name: NVIDIA_VISIBLE_DEVICES
+      value: all
+    env: []          # duplicate key
+```
+
+## Use instead
+Fix the syntax or type the message names. Render Helm charts before scanning
+(`helm template RELEASE CHART | gpulint scan -`) or let gpulint render them.
+
+## References
+- Kubernetes API conventions: https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md
+- YAML 1.2 specification, node anchors and duplicate keys: https://yaml.org/spec/1.2.2/
+"""
+
+from gpulint.api import Rule, Severity
+
+RULE = Rule(
+    id="GPU000",
+    name="invalid-input",
+    severity=Severity.ERROR,
+    summary="Input that cannot be read as Kubernetes manifests (reported by the engine).",
+    doc=__doc__ or "",
+    security_severity="5.0",
+)

@@ -1,0 +1,95 @@
+"""
+## What it does
+Finds containers whose `env` sets `NVIDIA_VISIBLE_DEVICES` to a value that
+exposes GPUs: `all`, indices (`0,1`), `GPU-`/`MIG-` UUIDs, `G:M` MIG indices or
+CDI names (`nvidia.com/gpu=0`). Block and flow style, anchors and aliases are
+all read; each container is reported once, at the entry that takes effect (the
+last one, as in Kubernetes). It fires even when the container also requests
+GPUs: the variable then overrides the devices the scheduler allocated.
+
+`void` and an empty value hide GPUs and are never reported; `none` (no GPU,
+driver libraries still injected) is not reported unless the option
+`none-is-hidden` is set to false. `CUDA_VISIBLE_DEVICES` only filters inside
+the process and a shell `export` runs after the container is created, so
+neither is a bypass.
+
+## Why is this bad
+Policy item 3 (POLICY.md §1): adding `NVIDIA_VISIBLE_DEVICES=all` or a GPU ID
+to a Pod's `env` is prohibited. The NVIDIA container runtime hook reads the
+variable when the container is created and mounts the named GPUs, and by
+default it honours the variable in unprivileged containers
+(`accept-nvidia-visible-devices-envvar-when-unprivileged` is true). The
+scheduler never sees these GPUs: it over-allocates the node, several Pods end
+up sharing one card, and workloads fail. GPUs injected this way, unknown to
+runc, also lose access with "Failed to initialize NVML: Unknown Error" after a
+`systemctl daemon-reload` (NVIDIA/nvidia-container-toolkit#48,
+NVIDIA/nvidia-docker#1730); all GPUs become visible to pods that requested
+none (NVIDIA/gpu-operator#421, kubernetes/kubernetes#133618).
+
+## Example
+```yaml
+containers:
+- name: train
+  image: registry.example.com/train:1.0
+  env:
+  - name: NVIDIA_VISIBLE_DEVICES
+    value: all
+```
+
+## Use instead
+```yaml
+containers:
+- name: train
+  image: registry.example.com/train:1.0
+  resources:
+    limits:
+      nvidia.com/gpu: 1
+```
+To make sure a container sees no GPU, set `NVIDIA_VISIBLE_DEVICES=void`.
+
+## References
+- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1, item 3)
+- NVIDIA container toolkit, environment variables: https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md
+- Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
+- NVIDIA/nvidia-container-toolkit#48: https://github.com/NVIDIA/nvidia-container-toolkit/issues/48
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.gpu import GRANTS, HIDDEN_NONE, VISIBLE_DEVICES, classify_visible_devices, describe_devices
+from gpulint.model import Workload
+
+
+def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    none_hides = ctx.option("none-is-hidden")
+    for _pod, container in workload.containers():
+        var = container.env_value(VISIBLE_DEVICES)
+        if var is None or var.value_from is not None or var.value is None:
+            continue
+        outcome = classify_visible_devices(var.value)
+        if outcome == GRANTS:
+            yield Violation(
+                f"{VISIBLE_DEVICES}={var.value} in env exposes {describe_devices(var.value)} "
+                "without the scheduler knowing; request nvidia.com/gpu in resources.limits instead",
+                ValueAt(var.path), container,
+            )
+        elif outcome == HIDDEN_NONE and not none_hides:
+            yield Violation(
+                f"{VISIBLE_DEVICES}=none still injects the NVIDIA driver libraries; use void to hide GPUs",
+                ValueAt(var.path), container,
+            )
+
+
+RULE = Rule(
+    id="GPU003",
+    name="visible-devices-env",
+    severity=Severity.ERROR,
+    summary="NVIDIA_VISIBLE_DEVICES set in a container's env exposes GPUs the scheduler does not account for.",
+    doc=__doc__ or "",
+    check=check,
+    options={"none-is-hidden": True},
+    security_severity="8.0",
+)

@@ -1,0 +1,50 @@
+"""Shared test helpers: run the CLI in-process and read its JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpulint.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SHARED = ROOT.parent / "shared"
+CORPUS = SHARED / "corpus"
+
+
+def run_cli(*args: str, input: str | bytes | None = None) -> tuple[int, str, str]:
+    """Run gpulint in-process; returns (exit code, stdout, stderr)."""
+    runner = CliRunner()
+    result = runner.invoke(app, list(args), input=input, catch_exceptions=False)
+    stderr = result.stderr if result.stderr_bytes is not None else ""
+    return result.exit_code, result.stdout, stderr
+
+
+def scan_json(*args: str, input: str | bytes | None = None) -> tuple[int, dict]:
+    code, out, err = run_cli("scan", "--format", "json", *args, input=input)
+    assert code in (0, 1), f"exit {code}: {err}"
+    return code, json.loads(out)
+
+
+def active(report: dict) -> list[tuple[str, int, int]]:
+    """(rule, line, column) of the findings that are not suppressed, sorted."""
+    return sorted((f["rule"], f["line"], f["column"]) for f in report["findings"] if not f["suppressed"])
+
+
+@pytest.fixture
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is not present (it lives beside the repository, not in it)")
+    return CORPUS
+
+
+@pytest.fixture(autouse=True)
+def _no_colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    os.environ.pop("FORCE_COLOR", None)
