@@ -6,7 +6,16 @@ a GPU node look like; the configurable lists are defaults a config can extend.
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+
+from gpulint.quantity import parse_quantity
+
+if TYPE_CHECKING:
+    from gpulint.model import Container, PodSpec
 
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 
@@ -47,3 +56,182 @@ def describe_devices(value: object) -> str:
     if all(t.isdigit() or re.fullmatch(r"\d+:\d+", t) for t in tokens):
         return "GPUs chosen by index"
     return "GPUs"
+
+
+# --- shared settings -----------------------------------------------------------
+# Defaults of the settings rules share; a config file can replace or extend each
+# list (see the README). Patterns are shell-style globs (fnmatch).
+
+DEFAULT_SETTINGS: dict[str, list[str]] = {
+    # Scheduler-visible GPU resources (POLICY.md §5).
+    "gpu-resources": [
+        "nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*",
+        "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe",
+        "aliyun.com/gpu-mem", "aliyun.com/gpu-count", "aliyun.com/gpu-core.percentage",
+        "nvidia.com/gpumem", "nvidia.com/gpucores", "nvidia.com/gpumem-percentage",
+    ],
+    # GPU resources a config marks as overcommittable (e.g. ACS GPU-HPN shared GPUs):
+    # request/limit validity rules skip them.
+    "overcommittable-resources": [],
+    # Pod annotations through which a scheduler (KAI, HAMi) hands out GPU shares.
+    "gpu-request-annotations": ["gpu-fraction", "gpu-memory", "hami.io/*", "nvidia.com/use-gpu*"],
+    # Node label keys that only GPU nodes carry.
+    "gpu-node-labels": [
+        "nvidia.com/gpu", "nvidia.com/gpu.*", "nvidia.com/mig.*", "accelerator",
+        "cloud.google.com/gke-accelerator", "cloud.google.com/gke-gpu*",
+        "aliyun.accelerator/nvidia_name", "aliyun.accelerator/*", "ack.node.gpu.schedule",
+        "k8s.amazonaws.com/accelerator", "karpenter.k8s.aws/instance-gpu-*",
+        "feature.node.kubernetes.io/pci-10de.present", "gpu-type", "gpu",
+    ],
+    # Node label keys naming the GPU model (heterogeneous clusters, GPU105).
+    "gpu-model-labels": [
+        "accelerator", "aliyun.accelerator/nvidia_name", "nvidia.com/gpu.product",
+        "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-name",
+        "k8s.amazonaws.com/accelerator",
+    ],
+    # Taint keys GPU nodes carry; tolerating one means the pod targets GPU nodes.
+    "gpu-tolerations": ["nvidia.com/gpu", "amd.com/gpu", "gpu", "aliyun.accelerator/*"],
+    # RuntimeClasses that run the NVIDIA runtime hook (the GPU Operator creates `nvidia`).
+    "runtime-classes": ["nvidia", "nvidia-cdi", "nvidia-legacy"],
+    # Extra image patterns whose image sets NVIDIA_VISIBLE_DEVICES=all (added to
+    # the built-in list in data/gpu_images.yaml).
+    "gpu-images": [],
+}
+
+
+def settings_with(overrides: dict | None = None) -> dict:
+    merged = {key: list(value) for key, value in DEFAULT_SETTINGS.items()}
+    for key, value in (overrides or {}).items():
+        merged[key] = list(value)
+    return merged
+
+
+def _matches_any(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def setting(settings: Mapping[str, Any], key: str) -> list[str]:
+    value = settings.get(key)
+    return list(value) if value is not None else DEFAULT_SETTINGS[key]
+
+
+def is_gpu_resource(name: str, settings: Mapping[str, Any]) -> bool:
+    return _matches_any(name, setting(settings, "gpu-resources"))
+
+
+def gpu_limits(container: Container, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """GPU resources in the container's limits, with their quantities as written."""
+    return {k: v for k, v in container.resources.limits.items() if is_gpu_resource(k, settings)}
+
+
+def requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    """Whether the scheduler hands this container GPUs in a way it accounts for.
+
+    A positive GPU limit (or request: Kubernetes copies it), a DRA claim, or a
+    GPU-share annotation of KAI/HAMi on the pod template.
+    """
+    for section in (container.resources.limits, container.resources.requests):
+        for name, quantity in section.items():
+            if is_gpu_resource(name, settings):
+                amount = parse_quantity(quantity)
+                if amount is None or amount > 0:
+                    return True
+    if container.resources.claims:
+        return True
+    patterns = setting(settings, "gpu-request-annotations")
+    return any(_matches_any(str(key), patterns) for key in pod.annotations)
+
+
+def pod_requests_gpu(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    return any(requests_gpu(c, pod, settings) for c in pod.containers)
+
+
+def gpu_node_targeting(pod: PodSpec, settings: Mapping[str, Any]) -> str | None:
+    """Why the pod lands on GPU nodes (a nodeSelector, affinity or toleration), or None."""
+    labels = setting(settings, "gpu-node-labels")
+    for key in pod.node_selector:
+        if _matches_any(str(key), labels):
+            return f"nodeSelector {key}"
+    for key in _affinity_keys(pod.affinity):
+        if _matches_any(key, labels):
+            return f"node affinity on {key}"
+    taints = setting(settings, "gpu-tolerations")
+    for toleration in pod.tolerations:
+        if isinstance(toleration, dict) and isinstance(toleration.get("key"), str):
+            if _matches_any(toleration["key"], taints):
+                return f"toleration of {toleration['key']}"
+    return None
+
+
+def _affinity_keys(affinity: dict) -> Iterator[str]:
+    node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    if not isinstance(node, dict):
+        return
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    preferred = node.get("preferredDuringSchedulingIgnoredDuringExecution")
+    all_terms = list(terms) if isinstance(terms, list) else []
+    if isinstance(preferred, list):
+        all_terms += [p.get("preference") for p in preferred if isinstance(p, dict)]
+    for term in all_terms:
+        if not isinstance(term, dict):
+            continue
+        for section in ("matchExpressions", "matchFields"):
+            for expr in term.get(section) or ():
+                if isinstance(expr, dict) and isinstance(expr.get("key"), str):
+                    if expr.get("operator") not in ("NotIn", "DoesNotExist"):
+                        yield expr["key"]
+
+
+def uses_nvidia_runtime(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    return pod.runtime_class_name is not None and _matches_any(
+        pod.runtime_class_name, setting(settings, "runtime-classes"))
+
+
+# --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------
+
+
+def normalize_image(image: str) -> str:
+    """`nvidia/cuda:12` -> `docker.io/nvidia/cuda:12`; `ubuntu` -> `docker.io/library/ubuntu`."""
+    image = image.strip()
+    first, sep, rest = image.partition("/")
+    if not sep:
+        return f"docker.io/library/{image}"
+    if "." in first or ":" in first or first == "localhost":
+        return image
+    return f"docker.io/{image}"
+
+
+@dataclass(frozen=True)
+class ImageRule:
+    match: str        # glob over the normalized image reference
+    sets: str         # "all" or "void": what the image sets NVIDIA_VISIBLE_DEVICES to
+    source: str       # why we believe it
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_image_rules() -> tuple[ImageRule, ...]:
+    from importlib.resources import files
+
+    from gpulint.yamlload import Document, load_documents
+
+    text = files("gpulint").joinpath("data/gpu_images.yaml").read_text(encoding="utf-8")
+    for doc in load_documents(text):
+        if isinstance(doc, Document) and isinstance(doc.data, dict):
+            return tuple(ImageRule(str(e["match"]), str(e["sets"]), str(e.get("source", "")))
+                         for e in doc.data.get("images", []))
+    raise RuntimeError("gpulint/data/gpu_images.yaml is unreadable")
+
+
+def image_visible_devices_default(image: str | None, settings: Mapping[str, Any]) -> ImageRule | None:
+    """The first image rule matching `image` (user patterns set `all`), or None."""
+    if not image:
+        return None
+    ref = normalize_image(image)
+    for pattern in setting(settings, "gpu-images"):
+        if fnmatch.fnmatchcase(ref, pattern) or fnmatch.fnmatchcase(image, pattern):
+            return ImageRule(pattern, "all", "configured gpu-images pattern")
+    for rule in builtin_image_rules():
+        if fnmatch.fnmatchcase(ref, rule.match):
+            return rule
+    return None

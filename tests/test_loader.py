@@ -1,0 +1,165 @@
+"""Loader: every format, and exact 1-based lines/columns in the file read."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulint.decode import BinaryInput, DecodeError, decode
+from gpulint.locations import Span
+from gpulint.yamlload import Document, Limits, LoadError, load_documents, resolve_plain
+
+
+def docs(text: str) -> list:
+    return list(load_documents(text))
+
+
+def test_multi_document_lines_are_file_lines() -> None:
+    text = "---\n# c\n---\na: 1\n...\n---\nb:\n  c: 2\n---\n"
+    out = docs(text)
+    assert [d.data for d in out] == [{"a": 1}, {"b": {"c": 2}}]
+    assert out[0].span(("a",)) == Span(4, 4, 4, 5)
+    assert out[1].span(("b", "c")) == Span(8, 6, 8, 7)
+    assert out[1].span(("b", "c"), key=True) == Span(8, 3, 8, 4)
+    assert [d.index for d in out] == [0, 1]
+
+
+def test_document_without_separator_after_end_marker() -> None:
+    out = docs("a: 1\n...\nb: 2\n")
+    assert [d.data for d in out] == [{"a": 1}, {"b": 2}]
+    assert out[1].span(("b",)) == Span(3, 4, 3, 5)
+
+
+def test_directive_stays_with_its_document() -> None:
+    out = docs("a: 1\n...\n%YAML 1.1\n---\nb: 2\n")
+    assert [d.data for d in out] == [{"a": 1}, {"b": 2}]
+
+
+def test_flow_style_positions() -> None:
+    (doc,) = docs('{a: [1, {b: "x"}], c: d}\n')
+    assert doc.span(("a", 1, "b")) == Span(1, 13, 1, 16)
+    assert doc.span(("a", 1)) == Span(1, 9, 1, 17)
+
+
+def test_sequence_entry_span_ends_at_its_last_value() -> None:
+    (doc,) = docs("env:\n- name: A\n  value: b\n- name: C\n")
+    assert doc.span(("env", 0)) == Span(2, 3, 3, 11)
+
+
+@pytest.mark.parametrize("style, body, line, column", [
+    ("|", "  echo a\n  docker run x\n", 4, 3),
+    ("|-", "  echo a\n\n  docker run x\n", 5, 3),
+    (">", "  echo a\n\n  docker run x\n", 5, 3),
+])
+def test_text_inside_block_scalars(style: str, body: str, line: int, column: int) -> None:
+    text = f"k: 1\ns: {style}\n{body}"
+    (doc,) = docs(text)
+    value = doc.data["s"]
+    start = value.index("docker")
+    span = doc.text_span(("s",), start, start + len("docker run x"))
+    assert span == Span(line, column, line, column + len("docker run x"))
+
+
+def test_text_inside_plain_and_quoted_scalars() -> None:
+    text = 'a: echo x; docker run y\nb: "echo; docker run z"\n'
+    (doc,) = docs(text)
+    i = doc.data["a"].index("docker")
+    assert doc.text_span(("a",), i, i + 6) == Span(1, 12, 1, 18)
+    j = doc.data["b"].index("docker")
+    assert doc.text_span(("b",), j, j + 6) == Span(2, 11, 2, 17)
+
+
+def test_repeated_text_maps_to_the_right_occurrence() -> None:
+    (doc,) = docs("s: |\n  docker ps\n  docker run x\n")
+    value = doc.data["s"]
+    second = value.index("docker", 1)
+    assert doc.text_span(("s",), second, second + 10).line == 3
+
+
+def test_anchor_alias_and_merge_locations() -> None:
+    text = "base: &b\n  x: 1\n  y: 2\nuse: *b\nm:\n  <<: *b\n  y: 3\n"
+    (doc,) = docs(text)
+    assert doc.data["use"] == {"x": 1, "y": 2}
+    assert doc.data["m"] == {"x": 1, "y": 3}
+    assert doc.span(("use", "x")) == Span(2, 6, 2, 7)     # inside the anchored node
+    assert doc.span(("m", "x")) == Span(2, 6, 2, 7)       # merged from the anchor
+    assert doc.span(("m", "y")) == Span(7, 6, 7, 7)       # explicit key wins
+
+
+def test_merge_list_earlier_wins() -> None:
+    (doc,) = docs("a: &a {k: 1}\nb: &b {k: 2, j: 3}\nc:\n  <<: [*a, *b]\n")
+    assert doc.data["c"] == {"k": 1, "j": 3}
+
+
+def test_duplicate_keys_are_problems_with_positions() -> None:
+    (doc,) = docs("a: 1\nb: 2\na: 3\n")
+    assert doc.data == {"a": 3, "b": 2}
+    (problem,) = doc.problems
+    assert problem.span == Span(3, 1, 3, 2)
+    assert "first defined at line 1" in problem.message
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1", 1), ("-2", -2), ("0x1f", 31), ("1.5", 1.5), ("true", True), ("yes", True),
+    ("Off", False), ("~", None), ("null", None), ("500m", "500m"), ("1Gi", "1Gi"),
+    ("0,1", "0,1"), ("all", "all"), ("void", "void"), ("1e3", 1000.0), (".", "."),
+])
+def test_plain_scalar_resolution(text: str, expected: object) -> None:
+    assert resolve_plain(text) == expected
+    assert type(resolve_plain(text)) is type(expected)
+
+
+def test_quoted_and_tagged_scalars_stay_strings() -> None:
+    (doc,) = docs('a: "1"\nb: !!str 2\nc: !custom 3\nd: \'true\'\n')
+    assert doc.data == {"a": "1", "b": "2", "c": 3, "d": "true"}
+
+
+def test_json_document() -> None:
+    (doc,) = docs('{\n  "kind": "Pod",\n  "spec": {"containers": []}\n}\n')
+    assert doc.data == {"kind": "Pod", "spec": {"containers": []}}
+    assert doc.span(("spec", "containers")) == Span(3, 26, 3, 28)
+
+
+def test_parse_error_keeps_other_documents() -> None:
+    out = docs("a: 1\n---\nb: [\n---\nc: 3\n")
+    assert isinstance(out[1], LoadError)
+    assert (out[1].line, out[1].column) == (4, 1)
+    assert [d.data for d in out if isinstance(d, Document)] == [{"a": 1}, {"c": 3}]
+
+
+def test_recursive_alias_is_an_error() -> None:
+    (error,) = docs("a: &x\n  b: *x\n")
+    assert isinstance(error, LoadError)
+    assert "recursive alias" in error.message
+
+
+def test_alias_bomb_is_bounded() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        refs = ", ".join([f"*a{i - 1}"] * 10)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    (error,) = list(load_documents("\n".join(lines) + "\n", Limits(max_expanded_nodes=100_000)))
+    assert isinstance(error, LoadError)
+    assert "alias expansion" in error.message
+
+
+def test_deep_nesting_is_bounded() -> None:
+    text = "a: " + "[" * 600 + "]" * 600 + "\n"
+    (error,) = docs(text)
+    assert isinstance(error, LoadError)
+    assert "nesting deeper" in error.message
+
+
+def test_complex_keys_are_rejected() -> None:
+    (error,) = docs("? [a, b]\n: c\n")
+    assert isinstance(error, LoadError)
+
+
+def test_decode_boms_and_errors() -> None:
+    assert decode("a: é\n".encode("utf-16")) == "a: é\n"
+    assert decode(b"\xef\xbb\xbfa: 1\n") == "a: 1\n"
+    assert decode("x".encode("utf-32")) == "x"
+    with pytest.raises(BinaryInput):
+        decode(b"\x00\x01\x02binary")
+    with pytest.raises(DecodeError) as info:
+        decode(b"a: 1\nb: \xff\n")
+    assert (info.value.line, info.value.column) == (2, 4)
