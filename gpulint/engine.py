@@ -24,6 +24,7 @@ from gpulint.locations import Span
 from gpulint.model import Container, Workload
 from gpulint.objects import KubeObject, objects_in
 from gpulint.podspecs import workload_of
+from gpulint.suppress import SuppressionContext, Suppressor, apply as apply_suppressors
 from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, load_documents
 
 HELM_HINT = ("it looks like an unrendered Helm template: render it first, e.g. "
@@ -40,6 +41,7 @@ class ScanConfig:
     settings: dict[str, Any] = field(default_factory=dict)
     limits: Limits = DEFAULT_LIMITS
     report_invalid_input: bool = True                   # GPU000 enabled
+    suppressors: list[Suppressor] = field(default_factory=list)  # applied in order
 
     def severity_of(self, rule_id: str, default: Severity) -> Severity:
         return self.severities.get(rule_id, default)
@@ -156,7 +158,7 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         if objects:
             found_objects = True
             for problem in doc.problems:
-                _invalid(report, config, problem.span, problem.message)
+                _invalid(report, config, problem.span, problem.message, doc=doc)
         for obj in objects:
             report.objects += 1
             workload = workload_of(obj)
@@ -166,12 +168,16 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
             for type_problem in workload.problems:
                 span = _locate(doc, ValueAt(type_problem.path))
                 _invalid(report, config, span, f"{type_problem.message} (at {_dotted(obj, type_problem.path)})",
-                         obj=obj)
+                         obj=obj, doc=doc)
             for rule in config.rules:
                 if rule.check is None:
                     continue
                 for violation in rule.check(workload, ctx_for(rule)):
-                    report.findings.append(_finding(rule, violation, workload, config))
+                    finding = _finding(rule, violation, workload, config)
+                    target = violation.located_in or obj
+                    sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
+                                              target.doc.line_offset)
+                    report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
     if not found_objects and not report.findings:
         report.status = STATUS_NOT_KUBERNETES
     return report
@@ -203,24 +209,28 @@ def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanCo
             where = violation.where
             span = (Span(where.line, where.column, where.end_line, where.end_column)
                     if isinstance(where, LineAt) else Span(1, 1, 1, 1))
-            report.findings.append(Finding(
+            finding = Finding(
                 rule.id, rule.name, violation.severity or config.severity_of(rule.id, rule.severity),
                 violation.message, display, span, field_path=f"line:{span.line}",
-            ))
+            )
+            sctx = SuppressionContext(None, None, None, text, 0)
+            report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
 
 
 def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
-             obj: KubeObject | None = None) -> None:
+             obj: KubeObject | None = None, doc: Document | None = None) -> None:
     if not config.report_invalid_input:
         return
     rule = config.all_rules.get(INVALID_INPUT)
     name = rule.name if rule else "invalid-input"
     severity = config.severity_of(INVALID_INPUT, rule.severity if rule else Severity.ERROR)
-    report.findings.append(Finding(
+    finding = Finding(
         INVALID_INPUT, name, severity, message, report.file, span,
         obj=obj.ref if obj else None, field_path=f"line:{span.line}",
         source=_source_of(obj) if obj else None,
-    ))
+    )
+    sctx = SuppressionContext(None, None, obj, doc.text if doc else None, doc.line_offset if doc else 0)
+    report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
 
 
 def _finding(rule: Rule, violation: Violation, workload: Workload, config: ScanConfig) -> Finding:

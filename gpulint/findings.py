@@ -25,6 +25,20 @@ class Suppression:
     reason: str
 
 
+@dataclass(frozen=True)
+class MappedLocation:
+    """Where a finding on generated output comes from in a file a human edits.
+
+    `role` is "template" (the Helm template line), "values" (the values.yaml key
+    that supplied the value) or "origin" (the Kustomize base/overlay file).
+    """
+
+    role: str
+    file: str
+    span: Span
+    description: str = ""
+
+
 @dataclass
 class Finding:
     rule_id: str
@@ -38,6 +52,9 @@ class Finding:
     field_path: str = ""            # stable path inside the object, e.g. spec.containers[name=a].env[name=X]
     source: dict | None = None      # {"template": ...} (Helm) or {"origin": ...} (Kustomize)
     suppressed: Suppression | None = None
+    # Template/values/origin locations, most specific first; `file`/`span` stay
+    # the position in the input actually read (e.g. the rendered output).
+    mapped: list[MappedLocation] = field(default_factory=list)
 
     def sort_key(self) -> tuple:
         return (self.file, self.span.line, self.span.column, self.rule_id, self.message)
