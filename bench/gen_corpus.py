@@ -1,0 +1,180 @@
+"""Deterministic benchmark corpus: thousands of manifests of every workload kind.
+
+    python bench/gen_corpus.py OUT_DIR [--files N] [--big-docs N]
+
+Writes OUT_DIR/manifests/<kind>/<n>.yaml (one to six documents each, a mix of
+clean workloads, GPU bypasses, ConfigMaps and Services), OUT_DIR/json/*.json
+(`kubectl get -o json` style lists) and OUT_DIR/helm-template.yaml, one large
+helm-template-style stream with `# Source:` comments. The same arguments always
+produce byte-identical files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+
+IMAGES = ["registry.example.com/app:1.2.3", "nvidia/cuda:12.4.1-base-ubuntu22.04", "python:3.12-slim",
+          "nvcr.io/nvidia/pytorch:24.05-py3", "rayproject/ray:2.9.0-gpu", "busybox:1.36",
+          "vllm/vllm-openai:v0.6.0", "tensorflow/tensorflow:2.15.0-gpu"]
+
+
+def container(rng: random.Random, name: str) -> str:
+    lines = [f"- name: {name}", f"  image: {rng.choice(IMAGES)}"]
+    if rng.random() < 0.5:
+        lines += ["  command: [\"python\", \"-m\", \"serve\"]", "  args:", "  - --port=8080"]
+    else:
+        lines += ["  command: [\"sh\", \"-c\"]", "  args:", "  - |",
+                  "    echo starting",
+                  "    python -m train --epochs 3" if rng.random() < 0.9 else "    docker run --gpus all trainer",
+                  "    echo done"]
+    lines += ["  ports:", "  - containerPort: 8080", "    name: http"]
+    lines += ["  env:", "  - name: LOG_LEVEL", "    value: info", "  - name: POD_NAME",
+              "    valueFrom:", "      fieldRef:", "        fieldPath: metadata.name"]
+    r = rng.random()
+    if r < 0.05:
+        lines += ["  - name: NVIDIA_VISIBLE_DEVICES", "    value: all"]
+    elif r < 0.10:
+        lines += ["  - name: NVIDIA_VISIBLE_DEVICES", "    value: void"]
+    lines += ["  resources:", "    requests:", "      cpu: 500m", "      memory: 1Gi", "    limits:",
+              "      cpu: \"2\"", "      memory: 4Gi"]
+    if rng.random() < 0.4:
+        lines += [f"      nvidia.com/gpu: {rng.choice([1, 1, 2, 4, 8])}"]
+    if rng.random() < 0.08:
+        lines += ["  securityContext:", "    privileged: true"]
+    lines += ["  volumeMounts:", "  - name: data", "    mountPath: /data",
+              "  readinessProbe:", "    httpGet: {path: /healthz, port: 8080}", "    periodSeconds: 10"]
+    return "\n".join(lines)
+
+
+def indent(text: str, n: int) -> str:
+    pad = " " * n
+    return "\n".join(pad + line if line else line for line in text.splitlines())
+
+
+def pod_spec(rng: random.Random, n: int) -> str:
+    parts = ["containers:", indent(container(rng, "main"), 0)]
+    if rng.random() < 0.3:
+        parts += [indent(container(rng, "sidecar"), 0)]
+    if rng.random() < 0.2:
+        parts += ["initContainers:", indent(container(rng, "init"), 0)]
+    parts += ["volumes:", "- name: data"]
+    if rng.random() < 0.05:
+        parts += ["  hostPath:", "    path: /dev/nvidia0"]
+    else:
+        parts += ["  emptyDir: {}"]
+    if rng.random() < 0.3:
+        parts += ["nodeSelector:", "  nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB"]
+    if rng.random() < 0.3:
+        parts += ["tolerations:", "- key: nvidia.com/gpu", "  operator: Exists", "  effect: NoSchedule"]
+    return "\n".join(parts)
+
+
+def meta(kind: str, n: int, ns: str = "ml") -> str:
+    return (f"metadata:\n  name: {kind.lower()}-{n}\n  namespace: {ns}\n  labels:\n    app: {kind.lower()}-{n}\n"
+            f"    team: team-{n % 7}\n  annotations:\n    owner: platform\n")
+
+
+def template(rng: random.Random, n: int, depth: int) -> str:
+    return indent(f"template:\n  metadata:\n    labels:\n      app: w{n}\n  spec:\n{indent(pod_spec(rng, n), 4)}", depth)
+
+
+def workload(rng: random.Random, kind: str, n: int) -> str:
+    head = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1", "ReplicaSet": "apps/v1",
+            "Job": "batch/v1", "CronJob": "batch/v1", "Pod": "v1", "ReplicationController": "v1",
+            "PodTemplate": "v1", "RayCluster": "ray.io/v1", "PyTorchJob": "kubeflow.org/v1",
+            "JobSet": "jobset.x-k8s.io/v1alpha2", "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1",
+            "VolcanoJob": "batch.volcano.sh/v1alpha1", "Workflow": "argoproj.io/v1alpha1",
+            "InferenceService": "serving.kserve.io/v1beta1", "KnativeService": "serving.knative.dev/v1",
+            "Rollout": "argoproj.io/v1alpha1", "CloneSet": "apps.kruise.io/v1alpha1"}[kind]
+    real_kind = {"VolcanoJob": "Job", "KnativeService": "Service"}.get(kind, kind)
+    out = f"apiVersion: {head}\nkind: {real_kind}\n{meta(kind, n)}"
+    if kind == "Pod":
+        return out + "spec:\n" + indent(pod_spec(rng, n), 2)
+    if kind == "PodTemplate":
+        return out + template(rng, n, 0)
+    if kind == "CronJob":
+        return out + "spec:\n  schedule: \"0 * * * *\"\n  jobTemplate:\n    spec:\n" + template(rng, n, 6)
+    if kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job",
+                "KnativeService", "Rollout", "CloneSet"):
+        return out + "spec:\n  replicas: 2\n" + template(rng, n, 2)
+    if kind == "RayCluster":
+        return (out + "spec:\n  headGroupSpec:\n    rayStartParams: {}\n" + template(rng, n, 4)
+                + "\n  workerGroupSpecs:\n  - groupName: gpu\n    replicas: 2\n" + template(rng, n, 4))
+    if kind == "PyTorchJob":
+        return (out + "spec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n" + template(rng, n, 6)
+                + "\n    Worker:\n      replicas: 4\n" + template(rng, n, 6))
+    if kind == "JobSet":
+        return out + "spec:\n  replicatedJobs:\n  - name: w\n    template:\n      spec:\n" + template(rng, n, 8)
+    if kind == "LeaderWorkerSet":
+        return out + "spec:\n  leaderWorkerTemplate:\n    workerTemplate:\n" + indent(
+            f"metadata:\n  labels:\n    app: w{n}\nspec:\n{indent(pod_spec(rng, n), 2)}", 6)
+    if kind == "VolcanoJob":
+        return out + "spec:\n  tasks:\n  - name: w\n    replicas: 2\n" + template(rng, n, 4)
+    if kind == "Workflow":
+        return (out + "spec:\n  entrypoint: main\n  templates:\n  - name: main\n    container:\n"
+                + indent("\n".join(line[2:] for line in container(rng, "main").splitlines()), 6))
+    if kind == "InferenceService":
+        return out + "spec:\n  predictor:\n" + indent(pod_spec(rng, n), 4)
+    raise AssertionError(kind)
+
+
+KINDS = ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod",
+         "ReplicationController", "PodTemplate", "RayCluster", "PyTorchJob", "JobSet", "LeaderWorkerSet",
+         "VolcanoJob", "Workflow", "InferenceService", "KnativeService", "Rollout", "CloneSet"]
+
+
+def extras(rng: random.Random, n: int) -> list[str]:
+    docs = []
+    if rng.random() < 0.5:
+        docs.append(f"apiVersion: v1\nkind: Service\n{meta('Service', n)}spec:\n  selector:\n    app: w{n}\n"
+                    "  ports:\n  - port: 80\n    targetPort: 8080\n")
+    if rng.random() < 0.4:
+        docs.append(f"apiVersion: v1\nkind: ConfigMap\n{meta('ConfigMap', n)}data:\n  config.yaml: |\n"
+                    "    batch_size: 32\n    lr: 0.001\n  MODE: train\n")
+    return docs
+
+
+def generate(out: Path, files: int, big_docs: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    for i in range(files):
+        kind = KINDS[i % len(KINDS)]
+        docs = [workload(rng, kind, i)] + extras(rng, i)
+        path = out / "manifests" / kind.lower() / f"{i:05d}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("---\n".join(d if d.endswith("\n") else d + "\n" for d in docs))
+    # `kubectl get -o json` style lists (JSON is parsed by the same YAML parser).
+    for i in range(max(1, files // 50)):
+        items = []
+        for j in range(5):
+            rng_items = rng.random()
+            items.append({"apiVersion": "v1", "kind": "Pod",
+                          "metadata": {"name": f"p{i}-{j}", "namespace": "ml"},
+                          "spec": {"containers": [{"name": "c", "image": rng.choice(IMAGES),
+                                                   "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
+                                                   if rng_items < 0.1 else [],
+                                                   "resources": {"limits": {"nvidia.com/gpu": 1}}}]}})
+        path = out / "json" / f"list-{i:04d}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n")
+    # One large helm-template-style stream.
+    with open(out / "helm-template.yaml", "w") as handle:
+        for i in range(big_docs):
+            kind = KINDS[i % 9]
+            handle.write(f"---\n# Source: big-chart/templates/{kind.lower()}-{i}.yaml\n")
+            handle.write(workload(rng, kind, 100000 + i) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--files", type=int, default=3000)
+    parser.add_argument("--big-docs", type=int, default=3000)
+    args = parser.parse_args()
+    generate(args.out, args.files, args.big_docs)
+
+
+if __name__ == "__main__":
+    main()
