@@ -102,10 +102,12 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         if container.privileged is True:
             signals = gpu_signals(pod, container, ctx.settings)
             if signals:
+                fix = ("drop privileged: the GPU limit alone gives it its GPUs"
+                       if requests_gpu(container, pod, ctx.settings)
+                       else "request nvidia.com/gpu in resources.limits and drop privileged")
                 yield Violation(
                     f"privileged: true on a GPU container ({'; '.join(signals)}) gives it every GPU of "
-                    "the node, unseen by the scheduler; request nvidia.com/gpu in resources.limits "
-                    "and drop privileged",
+                    f"the node, unseen by the scheduler; {fix}",
                     KeyAt(container.path + ("securityContext", "privileged")), container,
                 )
             continue
