@@ -8,8 +8,8 @@ GPU-related, and names the signal that makes it so:
 - it sets `NVIDIA_VISIBLE_DEVICES` in `env` to anything but `void`/empty
   (literal or `valueFrom`);
 - its image sets `NVIDIA_VISIBLE_DEVICES=all` by default (`nvidia/cuda`,
-  `nvcr.io/nvidia/*`, `pytorch/pytorch`, ...) and the container does not set
-  `void`;
+  `nvcr.io/nvidia/*`, `pytorch/pytorch`, ...) and the container leaves the
+  variable unset (`void` hides the GPUs; any other value is the previous case);
 - its pod runs with an NVIDIA `runtimeClassName` (`nvidia`, configurable);
 - its pod targets GPU nodes: a `nodeSelector` or node affinity on a GPU node
   label (`nvidia.com/gpu.*`, `accelerator`, `cloud.google.com/gke-accelerator`,
