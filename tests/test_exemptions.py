@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from conftest import FIXTURES, run_cli, scan_json
@@ -224,6 +226,8 @@ def test_cli_reports_system_components_as_suppressed() -> None:
     path = str(FIXTURES / "exemptions" / "nvidia-device-plugin.yaml")
     code, report = scan_json("--select", "GPU006", path)
     assert code == 0
+    schema = json.loads(files("gpulint").joinpath("schemas/report.schema.json").read_text())
+    jsonschema.validate(report, schema)
     assert report["summary"]["findings"] == 0 and report["summary"]["suppressed"] == 2
     first = report["findings"][0]
     assert first["suppressed"] is True
@@ -242,8 +246,6 @@ def test_cli_reports_system_components_as_suppressed() -> None:
 
 
 def test_data_file_is_packaged() -> None:
-    from importlib.resources import files
-
     text = files("gpulint").joinpath("data/system_components.yaml").read_text(encoding="utf-8")
     assert "components:" in text
 
