@@ -145,7 +145,7 @@ def _fmt(value: float | None) -> str:
 
 
 def _report(table: dict[tuple[str, str], Cell], present: set[str]) -> str:
-    lines = [f"{'category':<30} {'rows':<6} {'group':<16} {'found':>5} {'recall':>6} {'supp.':>5} "
+    lines = [f"{'category':<30} {'rule':<6} {'group':<16} {'found':>5} {'recall':>6} {'supp.':>5} "
              f"{'finds':>5} {'prec.':>5}",
              "-" * 86]
     for (category, group), cell in table.items():
