@@ -79,10 +79,14 @@ def scan(
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Rule codes not to run."),
     exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable)."),
     show_suppressed: bool = typer.Option(False, "--show-suppressed", help="List suppressed findings too."),
+    no_default_exemptions: bool = typer.Option(
+        False, "--no-default-exemptions",
+        help="Do not recognise the built-in GPU system components (device plugins, GPU Operator, ...): report their findings as active."),
 ) -> None:
     """Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."""
     from gpulint.discovery import discover
     from gpulint.engine import ScanConfig, scan as run_scan
+    from gpulint.exemptions import system_component_suppressor
     from gpulint.findings import INVALID_INPUT
     from gpulint.selection import SelectionError, select_rules, split_codes
 
@@ -95,7 +99,8 @@ def scan(
     invalid_ignored = any(rule.id == INVALID_INPUT for rule in select_rules(rules, ignore_codes)) if ignore_codes else False
 
     found = discover(paths or ["."], tuple(exclude or ()))
-    config = ScanConfig(rules=chosen, all_rules=rules, report_invalid_input=not invalid_ignored)
+    config = ScanConfig(rules=chosen, all_rules=rules, report_invalid_input=not invalid_ignored,
+                        suppressors=[system_component_suppressor(builtin=not no_default_exemptions)])
     result = run_scan(found.inputs, config)
 
     text = _render(output_format, result, show_suppressed, output is None)

@@ -82,6 +82,7 @@ DEFAULT_SETTINGS: dict[str, list[str]] = {
         "aliyun.accelerator/nvidia_name", "aliyun.accelerator/*", "ack.node.gpu.schedule",
         "k8s.amazonaws.com/accelerator", "karpenter.k8s.aws/instance-gpu-*",
         "feature.node.kubernetes.io/pci-10de.present", "gpu-type", "gpu",
+        "gpushare",  # ACK GPU sharing: `kubectl label node <node> gpushare=true`
     ],
     # Node label keys naming the GPU model (heterogeneous clusters, GPU105).
     "gpu-model-labels": [
@@ -186,6 +187,20 @@ def _affinity_keys(affinity: dict) -> Iterator[str]:
 def uses_nvidia_runtime(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
     return pod.runtime_class_name is not None and _matches_any(
         pod.runtime_class_name, setting(settings, "runtime-classes"))
+
+
+# Path components that only GPU device nodes and NVIDIA driver files have:
+# /dev/nvidia0, /dev/nvidia-caps, /dev/dri, /run/nvidia, /usr/local/nvidia,
+# /home/kubernetes/bin/nvidia (GKE), libnvidia-ml.so.1, libcuda.so, nvidia-smi.
+_NVIDIA_PATH_PART_RE = re.compile(r"(?:lib)?nvidia|libcuda", re.IGNORECASE)
+
+
+def is_gpu_host_path(path: str) -> bool:
+    """Whether a hostPath is a GPU device node or NVIDIA driver path (not /dev or / as a whole)."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:2] == ["dev", "dri"]:
+        return True
+    return any(_NVIDIA_PATH_PART_RE.match(part) for part in parts)
 
 
 # --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------

@@ -13,7 +13,10 @@ from gpulint.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-SHARED = ROOT.parent / "shared"
+# `shared/` sits beside the repository (/work/main -> /work/shared); from a
+# worktree nested one level deeper it is found further up. GPULINT_SHARED overrides.
+SHARED = Path(os.environ["GPULINT_SHARED"]) if os.environ.get("GPULINT_SHARED") else next(
+    (p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared")
 CORPUS = SHARED / "corpus"
 
 

@@ -1,0 +1,190 @@
+"""
+## What it does
+Finds `privileged: true` in the `securityContext` of a container that is
+GPU-related, and names the signal that makes it so:
+
+- it requests GPUs (`nvidia.com/gpu` and the other GPU resources in limits or
+  requests, a DRA claim, a GPU-share annotation of KAI/HAMi);
+- it sets `NVIDIA_VISIBLE_DEVICES` in `env` to anything but `void`/empty
+  (literal or `valueFrom`);
+- its image sets `NVIDIA_VISIBLE_DEVICES=all` by default (`nvidia/cuda`,
+  `nvcr.io/nvidia/*`, `pytorch/pytorch`, ...) and the container leaves the
+  variable unset (`void` hides the GPUs; any other value is the previous case);
+- its pod runs with an NVIDIA `runtimeClassName` (`nvidia`, configurable);
+- its pod targets GPU nodes: a `nodeSelector` or node affinity on a GPU node
+  label (`nvidia.com/gpu.*`, `accelerator`, `cloud.google.com/gke-accelerator`,
+  `aliyun.accelerator/*`, `gpushare`, ...) or a toleration of a GPU taint
+  (`nvidia.com/gpu`);
+- it mounts a GPU device node or an NVIDIA driver path by `hostPath`
+  (`/dev/nvidia*`, `/dev/dri`, `/run/nvidia`, `/usr/local/nvidia`,
+  `libnvidia-*`, `nvidia-smi`).
+
+The finding points at the `privileged` key. Containers, init containers and
+ephemeral containers of every pod template are checked.
+
+It also reports, as a warning, a GPU-related container that is not privileged
+but adds `SYS_ADMIN` (or `ALL`) to its capabilities: the NVIDIA container
+toolkit treats any container whose bounding set holds `CAP_SYS_ADMIN` as
+privileged and then always honours `NVIDIA_VISIBLE_DEVICES`, even where the
+cluster turned that off for unprivileged containers. `allowPrivilegeEscalation`
+is not reported: it governs setuid binaries, not devices.
+
+Privileged containers with nothing GPU-related (NFS helpers, Docker-in-Docker
+sidecars, monitoring agents) are left to general-purpose linters. GPU stack
+components (device plugins, GPU Operator operands, DCGM exporter, ACK gpushare,
+HAMi) legitimately run privileged: the built-in system-component allowlist
+reports their findings as suppressed (see `--show-suppressed` and
+`--no-default-exemptions`). Kubernetes has no pod-level `privileged` field, so
+only container `securityContext`s are read.
+
+## Why is this bad
+Policy item 6 (POLICY.md §1): setting `privileged: true` in a Pod's
+`securityContext` to run GPU programs is prohibited. A privileged container
+gets every device of the host, `/dev/nvidia*` included (containerd and CRI-O
+add all host devices unless `privileged_without_host_devices` is set), and the
+NVIDIA runtime hook always honours `NVIDIA_VISIBLE_DEVICES` in privileged
+containers. The container can use every GPU of the node, including GPUs the
+scheduler allocated to other Pods: the scheduler over-allocates the node and
+Pods fight over one card (ome-projects/ome#833: a privileged pod taking GPUs
+allocated to another pod). GPUs reached this way are unknown to the device
+plugin and lose access with "Failed to initialize NVML: Unknown Error"
+(NVIDIA/nvidia-container-toolkit#48).
+
+## Example
+```yaml
+containers:
+- name: train
+  image: nvcr.io/nvidia/pytorch:24.05-py3
+  securityContext:
+    privileged: true
+```
+
+## Use instead
+```yaml
+containers:
+- name: train
+  image: nvcr.io/nvidia/pytorch:24.05-py3
+  resources:
+    limits:
+      nvidia.com/gpu: 1
+```
+Request the GPUs the container needs and drop `privileged`; add only the
+specific capabilities the program needs (never `SYS_ADMIN`).
+
+## References
+- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1, item 6)
+- NVIDIA container toolkit, privileged containers (`internal/config/image/privileged.go`: `CAP_SYS_ADMIN` in the bounding set means privileged): https://github.com/NVIDIA/nvidia-container-toolkit
+- NVIDIA container toolkit, `accept-nvidia-visible-devices-envvar-when-unprivileged`: https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md
+- Kubernetes, Configure a Security Context for a Pod or Container: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/
+- containerd CRI config, `privileged_without_host_devices`: https://github.com/containerd/containerd/blob/main/docs/cri/config.md
+- ome-projects/ome#833: https://github.com/ome-projects/ome/issues/833
+- NVIDIA/nvidia-container-toolkit#48: https://github.com/NVIDIA/nvidia-container-toolkit/issues/48
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+from gpulint.api import KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.gpu import (
+    HIDDEN_VOID, VISIBLE_DEVICES, classify_visible_devices, gpu_node_targeting,
+    image_visible_devices_default, is_gpu_host_path, is_gpu_resource, requests_gpu,
+    uses_nvidia_runtime,
+)
+from gpulint.model import Container, PodSpec, Workload
+
+# Capability names that give CAP_SYS_ADMIN (Kubernetes accepts both spellings).
+_SYS_ADMIN = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL", "CAP_ALL"})
+
+
+def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    for pod, container in workload.containers():
+        if container.privileged is True:
+            signals = gpu_signals(pod, container, ctx.settings)
+            if signals:
+                fix = ("drop privileged: the GPU limit alone gives it its GPUs"
+                       if requests_gpu(container, pod, ctx.settings)
+                       else "request nvidia.com/gpu in resources.limits and drop privileged")
+                yield Violation(
+                    f"privileged: true on a GPU container ({'; '.join(signals)}) gives it every GPU of "
+                    f"the node, unseen by the scheduler; {fix}",
+                    KeyAt(container.path + ("securityContext", "privileged")), container,
+                )
+            continue
+        added = _sys_admin_entry(container)
+        if added is None:
+            continue
+        signals = gpu_signals(pod, container, ctx.settings)
+        if signals:
+            index, name = added
+            yield Violation(
+                f"capability {name} on a GPU container ({'; '.join(signals)}) makes the NVIDIA "
+                "runtime treat it as privileged and honour NVIDIA_VISIBLE_DEVICES unconditionally; "
+                "drop it",
+                ValueAt(container.path + ("securityContext", "capabilities", "add", index)), container,
+                severity=Severity.WARNING,
+            )
+
+
+def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any]) -> list[str]:
+    """Why this container is GPU-related, as short phrases for the message (empty: it is not)."""
+    signals: list[str] = []
+    if requests_gpu(container, pod, settings):
+        signals.append(_describe_request(container, pod, settings))
+
+    var = container.env_value(VISIBLE_DEVICES)
+    if var is None:
+        # Only an unset variable leaves the image's default in force.
+        image_rule = image_visible_devices_default(container.image, settings)
+        if image_rule is not None and image_rule.sets == "all":
+            signals.append(f"its image {container.image} defaults {VISIBLE_DEVICES} to all")
+    elif var.value_from is not None:
+        signals.append(f"it sets {VISIBLE_DEVICES} from valueFrom")
+    elif classify_visible_devices(var.value) != HIDDEN_VOID:
+        signals.append(f"it sets {VISIBLE_DEVICES}={var.value}")
+
+    if uses_nvidia_runtime(pod, settings):
+        signals.append(f"its pod runs with runtimeClassName {pod.runtime_class_name}")
+    targeting = gpu_node_targeting(pod, settings)
+    if targeting is not None:
+        signals.append(f"its pod targets GPU nodes by {targeting}")
+    for mount in container.volume_mounts:
+        volume = pod.volume(mount.name)
+        host_path = volume.host_path if volume is not None else None
+        if host_path is not None and is_gpu_host_path(host_path):
+            signals.append(f"it mounts host path {host_path}")
+            break
+    return signals
+
+
+def _describe_request(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> str:
+    for section in (container.resources.limits, container.resources.requests):
+        for name in section:
+            if is_gpu_resource(name, settings):
+                return f"it requests {name}"
+    if container.resources.claims:
+        return "it claims a DRA resource"
+    return "its pod carries a GPU-share annotation"
+
+
+def _sys_admin_entry(container: Container) -> tuple[int, str] | None:
+    """(index, name) of the first `capabilities.add` entry giving CAP_SYS_ADMIN."""
+    capabilities = container.security_context.get("capabilities")
+    added = capabilities.get("add") if isinstance(capabilities, dict) else None
+    if not isinstance(added, list):
+        return None
+    for index, name in enumerate(added):
+        if isinstance(name, str) and name.strip().upper() in _SYS_ADMIN:
+            return index, name
+    return None
+
+
+RULE = Rule(
+    id="GPU006",
+    name="privileged-gpu",
+    severity=Severity.ERROR,
+    summary="A GPU-related container runs privileged and can use every GPU of the node.",
+    doc=__doc__ or "",
+    check=check,
+    security_severity="8.5",
+)
