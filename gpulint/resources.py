@@ -49,9 +49,18 @@ def is_known(name: str, settings: Mapping[str, Any]) -> bool:
     return is_gpu_resource(name, settings) or is_overcommittable(name, settings)
 
 
-def is_placeholder(name: str) -> bool:
+def is_placeholder_name(name: str) -> bool:
     domain = name.rpartition("/")[0].lower()
     return bool(domain) and _PLACEHOLDER_DOMAIN_RE.search(domain) is not None
+
+
+# A whole value that is a template variable (`${GPUS}`, `$GPUS`, `{{ .Values.gpus }}`,
+# `<number-of-gpus>`): the file is a template whose value is filled in later.
+_TEMPLATE_VALUE_RE = re.compile(r"\s*(?:\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^<>]+>)\s*\Z")
+
+
+def is_template_value(value: object) -> bool:
+    return isinstance(value, str) and _TEMPLATE_VALUE_RE.match(value) is not None
 
 
 def _concrete_known(settings: Mapping[str, Any]) -> list[str]:
@@ -96,25 +105,54 @@ def api_rejects_name(name: str) -> bool:
 
 
 def suggestions(name: str, settings: Mapping[str, Any], limit: int = 2) -> list[str]:
-    """Known names `name` was probably meant to be, best first (possibly none)."""
+    """Known names `name` was probably meant to be, best first (possibly none).
+
+    A known name with the same local part (`nvidia/gpu` -> `nvidia.com/gpu`)
+    beats one that is merely close; then the fewest edits win, then the same
+    domain. A bare name (`gpu`) takes the first such name of the setting.
+    """
     lower = name.lower()
     if lower in LEGACY_NAMES:
         return [LEGACY_NAMES[lower][0]]
     if lower != name and is_known(lower, settings):
         return [lower]  # only the case is wrong (`nvidia.com/GPU`)
-    domain = lower.rpartition("/")[0]
+    domain, _, local = lower.rpartition("/")
     threshold = max(3, len(lower) // 2)
-    scored = []
-    for known in _concrete_known(settings):
+    scored: list[tuple[tuple[int, int, bool, int], str]] = []
+    for index, known in enumerate(_concrete_known(settings) + _repaired_globs(lower, settings)):
+        k_domain, _, k_local = known.lower().rpartition("/")
         distance = edit_distance(lower, known.lower())
-        if distance <= threshold:
-            same_domain = known.lower().rpartition("/")[0] == domain
-            scored.append((distance, not same_domain, len(known), known))
+        same_local = k_local == local
+        if not same_local and distance > threshold:
+            continue
+        closeness = index if same_local and not domain else distance
+        scored.append(((0 if same_local else 1, closeness, k_domain != domain, index), known))
     if not scored:
         return []
     scored.sort()
-    best = scored[0][0]
-    return [known for distance, _, _, known in scored if distance == best][:limit]
+    best = scored[0][0][:2]
+    out: list[str] = []
+    for rank, known in scored:
+        if rank[:2] == best and known not in out:
+            out.append(known)
+    return out[:limit]
+
+
+def _repaired_globs(lower: str, settings: Mapping[str, Any]) -> list[str]:
+    """For known patterns `PREFIX*` that `lower` almost starts with, the name with
+    its prefix corrected (`nvidia.com/mig1g.5gb` -> `nvidia.com/mig-1g.5gb`)."""
+    out = []
+    for pattern in setting(settings, "gpu-resources") + setting(settings, "overcommittable-resources"):
+        prefix = pattern[:-1]
+        if not pattern.endswith("*") or _GLOB_CHARS.intersection(prefix):
+            continue
+        common = 0
+        while common < min(len(lower), len(prefix)) and lower[common] == prefix[common].lower():
+            common += 1
+        rest = lower[common:]
+        if rest and common >= max(len(prefix) - 2, len(prefix) // 2):
+            out.append(prefix + rest)
+    return out
 
 
 def edit_distance(a: str, b: str) -> int:

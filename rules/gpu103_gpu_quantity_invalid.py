@@ -13,7 +13,9 @@ not accept for a GPU:
   shares `nvidia.com/gpucores` and `nvidia.com/gpumem-percentage` 1 to 100.
 
 The Kubernetes quantity syntax is parsed exactly: `2`, `"2"`, `2000m`, `2e0`
-and `+2` are all 2 and valid. The finding points at the resource's key. Every
+and `+2` are all 2 and valid. A value that is a template variable (`${GPUS}`,
+`$GPUS`, `{{ .Values.gpus }}`, `<gpus>`) is left alone: it is filled in
+later. The finding points at the resource's key. Every
 container role and every pod template is checked; resources listed in the
 `overcommittable-resources` setting are skipped. Values of the wrong YAML type
 (a list, a mapping) are reported as GPU000 instead.
@@ -69,15 +71,15 @@ from gpulint.quantity import (
     FRACTIONAL, MISSING, MSG_INTEGER, MSG_NEGATIVE, MSG_REGEX, NEGATIVE, QuantityIssue,
     extended_resource_issue, format_amount, parse_quantity,
 )
-from gpulint.resources import SHARE_RANGES, Entry, validated_pairs, written
+from gpulint.resources import SHARE_RANGES, Entry, is_template_value, validated_pairs, written
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     for _pod, container in workload.containers():
         for pair in validated_pairs(container, ctx.settings):
             for entry in (pair.limit, pair.request):
-                if entry is None:
-                    continue
+                if entry is None or is_template_value(entry.value):
+                    continue  # a template variable is filled in later
                 message = _problem(entry)
                 if message is not None:
                     yield Violation(message, KeyAt(entry.path), container)

@@ -61,7 +61,7 @@ from typing import Iterator
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.model import Workload
 from gpulint.resources import (
-    LEGACY_NAMES, Entry, api_rejects_name, entries, is_known, is_placeholder, looks_like_gpu,
+    LEGACY_NAMES, Entry, api_rejects_name, entries, is_known, is_placeholder_name, looks_like_gpu,
     suggestions,
 )
 
@@ -71,7 +71,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     for _pod, container in workload.containers():
         for entry in entries(container):
             name = entry.name
-            if (is_known(name, ctx.settings) or is_placeholder(name)
+            if (is_known(name, ctx.settings) or is_placeholder_name(name)
                     or any(fnmatch.fnmatchcase(name, pattern) for pattern in ignored)
                     or not looks_like_gpu(name, ctx.settings)):
                 continue
