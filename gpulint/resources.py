@@ -107,9 +107,10 @@ def api_rejects_name(name: str) -> bool:
 def suggestions(name: str, settings: Mapping[str, Any], limit: int = 2) -> list[str]:
     """Known names `name` was probably meant to be, best first (possibly none).
 
-    A known name with the same local part (`nvidia/gpu` -> `nvidia.com/gpu`)
-    beats one that is merely close; then the fewest edits win, then the same
-    domain. A bare name (`gpu`) takes the first such name of the setting.
+    A name within two edits wins (`aliyun.com/gpumem` -> `aliyun.com/gpu-mem`);
+    then one with the same local part (`nvidia/gpu` -> `nvidia.com/gpu`; a bare
+    `gpu` takes the first such name of the setting); then any name within the
+    threshold. Within a tier the fewest edits win, then the same domain.
     """
     lower = name.lower()
     if lower in LEGACY_NAMES:
@@ -125,8 +126,9 @@ def suggestions(name: str, settings: Mapping[str, Any], limit: int = 2) -> list[
         same_local = k_local == local
         if not same_local and distance > threshold:
             continue
-        closeness = index if same_local and not domain else distance
-        scored.append(((0 if same_local else 1, closeness, k_domain != domain, index), known))
+        tier = 0 if distance <= 2 else 1 if same_local else 2
+        closeness = index if tier == 1 and not domain else distance
+        scored.append(((tier, closeness, k_domain != domain, index), known))
     if not scored:
         return []
     scored.sort()
