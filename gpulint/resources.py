@@ -8,13 +8,13 @@ The known names are the `gpu-resources` setting (POLICY.md §5, configurable);
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping
 
-from gpulint.gpu import is_gpu_resource, setting
+from gpulint.gpu import is_gpu_resource, matches_any, setting
 
 if TYPE_CHECKING:
     from gpulint.model import Container
@@ -36,7 +36,7 @@ _GLOB_CHARS = frozenset("*?[")
 
 
 def is_overcommittable(name: str, settings: Mapping[str, Any]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in setting(settings, "overcommittable-resources"))
+    return matches_any(name, setting(settings, "overcommittable-resources"))
 
 
 def is_validated(name: str, settings: Mapping[str, Any]) -> bool:
@@ -85,11 +85,22 @@ def looks_like_gpu(name: str, settings: Mapping[str, Any]) -> bool:
     lower = name.lower()
     if "gpu" in lower or lower in LEGACY_NAMES:
         return True
+    if "/" not in lower and not api_rejects_name(lower):
+        return False  # cpu, memory, ephemeral-storage, hugepages-*
     domain, _, local = lower.rpartition("/")
     if domain == "nvidia.com" and local.startswith("mig"):
         return True
-    return any(len(known) >= 8 and edit_distance(lower, known.lower()) <= 2
-               for known in _concrete_known(settings))
+    return _near_a_known_name(lower, tuple(_concrete_known(settings)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _near_a_known_name(lower: str, known_names: tuple[str, ...]) -> bool:
+    # Cached: the same few resource names recur in every container of a scan.
+    for known in known_names:
+        known = known.lower()
+        if len(known) >= 8 and abs(len(known) - len(lower)) <= 2 and edit_distance(lower, known) <= 2:
+            return True
+    return False
 
 
 def api_rejects_name(name: str) -> bool:

@@ -10,13 +10,14 @@ worker groups, Kubeflow replicas and so on. Resources listed in the
 
 ## Why is this bad
 GPUs are extended resources, and Kubernetes does not let extended resources be
-overcommitted: a request needs a limit. The API server rejects the Pod (or the
-controller can never create its Pods) with
+overcommitted: a request needs a limit. The API server rejects the Pod, and
+any built-in workload (Deployment, Job, ...) whose template holds it, with
 
     spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources
 
-For a Deployment or a Job the error only shows up in the controller's events,
-so the workload silently never starts. The policy (POLICY.md §1) is explicit:
+Custom resources (PyTorchJob, RayCluster, InferenceService, ...) are accepted,
+and the error only appears in the operator's events when it creates the Pods:
+the workload silently never starts. The policy (POLICY.md §1) is explicit:
 GPUs are requested in `limits`; a `requests` without a matching `limits` is
 invalid. A LimitRange that gives the namespace a default GPU limit would make
 the Pod valid; gpulint does not see LimitRanges, so suppress the finding then.

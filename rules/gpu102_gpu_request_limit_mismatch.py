@@ -10,11 +10,13 @@ reported by GPU103 instead.
 
 ## Why is this bad
 Extended resources cannot be overcommitted: for a GPU, the request must equal
-the limit, neither lower nor higher. The API server rejects the Pod with
+the limit, neither lower nor higher. The API server rejects the Pod, and any
+built-in workload whose template holds it, with
 
     spec.containers[0].resources.requests: Invalid value: "2": must be equal to nvidia.com/gpu limit of 1
 
-and a Deployment, Job or custom workload never gets its Pods created. Writing
+A custom resource (PyTorchJob, RayCluster, ...) is accepted but its operator
+never gets the Pods created. Writing
 the request at all is redundant: Kubernetes copies the limit into the request.
 
 ## Example

@@ -28,7 +28,8 @@ the API server rejects anything else. Depending on the value it answers
     spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "-1": must be greater than or equal to 0
     spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m": must be an integer
 
-so the Pod, or every Pod a controller tries to create, is refused. A key
+so the Pod, the built-in workload holding it, or every Pod an operator tries
+to create for a custom resource, is refused. A key
 without a value is read as 0 (or dropped), so the container silently gets no
 GPU. A fraction of a GPU is not requested with a fractional count: it takes a
 sharing resource (ACK `aliyun.com/gpu-mem`, time-slicing `nvidia.com/gpu.shared`,

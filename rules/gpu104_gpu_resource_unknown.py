@@ -55,10 +55,10 @@ resources:
 
 from __future__ import annotations
 
-import fnmatch
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.gpu import matches_any
 from gpulint.model import Workload
 from gpulint.resources import (
     LEGACY_NAMES, Entry, api_rejects_name, entries, is_known, is_placeholder_name, looks_like_gpu,
@@ -72,7 +72,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         for entry in entries(container):
             name = entry.name
             if (is_known(name, ctx.settings) or is_placeholder_name(name)
-                    or any(fnmatch.fnmatchcase(name, pattern) for pattern in ignored)
+                    or matches_any(name, ignored)
                     or not looks_like_gpu(name, ctx.settings)):
                 continue
             yield Violation(_message(entry, ctx), KeyAt(entry.path), container)

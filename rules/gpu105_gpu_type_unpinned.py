@@ -59,11 +59,10 @@ spec:
 
 from __future__ import annotations
 
-import fnmatch
 from typing import Iterable, Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
-from gpulint.gpu import gpu_model_pinning, is_gpu_resource
+from gpulint.gpu import gpu_model_pinning, is_gpu_resource, matches_any
 from gpulint.model import Container, PodSpec, Workload
 from gpulint.quantity import parse_quantity
 from gpulint.resources import Entry, entries
@@ -79,9 +78,9 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         container, entry = first
         if gpu_model_pinning(pod, ctx.settings) is not None:
             continue
-        if any(_matches(str(key), annotations) for key in pod.annotations):
+        if any(matches_any(str(key), annotations) for key in pod.annotations):
             continue
-        if any(_matches(e.name, model_resources) for c in pod.containers for e in _gpu_entries(c, ctx)):
+        if any(matches_any(e.name, model_resources) for c in pod.containers for e in _gpu_entries(c, ctx)):
             continue
         yield Violation(
             f"{entry.name} is requested without pinning a GPU model (no nodeSelector or node affinity "
@@ -106,10 +105,6 @@ def _gpu_entries(container: Container, ctx: RuleContext) -> Iterable[Entry]:
         amount = parse_quantity(entry.value)
         if amount is None or amount > 0:
             yield entry
-
-
-def _matches(name: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
 RULE = Rule(
