@@ -116,13 +116,14 @@ def settings_with(overrides: dict | None = None) -> dict:
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
     """Whether `name` matches one of the shell-style globs (case-sensitive)."""
-    compiled = _globs_re(tuple(patterns))
+    compiled = globs_re(tuple(patterns))
     return compiled is not None and compiled.match(name) is not None
 
 
 @functools.lru_cache(maxsize=256)
-def _globs_re(patterns: tuple[str, ...]) -> re.Pattern | None:
-    # One regex per pattern list: rules test every resource key and label against these lists.
+def globs_re(patterns: tuple[str, ...]) -> re.Pattern | None:
+    """One regex for a list of globs (None for an empty list); rules test every
+    resource key and label against these lists."""
     if not patterns:
         return None
     return re.compile("|".join(fnmatch.translate(pattern) for pattern in patterns))

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping
 
-from gpulint.gpu import is_gpu_resource, matches_any, setting
+from gpulint.gpu import globs_re, setting
 
 if TYPE_CHECKING:
     from gpulint.model import Container
@@ -35,18 +35,43 @@ _QUALIFIED_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 _GLOB_CHARS = frozenset("*?[")
 
 
-def is_overcommittable(name: str, settings: Mapping[str, Any]) -> bool:
-    return matches_any(name, setting(settings, "overcommittable-resources"))
+@dataclass(frozen=True)
+class ResourceNames:
+    """The configured GPU resource names, compiled once per distinct configuration."""
+
+    gpu: tuple[str, ...]              # `gpu-resources` globs
+    overcommittable: tuple[str, ...]  # `overcommittable-resources` globs
+    concrete: tuple[str, ...]         # plain names among both (candidates for suggestions)
+    _gpu_re: re.Pattern | None = field(repr=False, compare=False, default=None)
+    _over_re: re.Pattern | None = field(repr=False, compare=False, default=None)
+
+    def is_gpu(self, name: str) -> bool:
+        return self._gpu_re is not None and self._gpu_re.match(name) is not None
+
+    def is_overcommittable(self, name: str) -> bool:
+        return self._over_re is not None and self._over_re.match(name) is not None
+
+    def is_validated(self, name: str) -> bool:
+        """Whether the request/limit rules (GPU101-GPU103) check this resource:
+        a known GPU resource that the config does not mark overcommittable."""
+        return self.is_gpu(name) and not self.is_overcommittable(name)
+
+    def is_known(self, name: str) -> bool:
+        return self.is_gpu(name) or self.is_overcommittable(name)
 
 
-def is_validated(name: str, settings: Mapping[str, Any]) -> bool:
-    """Whether the request/limit rules (GPU101-GPU103) check this resource:
-    a known GPU resource that the config does not mark overcommittable."""
-    return is_gpu_resource(name, settings) and not is_overcommittable(name, settings)
+def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
+    return _resource_names(tuple(setting(settings, "gpu-resources")),
+                           tuple(setting(settings, "overcommittable-resources")))
 
 
-def is_known(name: str, settings: Mapping[str, Any]) -> bool:
-    return is_gpu_resource(name, settings) or is_overcommittable(name, settings)
+@functools.lru_cache(maxsize=64)
+def _resource_names(gpu: tuple[str, ...], overcommittable: tuple[str, ...]) -> ResourceNames:
+    concrete: list[str] = []
+    for name in gpu + overcommittable:
+        if not _GLOB_CHARS.intersection(name) and name not in concrete:
+            concrete.append(name)
+    return ResourceNames(gpu, overcommittable, tuple(concrete), globs_re(gpu), globs_re(overcommittable))
 
 
 def is_placeholder_name(name: str) -> bool:
@@ -63,17 +88,7 @@ def is_template_value(value: object) -> bool:
     return isinstance(value, str) and _TEMPLATE_VALUE_RE.match(value) is not None
 
 
-def _concrete_known(settings: Mapping[str, Any]) -> list[str]:
-    """Known names that are plain names, not glob patterns (candidates for a suggestion)."""
-    names = setting(settings, "gpu-resources") + setting(settings, "overcommittable-resources")
-    out: list[str] = []
-    for name in names:
-        if not _GLOB_CHARS.intersection(name) and name not in out:
-            out.append(name)
-    return out
-
-
-def looks_like_gpu(name: str, settings: Mapping[str, Any]) -> bool:
+def looks_like_gpu(name: str, names: ResourceNames) -> bool:
     """Whether an (unknown) resource name was plausibly meant as a GPU resource.
 
     It contains `gpu` in any case (`nvidia.com/gpus`, `nvidia/GPU`), is a
@@ -90,7 +105,7 @@ def looks_like_gpu(name: str, settings: Mapping[str, Any]) -> bool:
     domain, _, local = lower.rpartition("/")
     if domain == "nvidia.com" and local.startswith("mig"):
         return True
-    return _near_a_known_name(lower, tuple(_concrete_known(settings)))
+    return _near_a_known_name(lower, names.concrete)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -115,7 +130,7 @@ def api_rejects_name(name: str) -> bool:
     return len(local) > 63 or not _QUALIFIED_NAME_RE.match(local)
 
 
-def suggestions(name: str, settings: Mapping[str, Any], limit: int = 2) -> list[str]:
+def suggestions(name: str, names: ResourceNames, limit: int = 2) -> list[str]:
     """Known names `name` was probably meant to be, best first (possibly none).
 
     A name within two edits wins (`aliyun.com/gpumem` -> `aliyun.com/gpu-mem`);
@@ -126,12 +141,12 @@ def suggestions(name: str, settings: Mapping[str, Any], limit: int = 2) -> list[
     lower = name.lower()
     if lower in LEGACY_NAMES:
         return [LEGACY_NAMES[lower][0]]
-    if lower != name and is_known(lower, settings):
+    if lower != name and names.is_known(lower):
         return [lower]  # only the case is wrong (`nvidia.com/GPU`)
     domain, _, local = lower.rpartition("/")
     threshold = max(3, len(lower) // 2)
     scored: list[tuple[tuple[int, int, bool, int], str]] = []
-    for index, known in enumerate(_concrete_known(settings) + _repaired_globs(lower, settings)):
+    for index, known in enumerate(names.concrete + _repaired_globs(lower, names)):
         k_domain, _, k_local = known.lower().rpartition("/")
         distance = edit_distance(lower, known.lower())
         same_local = k_local == local
@@ -151,11 +166,11 @@ def suggestions(name: str, settings: Mapping[str, Any], limit: int = 2) -> list[
     return out[:limit]
 
 
-def _repaired_globs(lower: str, settings: Mapping[str, Any]) -> list[str]:
+def _repaired_globs(lower: str, names: ResourceNames) -> tuple[str, ...]:
     """For known patterns `PREFIX*` that `lower` almost starts with, the name with
     its prefix corrected (`nvidia.com/mig1g.5gb` -> `nvidia.com/mig-1g.5gb`)."""
     out = []
-    for pattern in setting(settings, "gpu-resources") + setting(settings, "overcommittable-resources"):
+    for pattern in names.gpu + names.overcommittable:
         prefix = pattern[:-1]
         if not pattern.endswith("*") or _GLOB_CHARS.intersection(prefix):
             continue
@@ -165,7 +180,7 @@ def _repaired_globs(lower: str, settings: Mapping[str, Any]) -> list[str]:
         rest = lower[common:]
         if rest and common >= max(len(prefix) - 2, len(prefix) // 2):
             out.append(prefix + rest)
-    return out
+    return tuple(out)
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -260,11 +275,11 @@ def entries(container: "Container") -> list[Entry]:
     return out
 
 
-def validated_pairs(container: "Container", settings: Mapping[str, Any]) -> list[Pair]:
+def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
     """The limit/request pairs of the resources GPU101-GPU103 check (see `is_validated`)."""
     pairs: dict[str, Pair] = {}
     for entry in entries(container):
-        if not is_validated(entry.name, settings):
+        if not names.is_validated(entry.name):
             continue
         pair = pairs.get(entry.name, Pair(entry.name, None, None))
         if entry.section == LIMITS:

@@ -49,12 +49,13 @@ from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.model import Workload
-from gpulint.resources import validated_pairs
+from gpulint.resources import resource_names, validated_pairs
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
-        for pair in validated_pairs(container, ctx.settings):
+        for pair in validated_pairs(container, names):
             if pair.request is not None and pair.limit is None:
                 yield Violation(
                     f"{pair.name} is requested but has no limit; the API server rejects it "

@@ -48,12 +48,13 @@ from typing import Iterator
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.model import Workload
 from gpulint.quantity import extended_resource_issue, format_amount, parse_quantity
-from gpulint.resources import validated_pairs, written
+from gpulint.resources import resource_names, validated_pairs, written
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
-        for pair in validated_pairs(container, ctx.settings):
+        for pair in validated_pairs(container, names):
             if pair.request is None or pair.limit is None:
                 continue
             if extended_resource_issue(pair.request.value) or extended_resource_issue(pair.limit.value):

@@ -72,12 +72,13 @@ from gpulint.quantity import (
     FRACTIONAL, MISSING, MSG_INTEGER, MSG_NEGATIVE, MSG_REGEX, NEGATIVE, QuantityIssue,
     extended_resource_issue, format_amount, parse_quantity,
 )
-from gpulint.resources import SHARE_RANGES, Entry, is_template_value, validated_pairs, written
+from gpulint.resources import resource_names, SHARE_RANGES, Entry, is_template_value, validated_pairs, written
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
-        for pair in validated_pairs(container, ctx.settings):
+        for pair in validated_pairs(container, names):
             for entry in (pair.limit, pair.request):
                 if entry is None or is_template_value(entry.value):
                     continue  # a template variable is filled in later

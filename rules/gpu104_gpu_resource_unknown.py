@@ -61,31 +61,31 @@ from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.gpu import matches_any
 from gpulint.model import Workload
 from gpulint.resources import (
-    LEGACY_NAMES, Entry, api_rejects_name, entries, is_known, is_placeholder_name, looks_like_gpu,
-    suggestions,
+    LEGACY_NAMES, Entry, ResourceNames, api_rejects_name, entries, is_placeholder_name, looks_like_gpu,
+    resource_names, suggestions,
 )
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     ignored = list(ctx.option("ignore-resources") or ())
+    names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
         for entry in entries(container):
             name = entry.name
-            if (is_known(name, ctx.settings) or is_placeholder_name(name)
-                    or matches_any(name, ignored)
-                    or not looks_like_gpu(name, ctx.settings)):
+            if (names.is_known(name) or is_placeholder_name(name) or matches_any(name, ignored)
+                    or not looks_like_gpu(name, names)):
                 continue
-            yield Violation(_message(entry, ctx), KeyAt(entry.path), container)
+            yield Violation(_message(entry, names), KeyAt(entry.path), container)
 
 
-def _message(entry: Entry, ctx: RuleContext) -> str:
+def _message(entry: Entry, names: ResourceNames) -> str:
     name = entry.name
     legacy = LEGACY_NAMES.get(name.lower())
     if legacy is not None:
         replacement, when = legacy
         return (f"{name} was {when}: no node advertises it, so the Pod stays Pending; "
                 f"use {replacement}")
-    guesses = suggestions(name, ctx.settings)
+    guesses = suggestions(name, names)
     guess = f"; did you mean {' or '.join(guesses)}?" if guesses else ""
     effect = ("the API server rejects the name" if api_rejects_name(name)
               else "no node advertises it, so the Pod stays Pending")

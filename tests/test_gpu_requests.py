@@ -13,9 +13,11 @@ from gpulint.engine import ScanConfig, scan
 from gpulint.gpu import DEFAULT_SETTINGS, settings_with
 from gpulint.registry import load_rules
 from gpulint.resources import (
-    api_rejects_name, edit_distance, is_known, is_placeholder_name, is_template_value, is_validated,
-    looks_like_gpu, suggestions,
+    api_rejects_name, edit_distance, is_placeholder_name, is_template_value, looks_like_gpu, resource_names,
+    suggestions,
 )
+
+DEFAULT_NAMES = resource_names({})
 
 REQUEST_RULES = ("GPU101", "GPU102", "GPU103", "GPU104", "GPU105")
 
@@ -38,8 +40,8 @@ def test_edit_distance(a: str, b: str, distance: int) -> None:
     "vendor.io/fancy-vgpu",
 ])
 def test_looks_like_gpu(name: str) -> None:
-    assert looks_like_gpu(name, {})
-    assert not is_known(name, {})
+    assert looks_like_gpu(name, DEFAULT_NAMES)
+    assert not DEFAULT_NAMES.is_known(name)
 
 
 @pytest.mark.parametrize("name", [
@@ -49,7 +51,7 @@ def test_looks_like_gpu(name: str) -> None:
     "xilinx.com/fpga-xilinx_u250", "squat.ai/serial",
 ])
 def test_other_extended_resources_do_not_look_like_gpus(name: str) -> None:
-    assert not looks_like_gpu(name, {})
+    assert not looks_like_gpu(name, DEFAULT_NAMES)
 
 
 @pytest.mark.parametrize("name", [
@@ -58,15 +60,16 @@ def test_other_extended_resources_do_not_look_like_gpus(name: str) -> None:
     "aliyun.com/gpu-core.percentage", "nvidia.com/gpumem", "nvidia.com/gpucores", "iluvatar.ai/BI-V100-vgpu",
 ])
 def test_known_names_are_validated_by_default(name: str) -> None:
-    assert is_known(name, {})
-    assert is_validated(name, {})
+    assert DEFAULT_NAMES.is_known(name)
+    assert DEFAULT_NAMES.is_validated(name)
 
 
 def test_overcommittable_names_are_known_but_not_validated() -> None:
-    settings = settings_with({"overcommittable-resources": ["nvidia.com/gpu.shared", "vendor.io/hpn-gpu"]})
-    assert is_known("nvidia.com/gpu.shared", settings) and not is_validated("nvidia.com/gpu.shared", settings)
-    assert is_known("vendor.io/hpn-gpu", settings) and not is_validated("vendor.io/hpn-gpu", settings)
-    assert is_validated("nvidia.com/gpu", settings)
+    names = resource_names({"overcommittable-resources": ["nvidia.com/gpu.shared", "vendor.io/hpn-gpu"]})
+    assert names.is_known("nvidia.com/gpu.shared") and not names.is_validated("nvidia.com/gpu.shared")
+    assert names.is_known("vendor.io/hpn-gpu") and not names.is_validated("vendor.io/hpn-gpu")
+    assert names.is_validated("nvidia.com/gpu")
+    assert not DEFAULT_NAMES.is_known("vendor.io/hpn-gpu")
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -85,12 +88,12 @@ def test_overcommittable_names_are_known_but_not_validated() -> None:
     ("vendor.io/something-gpu-like-and-long", []),
 ])
 def test_suggestions(name: str, expected: list[str]) -> None:
-    assert suggestions(name, {}) == expected
+    assert suggestions(name, DEFAULT_NAMES) == expected
 
 
 def test_suggestions_come_from_the_configured_names() -> None:
-    settings = settings_with({"gpu-resources": DEFAULT_SETTINGS["gpu-resources"] + ["nvidia.com/a100"]})
-    assert suggestions("nvidia.com/a10O", settings) == ["nvidia.com/a100"]
+    names = resource_names({"gpu-resources": DEFAULT_SETTINGS["gpu-resources"] + ["nvidia.com/a100"]})
+    assert suggestions("nvidia.com/a10O", names) == ["nvidia.com/a100"]
 
 
 @pytest.mark.parametrize("name, rejected", [
