@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, active, scan_json
+from conftest import FIXTURES, scan_json
 from gpulint.discovery import discover
 from gpulint.engine import ScanConfig, scan
 from gpulint.gpu import DEFAULT_SETTINGS, settings_with
