@@ -69,6 +69,12 @@ DEFAULT_SETTINGS: dict[str, list[str]] = {
         "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe",
         "aliyun.com/gpu-mem", "aliyun.com/gpu-count", "aliyun.com/gpu-core.percentage",
         "nvidia.com/gpumem", "nvidia.com/gpucores", "nvidia.com/gpumem-percentage",
+        # Intel device plugin monitoring and GPU Aware Scheduling resources.
+        "gpu.intel.com/i915_monitoring", "gpu.intel.com/xe_monitoring",
+        "gpu.intel.com/millicores", "gpu.intel.com/memory.max", "gpu.intel.com/tiles",
+        # Other vendors' GPUs, as HAMi and their device plugins name them.
+        "metax-tech.com/gpu", "metax-tech.com/sgpu", "mthreads.com/vgpu",
+        "iluvatar.ai/vgpu", "iluvatar.ai/*-vgpu",
     ],
     # GPU resources a config marks as overcommittable (e.g. ACS GPU-HPN shared GPUs):
     # request/limit validity rules skip them.
@@ -89,6 +95,8 @@ DEFAULT_SETTINGS: dict[str, list[str]] = {
         "accelerator", "aliyun.accelerator/nvidia_name", "nvidia.com/gpu.product",
         "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-name",
         "k8s.amazonaws.com/accelerator",
+        # A cloud instance type fixes the GPU model too.
+        "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type",
     ],
     # Taint keys GPU nodes carry; tolerating one means the pod targets GPU nodes.
     "gpu-tolerations": ["nvidia.com/gpu", "amd.com/gpu", "gpu", "aliyun.accelerator/*"],
@@ -107,8 +115,22 @@ def settings_with(overrides: dict | None = None) -> dict:
     return merged
 
 
-def _matches_any(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+def matches_any(name: str, patterns: Iterable[str]) -> bool:
+    """Whether `name` matches one of the shell-style globs (case-sensitive)."""
+    compiled = globs_re(tuple(patterns))
+    return compiled is not None and compiled.match(name) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def globs_re(patterns: tuple[str, ...]) -> re.Pattern | None:
+    """One regex for a list of globs (None for an empty list); rules test every
+    resource key and label against these lists."""
+    if not patterns:
+        return None
+    return re.compile("|".join(fnmatch.translate(pattern) for pattern in patterns))
+
+
+_matches_any = matches_any
 
 
 def setting(settings: Mapping[str, Any], key: str) -> list[str]:
@@ -161,6 +183,18 @@ def gpu_node_targeting(pod: PodSpec, settings: Mapping[str, Any]) -> str | None:
         if isinstance(toleration, dict) and isinstance(toleration.get("key"), str):
             if _matches_any(toleration["key"], taints):
                 return f"toleration of {toleration['key']}"
+    return None
+
+
+def gpu_model_pinning(pod: PodSpec, settings: Mapping[str, Any]) -> str | None:
+    """The nodeSelector or node-affinity key that fixes the GPU model, or None."""
+    labels = setting(settings, "gpu-model-labels")
+    for key in pod.node_selector:
+        if _matches_any(str(key), labels):
+            return f"nodeSelector {key}"
+    for key in _affinity_keys(pod.affinity):
+        if _matches_any(key, labels):
+            return f"node affinity on {key}"
     return None
 
 

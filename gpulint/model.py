@@ -71,6 +71,10 @@ class Resources:
     requests: dict
     claims: list
     path: tuple              # the `resources` mapping (may not exist)
+    # Names written without a value (`nvidia.com/gpu:`, e.g. an unfilled template
+    # placeholder): kept apart so `limits`/`requests` hold only quantities.
+    null_limits: tuple = ()
+    null_requests: tuple = ()
 
     def limits_path(self, name: str | None = None) -> tuple:
         return self.path + (("limits", name) if name is not None else ("limits",))
@@ -370,6 +374,7 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
 def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
     raw = problems.expect(raw, dict, path, "resources") or {}
     out: dict[str, dict] = {}
+    nulls: dict[str, tuple] = {}
     for key in ("limits", "requests"):
         section = problems.expect(raw.get(key), dict, path + (key,), f"resources.{key}") or {}
         clean = {}
@@ -377,8 +382,9 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
             if problems.expect(quantity, (str, int, float), path + (key, name), f"{key}[{name}]") is not None:
                 clean[name] = quantity
         out[key] = clean
+        nulls[key] = tuple(str(name) for name, quantity in section.items() if quantity is None)
     claims = problems.expect(raw.get("claims"), list, path + ("claims",), "resources.claims") or []
-    return Resources(out["limits"], out["requests"], claims, path)
+    return Resources(out["limits"], out["requests"], claims, path, nulls["limits"], nulls["requests"])
 
 
 def _string_list(raw: Any, path: tuple, what: str, problems: Problems) -> list | None:

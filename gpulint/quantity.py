@@ -1,27 +1,52 @@
 """Kubernetes resource quantities (`2`, `2000m`, `1Gi`, `1e3`) as exact Decimals.
 
-Grammar from k8s.io/apimachinery `resource.Quantity`: a signed decimal number
-followed by an optional binary (Ki..Ei), decimal (n, u, m, k, M..E) or
-exponent (e3, E-2) suffix.
+Follows k8s.io/apimachinery `resource.ParseQuantity` and the checks
+`ValidateResourceRequirements` makes on extended resources, so that a finding
+can quote the API server's own message:
+
+- a quantity is a signed decimal number (`1`, `1.`, `.5`) followed by an
+  optional suffix: decimal SI (`n u m k M G T P E`), binary SI (`Ki`..`Ei`) or
+  an exponent (`e3`, `E-2`; `E` alone is exa). Surrounding blanks are trimmed
+  (the JSON decoder trims them); anything else is rejected.
+- YAML/JSON numbers are quantities too; `null` decodes to zero.
+- an extended resource must be `>= 0` and whole, where "whole" is tested the
+  way the API server tests it: `ceil(q * 1000) % 1000 == 0` (MilliValue).
+
+One deliberate difference: a string without any digit (`+`, `.`, `Ki`), which
+the Go parser reads as 0, is treated as invalid here; nobody means 0 by it.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, Context, Decimal, DecimalException, localcontext
 
+# The pattern the API server quotes when it rejects a quantity.
+QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+
+# Number, then a suffix made of suffix letters, an optional sign and digits;
+# the suffix is interpreted (or rejected) afterwards, as the Go parser does.
 _QUANTITY_RE = re.compile(
-    r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?\Z"
+    r"(?P<sign>[+-]?)(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?"
+    r"(?P<suffix>[eEinumkKMGTP]*[+-]?[0-9]*)\Z"
 )
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
-            "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
-            "P": Decimal("1e15"), "E": Decimal("1e18")}
+_EXPONENT_RE = re.compile(r"[eE](?P<exp>[+-]?[0-9]+)\Z")
+_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+# Exponents far beyond any resource (the API stores them as int32) are refused
+# rather than computed.
+_MAX_EXPONENT = 10_000
+# Exact arithmetic: large enough that no valid quantity is ever rounded.
+_EXACT = Context(prec=100_000, Emax=10 * _MAX_EXPONENT, Emin=-10 * _MAX_EXPONENT)
 
 
 def parse_quantity(value: object) -> Decimal | None:
-    """The quantity's value, or None when it is not a valid Kubernetes quantity."""
+    """The quantity's exact value, or None when it is not a valid Kubernetes quantity.
+
+    `None` (YAML null) also gives None: callers that care about a key written
+    without a value see it through the model, not here.
+    """
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
@@ -32,16 +57,83 @@ def parse_quantity(value: object) -> Decimal | None:
         return Decimal(repr(value))
     if not isinstance(value, str):
         return None
-    match = _QUANTITY_RE.match(value.strip()) if value.strip() == value else None
+    return _parse_string(value.strip())
+
+
+def _parse_string(text: str) -> Decimal | None:
+    match = _QUANTITY_RE.match(text)
     if match is None:
         return None
-    try:
-        number = Decimal(match.group("number"))
-    except InvalidOperation:
+    digits_int, digits_frac = match.group("int"), match.group("frac") or ""
+    if not digits_int and not digits_frac:
         return None
-    suffix = match.group("suffix") or ""
-    if suffix in _BINARY:
-        return number * _BINARY[suffix]
-    if suffix in _DECIMAL:
-        return number * _DECIMAL[suffix]
-    return number * (Decimal(10) ** int(suffix[1:]))
+    number = Decimal(f"{match.group('sign')}{digits_int or '0'}.{digits_frac or '0'}")
+    suffix = match.group("suffix")
+    with localcontext(_EXACT):
+        try:
+            if suffix in _DECIMAL:
+                return number.scaleb(_DECIMAL[suffix])
+            if suffix in _BINARY:
+                return number * (2 ** _BINARY[suffix])
+            exponent = _EXPONENT_RE.match(suffix)
+            if exponent is None:
+                return None
+            power = int(exponent.group("exp"))
+            if abs(power) > _MAX_EXPONENT:
+                return None
+            return number.scaleb(power)
+        except DecimalException:
+            return None
+
+
+def is_whole(amount: Decimal) -> bool:
+    """Whether the API server considers `amount` an integer (`MilliValue() % 1000 == 0`)."""
+    with localcontext(_EXACT):
+        milli = (amount * 1000).to_integral_value(rounding=ROUND_CEILING)
+        return milli % 1000 == 0
+
+
+def format_amount(amount: Decimal) -> str:
+    """A short exact rendering: `2`, `0.5`, `-1`."""
+    with localcontext(_EXACT):
+        if amount == amount.to_integral_value():
+            return str(int(amount))
+        return format(amount.normalize(), "f")
+
+
+# --- extended-resource validation --------------------------------------------
+
+MISSING = "missing"          # written without a value (`nvidia.com/gpu:`)
+UNPARSABLE = "unparsable"    # not a quantity at all
+NEGATIVE = "negative"
+FRACTIONAL = "fractional"
+
+# The API server's own words (pkg/apis/core/validation/validation.go and
+# apimachinery's resource.ErrFormatWrong), quoted in findings.
+MSG_REGEX = f"quantities must match the regular expression '{QUANTITY_PATTERN}'"
+MSG_NEGATIVE = "must be greater than or equal to 0"
+MSG_INTEGER = "must be an integer"
+
+
+@dataclass(frozen=True)
+class QuantityIssue:
+    kind: str                # MISSING, UNPARSABLE, NEGATIVE or FRACTIONAL
+    amount: Decimal | None   # the parsed value, when there is one
+
+
+def extended_resource_issue(value: object) -> QuantityIssue | None:
+    """Why `value` is not a valid quantity for an extended resource, or None when it is.
+
+    Extended resources (every `domain/name` resource) must be whole and not
+    negative; checks run in the API server's order (sign first).
+    """
+    if value is None:
+        return QuantityIssue(MISSING, None)
+    amount = parse_quantity(value)
+    if amount is None:
+        return QuantityIssue(UNPARSABLE, None)
+    if amount < 0:
+        return QuantityIssue(NEGATIVE, amount)
+    if not is_whole(amount):
+        return QuantityIssue(FRACTIONAL, amount)
+    return None

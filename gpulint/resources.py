@@ -1,0 +1,301 @@
+"""GPU resource names: which are known, which the request rules validate, which
+only look like a GPU, and which known name a typo was meant to be.
+
+The known names are the `gpu-resources` setting (POLICY.md §5, configurable);
+`overcommittable-resources` marks those whose requests may differ from limits
+(e.g. ACS GPU-HPN shared GPUs), which the request/limit rules then skip.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Mapping
+
+from gpulint.gpu import globs_re, setting
+
+if TYPE_CHECKING:
+    from gpulint.model import Container
+
+# Names Kubernetes once had and removed; still copied from old tutorials.
+LEGACY_NAMES: dict[str, tuple[str, str]] = {
+    "alpha.kubernetes.io/nvidia-gpu": ("nvidia.com/gpu", "removed in Kubernetes 1.10"),
+}
+
+# Documentation-only domains (RFC 2606): `example.com/gpu` in a sample is a
+# placeholder, not a typo of a real resource.
+_PLACEHOLDER_DOMAIN_RE = re.compile(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
+
+# Extended resource names the API server accepts (IsQualifiedName on `domain/name`).
+_DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
+_QUALIFIED_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class ResourceNames:
+    """The configured GPU resource names, compiled once per distinct configuration."""
+
+    gpu: tuple[str, ...]              # `gpu-resources` globs
+    overcommittable: tuple[str, ...]  # `overcommittable-resources` globs
+    concrete: tuple[str, ...]         # plain names among both (candidates for suggestions)
+    _gpu_re: re.Pattern | None = field(repr=False, compare=False, default=None)
+    _over_re: re.Pattern | None = field(repr=False, compare=False, default=None)
+
+    def is_gpu(self, name: str) -> bool:
+        return self._gpu_re is not None and self._gpu_re.match(name) is not None
+
+    def is_overcommittable(self, name: str) -> bool:
+        return self._over_re is not None and self._over_re.match(name) is not None
+
+    def is_validated(self, name: str) -> bool:
+        """Whether the request/limit rules (GPU101-GPU103) check this resource:
+        a known GPU resource that the config does not mark overcommittable."""
+        return self.is_gpu(name) and not self.is_overcommittable(name)
+
+    def is_known(self, name: str) -> bool:
+        return self.is_gpu(name) or self.is_overcommittable(name)
+
+
+def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
+    return _resource_names(tuple(setting(settings, "gpu-resources")),
+                           tuple(setting(settings, "overcommittable-resources")))
+
+
+@functools.lru_cache(maxsize=64)
+def _resource_names(gpu: tuple[str, ...], overcommittable: tuple[str, ...]) -> ResourceNames:
+    concrete: list[str] = []
+    for name in gpu + overcommittable:
+        if not _GLOB_CHARS.intersection(name) and name not in concrete:
+            concrete.append(name)
+    return ResourceNames(gpu, overcommittable, tuple(concrete), globs_re(gpu), globs_re(overcommittable))
+
+
+def is_placeholder_name(name: str) -> bool:
+    domain = name.rpartition("/")[0].lower()
+    return bool(domain) and _PLACEHOLDER_DOMAIN_RE.search(domain) is not None
+
+
+# A whole value that is a template variable (`${GPUS}`, `$GPUS`, `{{ .Values.gpus }}`,
+# `<number-of-gpus>`): the file is a template whose value is filled in later.
+_TEMPLATE_VALUE_RE = re.compile(r"\s*(?:\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^<>]+>)\s*\Z")
+
+
+def is_template_value(value: object) -> bool:
+    return isinstance(value, str) and _TEMPLATE_VALUE_RE.match(value) is not None
+
+
+def looks_like_gpu(name: str, names: ResourceNames) -> bool:
+    """Whether an (unknown) resource name was plausibly meant as a GPU resource.
+
+    It contains `gpu` in any case (`nvidia.com/gpus`, `nvidia/GPU`), is a
+    NVIDIA MIG-style name (`nvidia.com/mig...`), a removed legacy name, or is
+    within two edits of a known name (`nvidia.com/gup`). Other extended
+    resources (`hugepages-*`, `rdma/*`, `nvidia.com/hostdev`, `smarter-devices/*`,
+    `aws.amazon.com/neuron`) share none of these traits.
+    """
+    lower = name.lower()
+    if "gpu" in lower or lower in LEGACY_NAMES:
+        return True
+    if "/" not in lower and not api_rejects_name(lower):
+        return False  # cpu, memory, ephemeral-storage, hugepages-*
+    domain, _, local = lower.rpartition("/")
+    if domain == "nvidia.com" and local.startswith("mig"):
+        return True
+    return _near_a_known_name(lower, names.concrete)
+
+
+@functools.lru_cache(maxsize=4096)
+def _near_a_known_name(lower: str, known_names: tuple[str, ...]) -> bool:
+    # Cached: the same few resource names recur in every container of a scan.
+    for known in known_names:
+        known = known.lower()
+        if len(known) >= 8 and abs(len(known) - len(lower)) <= 2 and edit_distance(lower, known) <= 2:
+            return True
+    return False
+
+
+def api_rejects_name(name: str) -> bool:
+    """Whether the API server refuses `name` as a container resource name
+    (`validateContainerResourceName`): a bare name must be a standard resource,
+    a prefixed one a qualified name with a lowercase DNS-subdomain prefix."""
+    if "/" not in name:
+        return not (name in ("cpu", "memory", "ephemeral-storage") or name.startswith("hugepages-"))
+    prefix, _, local = name.partition("/")
+    if len(prefix) > 253 or not _DNS_SUBDOMAIN_RE.match(prefix):
+        return True
+    return len(local) > 63 or not _QUALIFIED_NAME_RE.match(local)
+
+
+def suggestions(name: str, names: ResourceNames, limit: int = 2) -> list[str]:
+    """Known names `name` was probably meant to be, best first (possibly none).
+
+    A name within two edits wins (`aliyun.com/gpumem` -> `aliyun.com/gpu-mem`);
+    then one with the same local part (`nvidia/gpu` -> `nvidia.com/gpu`; a bare
+    `gpu` takes the first such name of the setting); then any name within the
+    threshold. Within a tier the fewest edits win, then the same domain.
+    """
+    lower = name.lower()
+    if lower in LEGACY_NAMES:
+        return [LEGACY_NAMES[lower][0]]
+    if lower != name and names.is_known(lower):
+        return [lower]  # only the case is wrong (`nvidia.com/GPU`)
+    domain, _, local = lower.rpartition("/")
+    threshold = max(3, len(lower) // 2)
+    scored: list[tuple[tuple[int, int, bool, int], str]] = []
+    for index, known in enumerate(names.concrete + _repaired_globs(lower, names)):
+        k_domain, _, k_local = known.lower().rpartition("/")
+        distance = edit_distance(lower, known.lower())
+        same_local = k_local == local
+        if not same_local and distance > threshold:
+            continue
+        tier = 0 if distance <= 2 else 1 if same_local else 2
+        closeness = index if tier == 1 and not domain else distance
+        scored.append(((tier, closeness, k_domain != domain, index), known))
+    if not scored:
+        return []
+    scored.sort()
+    best = scored[0][0][:2]
+    out: list[str] = []
+    for rank, known in scored:
+        if rank[:2] == best and known not in out:
+            out.append(known)
+    return out[:limit]
+
+
+def _repaired_globs(lower: str, names: ResourceNames) -> tuple[str, ...]:
+    """For known patterns `PREFIX*` that `lower` almost starts with, the name with
+    its prefix corrected (`nvidia.com/mig1g.5gb` -> `nvidia.com/mig-1g.5gb`)."""
+    out = []
+    for pattern in names.gpu + names.overcommittable:
+        prefix = pattern[:-1]
+        if not pattern.endswith("*") or _GLOB_CHARS.intersection(prefix):
+            continue
+        common = 0
+        while common < min(len(lower), len(prefix)) and lower[common] == prefix[common].lower():
+            common += 1
+        rest = lower[common:]
+        if rest and common >= max(len(prefix) - 2, len(prefix) // 2):
+            out.append(prefix + rest)
+    return tuple(out)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions and
+    transpositions of adjacent characters (`gup` -> `gpu` is one edit)."""
+    if a == b:
+        return 0
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            cost = 0 if ca == cb else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[len(b)]
+
+
+# --- values the sharing schedulers accept ------------------------------------
+
+
+@dataclass(frozen=True)
+class ShareRange:
+    """Values a GPU-share resource accepts besides 0 (which requests nothing)."""
+
+    minimum: int
+    maximum: int
+    step: int
+    what: str
+
+    def accepts(self, amount: Decimal) -> bool:
+        if amount == 0:
+            return True
+        return self.minimum <= amount <= self.maximum and amount % self.step == 0
+
+    def describe(self) -> str:
+        if self.step == 1:
+            return f"from {self.minimum} to {self.maximum}"
+        return f"a multiple of {self.step} from {self.minimum} to {self.maximum}"
+
+
+# Percentages: ACK cGPU compute share (POLICY.md §5), HAMi core and memory shares.
+SHARE_RANGES: dict[str, ShareRange] = {
+    "aliyun.com/gpu-core.percentage": ShareRange(5, 100, 5, "ACK cGPU compute percentage"),
+    "nvidia.com/gpucores": ShareRange(1, 100, 1, "HAMi compute percentage"),
+    "nvidia.com/gpumem-percentage": ShareRange(1, 100, 1, "HAMi memory percentage"),
+}
+
+
+# --- a container's resource entries ------------------------------------------
+
+LIMITS = "limits"
+REQUESTS = "requests"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One resource as written in a container's limits or requests."""
+
+    name: str
+    section: str        # LIMITS or REQUESTS
+    value: object       # the quantity as written; None for a key without a value
+    path: tuple         # document path of the key
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A resource's limit and request entries (either may be absent)."""
+
+    name: str
+    limit: Entry | None
+    request: Entry | None
+
+
+def entries(container: "Container") -> list[Entry]:
+    """Every resource key of the container, limits first, in document order.
+
+    Keys whose value has the wrong type (a list, a mapping) are absent: the
+    model reports them as GPU000.
+    """
+    res = container.resources
+    out: list[Entry] = []
+    for section, written, nulls in ((LIMITS, res.limits, res.null_limits),
+                                    (REQUESTS, res.requests, res.null_requests)):
+        path_of = res.limits_path if section == LIMITS else res.requests_path
+        for name, value in written.items():
+            out.append(Entry(str(name), section, value, path_of(name)))
+        for name in nulls:
+            out.append(Entry(name, section, None, path_of(name)))
+    return out
+
+
+def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
+    """The limit/request pairs of the resources GPU101-GPU103 check (see `is_validated`)."""
+    pairs: dict[str, Pair] = {}
+    for entry in entries(container):
+        if not names.is_validated(entry.name):
+            continue
+        pair = pairs.get(entry.name, Pair(entry.name, None, None))
+        if entry.section == LIMITS:
+            pair = Pair(entry.name, entry, pair.request)
+        else:
+            pair = Pair(entry.name, pair.limit, entry)
+        pairs[entry.name] = pair
+    return list(pairs.values())
+
+
+def written(value: object) -> str:
+    """A quantity as the user wrote it, for messages: `0.5`, `500m`, `-1`, `""`, `null`."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return value if value.strip() else f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

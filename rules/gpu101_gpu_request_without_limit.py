@@ -1,0 +1,76 @@
+"""
+## What it does
+Finds containers that put a GPU resource (`nvidia.com/gpu`, `amd.com/gpu`,
+`aliyun.com/gpu-mem`, a MIG device, ... — the `gpu-resources` setting) in
+`resources.requests` but not in `resources.limits`. The finding points at the
+resource's key under `requests`. Every container role (init, ephemeral) and
+every pod template is checked: Deployments, Jobs, KServe predictors, Ray
+worker groups, Kubeflow replicas and so on. Resources listed in the
+`overcommittable-resources` setting are skipped.
+
+## Why is this bad
+GPUs are extended resources, and Kubernetes does not let extended resources be
+overcommitted: a request needs a limit. The API server rejects the Pod, and
+any built-in workload (Deployment, Job, ...) whose template holds it, with
+
+    spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources
+
+Custom resources (PyTorchJob, RayCluster, InferenceService, ...) are accepted,
+and the error only appears in the operator's events when it creates the Pods:
+the workload silently never starts. The policy (POLICY.md §1) is explicit:
+GPUs are requested in `limits`; a `requests` without a matching `limits` is
+invalid. A LimitRange that gives the namespace a default GPU limit would make
+the Pod valid; gpulint does not see LimitRanges, so suppress the finding then.
+
+## Example
+```yaml
+resources:
+  requests:
+    nvidia.com/gpu: 1
+```
+
+## Use instead
+```yaml
+resources:
+  limits:
+    nvidia.com/gpu: 1     # the request defaults to the limit
+```
+
+## References
+- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1)
+- Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
+- Kubernetes, extended resources: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources
+- kubernetes/kubernetes `pkg/apis/core/validation/validation.go`, `ValidateResourceRequirements`
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.model import Workload
+from gpulint.resources import resource_names, validated_pairs
+
+
+def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    names = resource_names(ctx.settings)
+    for _pod, container in workload.containers():
+        for pair in validated_pairs(container, names):
+            if pair.request is not None and pair.limit is None:
+                yield Violation(
+                    f"{pair.name} is requested but has no limit; the API server rejects it "
+                    '("Limit must be set for non overcommitable resources"): '
+                    f"set {pair.name} in resources.limits instead",
+                    KeyAt(pair.request.path), container,
+                )
+
+
+RULE = Rule(
+    id="GPU101",
+    name="gpu-request-without-limit",
+    severity=Severity.ERROR,
+    summary="A GPU resource in resources.requests without a limit; Kubernetes rejects the Pod.",
+    doc=__doc__ or "",
+    check=check,
+    tags=("correctness", "gpu"),
+)
