@@ -133,8 +133,10 @@ def _judge(setting: EnvSetting, none_hides: bool) -> str | None:
     if setting.value is None:
         if setting.external:
             unknown = "which is not in the scanned files"
+        elif setting.source is not None and setting.key not in setting.source.entries:
+            unknown = f"which has no such key ({_where(setting)})"
         elif setting.source is not None:
-            unknown = f"which holds no text value under that key ({_where(setting)})"
+            unknown = f"whose value is not text ({_where(setting)})"
         elif setting.var is not None and setting.var.value_from and "fieldRef" in setting.var.value_from:
             unknown = "a value the manifest does not fix"
         else:
