@@ -13,7 +13,9 @@ from gpulint.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-SHARED = ROOT.parent / "shared"
+# `shared/` sits beside the repository; a git worktree kept one level deeper
+# (e.g. wt/<name>) finds it beside an ancestor.
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared")
 CORPUS = SHARED / "corpus"
 
 
