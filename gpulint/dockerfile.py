@@ -82,7 +82,8 @@ class Dockerfile:
         return [i for i in self.instructions if i.stage == max(last, 0)]
 
     def env(self, instructions: list[Instruction] | None = None) -> list[EnvPair]:
-        """ENV pairs as written (values unquoted but not expanded)."""
+        """ENV pairs of `instructions` (default: all), quotes removed; variables are expanded
+        without ARG/ENV context (to ""). `effective_env` gives what a build really sets."""
         out = []
         for ins in instructions if instructions is not None else self.instructions:
             if ins.keyword == "ENV":

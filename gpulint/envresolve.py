@@ -69,10 +69,10 @@ def resolve(name: str, container: Container, pod: PodSpec, namespace: str | None
     setting: EnvSetting | None = None
     pending: list[EnvFrom] = []
     for item in container.env_from:
-        if not name.startswith(item.prefix):
-            continue
+        if not item.name or not name.startswith(item.prefix):
+            continue  # a source without a name is invalid and provides nothing
         key = name[len(item.prefix):]
-        source = index.lookup(item.source, namespace, item.name) if item.name else None
+        source = index.lookup(item.source, namespace, item.name)
         if source is None:
             pending.append(item)
             continue

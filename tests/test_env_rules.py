@@ -6,6 +6,7 @@ import importlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import FIXTURES, scan_json
 from gpulint.api import RuleContext
@@ -233,3 +234,26 @@ spec:
 """
     assert _check(GPU007, pod) == []
     assert len(_check(GPU007, pod, settings={"runtime-classes": ["gpu-*"]})) == 1
+
+
+# --- robustness -----------------------------------------------------------------
+
+_DOCKERFILE_TOKENS = st.sampled_from([
+    "FROM ", "ENV ", "ARG ", "RUN ", "env ", " AS ", "=", "\\\n", "`", "$", "${", "}", ":-", '"', "'",
+    "\n", " ", "\t", "# escape=`\n", "#", "<<EOF\n", "EOF\n", "base", "NVIDIA_VISIBLE_DEVICES", "all", "void",
+])
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(st.lists(_DOCKERFILE_TOKENS, max_size=60).map("".join))
+def test_dockerfile_reader_never_fails(text: str) -> None:
+    parsed = parse_dockerfile("Dockerfile", text)
+    for pair in parsed.effective_env().values():
+        line, column, end_line, end_column = pair.span
+        assert 1 <= line <= end_line and column >= 1
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abc/:@.-_ 0{}$")), max_size=30))
+def test_image_matching_never_fails(image: str) -> None:
+    image_visible_devices_default(image, {})
