@@ -240,22 +240,105 @@ def is_gpu_host_path(path: str) -> bool:
 # --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------
 
 
+@dataclass(frozen=True)
+class ImageRef:
+    """An image reference split the way registries read it."""
+
+    registry: str            # "docker.io" for Docker Hub, whatever its spelling
+    repository: str          # "nvidia/cuda", "library/ubuntu"
+    tag: str | None          # None when absent
+    digest: str | None       # "sha256:..." when pinned
+
+    @property
+    def name(self) -> str:
+        """`registry/repository`, what image data entries match."""
+        return f"{self.registry}/{self.repository}"
+
+    @property
+    def effective_tag(self) -> str | None:
+        """The tag a pull resolves: `latest` when neither tag nor digest is given."""
+        if self.tag is not None:
+            return self.tag
+        return None if self.digest else "latest"
+
+    def __str__(self) -> str:
+        text = self.name
+        if self.tag is not None:
+            text += f":{self.tag}"
+        if self.digest:
+            text += f"@{self.digest}"
+        return text
+
+
+_DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com")
+
+
+def parse_image(image: str) -> ImageRef | None:
+    """Split `[registry[:port]/]path[:tag][@digest]`; None for text that is no reference (templates)."""
+    text = image.strip()
+    if not text or any(c.isspace() for c in text) or any(c in text for c in "{}$<>"):
+        return None
+    text, _, digest = text.partition("@")
+    first, sep, rest = text.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        registry, path = first.lower(), rest
+    else:
+        registry, path = "docker.io", text
+    if registry in _DOCKER_HUB:
+        registry = "docker.io"
+    tag = None
+    last_slash = path.rfind("/")
+    colon = path.rfind(":")
+    if colon > last_slash:
+        path, tag = path[:colon], path[colon + 1:]
+    if not path:
+        return None
+    if registry == "docker.io" and "/" not in path:
+        path = f"library/{path}"
+    return ImageRef(registry, path, tag or None, digest or None)
+
+
 def normalize_image(image: str) -> str:
     """`nvidia/cuda:12` -> `docker.io/nvidia/cuda:12`; `ubuntu` -> `docker.io/library/ubuntu`."""
-    image = image.strip()
-    first, sep, rest = image.partition("/")
-    if not sep:
-        return f"docker.io/library/{image}"
-    if "." in first or ":" in first or first == "localhost":
-        return image
-    return f"docker.io/{image}"
+    ref = parse_image(image)
+    return str(ref) if ref is not None else image.strip()
 
 
 @dataclass(frozen=True)
 class ImageRule:
-    match: str        # glob over the normalized image reference
+    """What an image family sets NVIDIA_VISIBLE_DEVICES to, and why we believe it.
+
+    `match` is a glob over `registry/repository`; `tags` (any must match) and
+    `except_tags` (none may match) narrow it to some tags. A reference whose tag
+    is unknown (pinned by digest only) matches only rules without tag globs.
+    """
+
+    match: str        # glob over registry/repository (Docker Hub images get docker.io/)
     sets: str         # "all" or "void": what the image sets NVIDIA_VISIBLE_DEVICES to
     source: str       # why we believe it
+    tags: tuple[str, ...] = ()
+    except_tags: tuple[str, ...] = ()
+
+    def matches(self, ref: ImageRef) -> bool:
+        if not fnmatch.fnmatchcase(ref.name, self.match):
+            return False
+        if not self.tags and not self.except_tags:
+            return True
+        tag = ref.effective_tag
+        if tag is None:
+            return False
+        if self.tags and not _matches_any(tag, self.tags):
+            return False
+        return not _matches_any(tag, self.except_tags)
+
+
+def _image_rule(entry: Any) -> ImageRule:
+    if not isinstance(entry, dict) or not isinstance(entry.get("match"), str) \
+            or entry.get("sets") not in ("all", "void"):
+        raise RuntimeError(f"gpulint/data/gpu_images.yaml: bad entry {entry!r}")
+    return ImageRule(entry["match"], entry["sets"], str(entry.get("source", "")),
+                     tuple(str(t) for t in entry.get("tags") or ()),
+                     tuple(str(t) for t in entry.get("except-tags") or ()))
 
 
 @functools.lru_cache(maxsize=1)
@@ -267,20 +350,26 @@ def builtin_image_rules() -> tuple[ImageRule, ...]:
     text = files("gpulint").joinpath("data/gpu_images.yaml").read_text(encoding="utf-8")
     for doc in load_documents(text):
         if isinstance(doc, Document) and isinstance(doc.data, dict):
-            return tuple(ImageRule(str(e["match"]), str(e["sets"]), str(e.get("source", "")))
-                         for e in doc.data.get("images", []))
+            return tuple(_image_rule(e) for e in doc.data.get("images", []))
     raise RuntimeError("gpulint/data/gpu_images.yaml is unreadable")
 
 
 def image_visible_devices_default(image: str | None, settings: Mapping[str, Any]) -> ImageRule | None:
-    """The first image rule matching `image` (user patterns set `all`), or None."""
+    """The first image rule matching `image` (user `gpu-images` patterns come first and set `all`), or None.
+
+    User patterns are globs over the normalized reference (`docker.io/org/name:tag`)
+    or the reference as written.
+    """
     if not image:
         return None
-    ref = normalize_image(image)
+    ref = parse_image(image)
+    if ref is None:
+        return None
+    normalized = str(ref)
     for pattern in setting(settings, "gpu-images"):
-        if fnmatch.fnmatchcase(ref, pattern) or fnmatch.fnmatchcase(image, pattern):
+        if fnmatch.fnmatchcase(normalized, pattern) or fnmatch.fnmatchcase(image.strip(), pattern):
             return ImageRule(pattern, "all", "configured gpu-images pattern")
     for rule in builtin_image_rules():
-        if fnmatch.fnmatchcase(ref, rule.match):
+        if rule.matches(ref):
             return rule
     return None

@@ -282,6 +282,8 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
             volumes.append(Volume(str(item.get("name", "")), kind, item.get(kind) or {}, path))
 
     meta_rel = rel[:-1] + ("metadata",) if rel and rel[-1] == "spec" else None
+    if meta_rel is None and isinstance(spec.get("metadata"), dict):
+        meta_rel = rel + ("metadata",)  # Argo templates keep the pod's metadata beside its containers
     meta = _at(obj.data, meta_rel) if meta_rel is not None else None
     meta = meta if isinstance(meta, dict) else None
     annotations = meta.get("annotations") if meta else None

@@ -1,0 +1,141 @@
+"""
+## What it does
+Finds GPUs handed out by an image's own default:
+
+- **Manifests:** a container (init and ephemeral containers too, in every pod
+  template: Deployments, Jobs, Ray, Kubeflow, Argo, KServe, ...) whose image
+  sets `NVIDIA_VISIBLE_DEVICES=all` in its ENV, that requests no GPU and whose
+  pod does not set the variable. Known images are listed, each with the source
+  that shows it, in `gpulint/data/gpu_images.yaml`: `nvidia/cuda`, NGC images
+  under `nvcr.io/nvidia/` (with the GPU Operator, its validator and the container
+  toolkit, which set `void`, excluded), `tensorflow/tensorflow` and
+  `tensorflow/serving` GPU tags, `pytorch/pytorch`, `horovod/horovod`,
+  `rayproject/ray` GPU/CUDA tags, `rayproject/ray-ml` (except `-cpu`),
+  `rayproject/ray-llm`, `vllm/vllm-openai`, `ollama/ollama`, `projecthami/hami`
+  and the ACK gpushare device plugin. References are compared the way registries
+  read them: `docker.io/`, `index.docker.io/` and `library/` are implied, tags
+  and digests are split off. Add your own images with the `gpu-images` setting.
+- **Dockerfiles and Containerfiles:** an image whose final stage sets
+  `NVIDIA_VISIBLE_DEVICES` to a value that exposes GPUs (`ENV
+  NVIDIA_VISIBLE_DEVICES all`, `ENV NVIDIA_VISIBLE_DEVICES=all`, GPU indices,
+  UUIDs; line continuations, quotes and `${ARG}` defaults are read). A value set
+  in a stage the final stage builds on (`FROM base`) counts; a build stage the
+  final image does not build on does not; a later `ENV NVIDIA_VISIBLE_DEVICES=void`
+  cancels it. The finding points at the ENV line, at the variable's name.
+
+A container that requests a GPU (`resources.limits`, a DRA claim, or a GPU-share
+annotation) is not reported: the device plugin sets the variable to the GPUs it
+allocated. Neither is a container whose pod sets the variable itself: `void` or
+`none` hide GPUs, a literal `all` is GPU003's finding and a ConfigMap value is
+GPU004's. A `void` from an `envFrom` ConfigMap in the scan counts; an `envFrom`
+source outside the scan cannot be checked, so the finding stands and says so.
+
+## Why is this bad
+Policy item 5 (POLICY.md §1): container images that set `NVIDIA_VISIBLE_DEVICES`
+to `all` by default are prohibited when the Pod YAML does not set it. On a node
+where the NVIDIA runtime runs the container (the GPU Operator makes it the
+default runtime, or `runtimeClassName: nvidia`), the runtime hook reads the
+image's ENV like any other variable and mounts every GPU of the node into a
+container that asked for none. The scheduler does not know: it keeps handing
+those GPUs to other Pods, which then contend for the same cards and memory
+(NVIDIA/gpu-operator#421, #700: all GPUs visible to pods that requested none;
+kubernetes/kubernetes#133618). GPUs injected by the hook without runc knowing
+them also fail later with "Failed to initialize NVML: Unknown Error" after a
+`systemctl daemon-reload` (NVIDIA/nvidia-container-toolkit#48,
+NVIDIA/nvidia-docker#1730, NVIDIA/gpu-operator#485).
+
+## Example
+```yaml
+containers:
+- name: ray-head            # the head runs no GPU work
+  image: rayproject/ray:2.40.0-py311-gpu
+  resources:
+    limits: {cpu: "2"}
+```
+```dockerfile
+FROM ubuntu:22.04
+ENV NVIDIA_VISIBLE_DEVICES=all
+```
+
+## Use instead
+```yaml
+containers:
+- name: ray-head
+  image: rayproject/ray:2.40.0-py311-gpu
+  env:
+  - name: NVIDIA_VISIBLE_DEVICES
+    value: void             # or request nvidia.com/gpu in resources.limits
+```
+In an image, leave the variable unset (or set it to `void`) and let the device
+plugin set it for the containers that request GPUs.
+
+## References
+- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1, item 5)
+- NVIDIA container toolkit, environment variables and CUDA image defaults: https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md
+- NVIDIA/k8s-device-plugin#203: NGC images set NVIDIA_VISIBLE_DEVICES regardless: https://github.com/NVIDIA/k8s-device-plugin/issues/203
+- NVIDIA/gpu-operator#421: https://github.com/NVIDIA/gpu-operator/issues/421
+- NVIDIA/nvidia-container-toolkit#48: https://github.com/NVIDIA/nvidia-container-toolkit/issues/48
+- Dockerfile reference, ENV: https://docs.docker.com/reference/dockerfile/#env
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from gpulint.api import LineAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.dockerfile import Dockerfile
+from gpulint.envresolve import describe_env_from, resolve
+from gpulint.gpu import (
+    GRANTS, VISIBLE_DEVICES, classify_visible_devices, describe_devices, image_visible_devices_default,
+    requests_gpu,
+)
+from gpulint.model import Workload
+
+
+def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    for pod, container in workload.containers():
+        image_rule = image_visible_devices_default(container.image, ctx.settings)
+        if image_rule is None or image_rule.sets != "all":
+            continue
+        if requests_gpu(container, pod, ctx.settings):
+            continue
+        resolution = resolve(VISIBLE_DEVICES, container, pod, workload.namespace, ctx.index)
+        if resolution.setting is not None:
+            continue  # the pod sets the variable: hidden, or GPU003/GPU004's finding
+        unless = ""
+        if resolution.unverifiable:
+            names = ", ".join(describe_env_from(item) for item in resolution.unverifiable)
+            unless = f" (unless envFrom {names}, not in the scan, sets it)"
+        yield Violation(
+            f"image {container.image} sets {VISIBLE_DEVICES}=all by default ({image_rule.source}) and the "
+            f"container requests no GPU{unless}: with the NVIDIA runtime it sees every GPU of the node "
+            f"without the scheduler knowing; set {VISIBLE_DEVICES}=void in env, or request nvidia.com/gpu "
+            "in resources.limits",
+            ValueAt(container.key_path("image")), container,
+        )
+
+
+def check_dockerfile(dockerfile: Dockerfile, ctx: RuleContext) -> Iterator[Violation]:
+    pair = dockerfile.effective_env().get(VISIBLE_DEVICES)
+    if pair is None or classify_visible_devices(pair.value) != GRANTS:
+        return
+    line, column, end_line, end_column = pair.span
+    yield Violation(
+        f"the image built here sets {VISIBLE_DEVICES}={pair.value} by default, exposing "
+        f"{describe_devices(pair.value)} to every container that runs it without requesting a GPU; "
+        f"remove the ENV (or set {VISIBLE_DEVICES}=void) and request nvidia.com/gpu in the pod's "
+        "resources.limits",
+        LineAt(line, column, end_line, end_column),
+    )
+
+
+RULE = Rule(
+    id="GPU005",
+    name="image-default-visible-devices",
+    severity=Severity.WARNING,
+    summary="An image that defaults NVIDIA_VISIBLE_DEVICES to all runs in a container that requests no GPU.",
+    doc=__doc__ or "",
+    check=check,
+    check_dockerfile=check_dockerfile,
+    security_severity="6.5",
+)
