@@ -40,7 +40,7 @@ def _run_form(path: str) -> str:
 # (test, description) in order; the first match describes the path.
 _DEVICE_DIRS = (
     ("/dev/dri", "the node's DRM (GPU) devices"),
-    ("/dev/char", "the node's character devices, GPUs among them"),
+    ("/dev/char", "the node's character devices, GPUs included"),
     ("/dev/vfio", "the node's VFIO passthrough devices"),
     ("/usr/local/nvidia", "the node's NVIDIA driver"),
     ("/run/nvidia/driver", "the node's NVIDIA driver"),
@@ -57,9 +57,9 @@ def gpu_host_access(path: str) -> str | None:
     """
     path = _run_form(normalize(path))
     if path == "/":
-        return "the node's root filesystem with its GPU devices and NVIDIA driver"
+        return "the node's root filesystem, GPU devices and NVIDIA driver included"
     if path == "/dev":
-        return "every device of the node, GPUs among them"
+        return "every device of the node, GPUs included"
     if path.startswith("/dev/nvidia"):
         return "the node's NVIDIA GPU devices"
     for directory, description in _DEVICE_DIRS:

@@ -98,8 +98,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             continue
         where = ValueAt(item.volume.host_path_path)
         if item.mounts:
-            yield Violation(f"hostPath {item.host_path} exposes {what} to the container, which can then "
-                            f"use GPUs the scheduler never allocated; {_FIX}", where, item.mounts[0][1])
+            yield Violation(f"hostPath {item.host_path} exposes {what}; the container can use GPUs the "
+                            f"scheduler never allocated; {_FIX}", where, item.mounts[0][1])
         else:
             yield Violation(f"hostPath {item.host_path} would expose {what}; no container mounts it yet, "
                             "remove it", where, severity=Severity.WARNING)
