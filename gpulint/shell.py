@@ -158,18 +158,22 @@ def script_arguments(words: Sequence[str]) -> list[int]:
     if name == "eval":
         return list(range(1, len(words)))
     if name in SHELL_NAMES:
-        i = 1
+        # Options first (`-c` may come before others: `bash -lc -- SCRIPT`), then the script.
+        i, has_c = 1, False
         while i < len(words):
             word = words[i]
-            if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-                return [i + 1] if i + 1 < len(words) else []
+            if word == "--":
+                i += 1
+                break
             if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
                 i += 2
                 continue
-            if not word.startswith(("-", "+")):
-                return []
+            if not word.startswith(("-", "+")) or word in ("-", "+"):
+                break
+            if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+                has_c = True
             i += 1
-        return []
+        return [i] if has_c and i < len(words) else []
     if name in ("su", "runuser"):
         for i in range(1, len(words) - 1):
             if words[i] in ("-c", "--command"):

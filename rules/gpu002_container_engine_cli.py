@@ -182,53 +182,53 @@ def engine_run(argv: Sequence[str]) -> EngineRun | None:
     if family is None:
         return None
     i = 1
-    while i < len(argv) and argv[i].startswith("-"):
-        i += 2 if argv[i] in _GLOBAL_WITH_VALUE else 1
-    global_options = argv[1:i]
-    words = list(argv[i:])
-    found = _subcommand(family, words)
+    if family != "compose":  # compose options are read with its subcommand
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in _GLOBAL_WITH_VALUE else 1
+    found = _subcommand(family, list(argv[i:]))
     if found is None:
         return None
-    taken, options = found
+    subcommand, options = found
     if "--help" in options:
         return None
-    flags = _gpu_flags(global_options) + _gpu_flags(options)
-    return EngineRun(" ".join([program] + words[:taken]), tuple(flags))
+    flags = _gpu_flags(argv[1:i]) + _gpu_flags(options)
+    return EngineRun(" ".join([program, *subcommand]), tuple(flags))
 
 
-def _subcommand(family: str, words: list[str]) -> tuple[int, list[str]] | None:
-    """(number of subcommand words, the words after them) when they create a container."""
+def _subcommand(family: str, words: list[str]) -> tuple[list[str], list[str]] | None:
+    """(the subcommand words, the words after them) when they create a container."""
     first = words[0] if words else ""
     second = words[1] if len(words) > 1 else ""
     if family == "compose":
         return _compose(words, 0)
     if family == "docker":
         if first in ("run", "create"):
-            return 1, words[1:]
+            return [first], words[1:]
         if first == "container" and second in ("run", "create"):
-            return 2, words[2:]
+            return [first, second], words[2:]
         if first == "compose":
             return _compose(words, 1)
         if (first, second) in (("kube", "play"), ("play", "kube")):
-            return 2, words[2:]
+            return [first, second], words[2:]
         return None
     if family == "ctr":
         if first == "run":
-            return 1, words[1:]
+            return [first], words[1:]
         if first in ("c", "container", "containers") and second == "create":
-            return 2, words[2:]
+            return [first, second], words[2:]
         return None
     if family == "crictl" and first in ("run", "runp", "create"):
-        return 1, words[1:]
+        return [first], words[1:]
     return None
 
 
-def _compose(words: list[str], start: int) -> tuple[int, list[str]] | None:
+def _compose(words: list[str], start: int) -> tuple[list[str], list[str]] | None:
+    """`[docker] compose [-f FILE...] up|run|create`."""
     i = start
     while i < len(words) and words[i].startswith("-"):
         i += 2 if words[i] in _COMPOSE_WITH_VALUE else 1
     if i < len(words) and words[i] in _COMPOSE_CREATES:
-        return i + 1, words[i + 1:]
+        return words[:start] + [words[i]], words[i + 1:]
     return None
 
 
