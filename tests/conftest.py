@@ -14,7 +14,8 @@ from gpulint.cli import app
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SHARED = ROOT.parent / "shared"
-CORPUS = SHARED / "corpus"
+# GPULINT_CORPUS points elsewhere, e.g. from a git worktree that does not sit beside shared/.
+CORPUS = Path(os.environ.get("GPULINT_CORPUS", SHARED / "corpus"))
 
 
 def run_cli(*args: str, input: str | bytes | None = None) -> tuple[int, str, str]:
