@@ -103,8 +103,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         else:
             yield Violation(f"hostPath {item.host_path} would expose {what}; no container mounts it yet, "
                             "remove it", where, severity=Severity.WARNING)
+    reported: set[tuple] = set()  # workload-wide: containers sharing a mounted script report it once
     for pod, container in workload.containers():
-        reported: set[tuple] = set()
         for command in container_commands(workload, pod, container, ctx.index):
             if command.source in reported:
                 continue

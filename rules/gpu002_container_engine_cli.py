@@ -93,7 +93,7 @@ from gpulint.gpu import (
     pod_requests_gpu, uses_nvidia_runtime,
 )
 from gpulint.hostpaths import container_runtime_access, host_path_volumes
-from gpulint.model import PodSpec, Workload
+from gpulint.model import Container, PodSpec, Workload
 
 _ENGINES = {"docker": "docker", "nvidia-docker": "docker", "podman": "docker", "nerdctl": "docker",
             "docker-compose": "compose", "podman-compose": "compose", "ctr": "ctr", "crictl": "crictl"}
@@ -129,21 +129,24 @@ class EngineRun:
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
-    runs_engine = False
+    # Per source (argv or script), its first engine run and how many there are. Workload-wide:
+    # containers sharing a mounted script report it once, for the first container.
+    counts: dict[tuple, int] = {}
+    first: dict[tuple, tuple[RunCommand, EngineRun, Container]] = {}
     for pod, container in workload.containers():
-        reported: dict[tuple, int] = {}
-        first: dict[tuple, tuple[RunCommand, EngineRun]] = {}
         for command in container_commands(workload, pod, container, ctx.index):
             run = engine_run(command.argv)
             if run is None:
                 continue
-            runs_engine = True
-            reported[command.source] = reported.get(command.source, 0) + 1
-            first.setdefault(command.source, (command, run))
-        for source, (command, run) in first.items():
-            more = reported[source] - 1
-            yield Violation(_message(command, run, more), command.where, container,
-                            located_in=command.located_in)
+            if command.source not in first:
+                first[command.source] = (command, run, container)
+                counts[command.source] = 0
+            if first[command.source][2] is container:
+                counts[command.source] += 1
+    for source, (command, run, container) in first.items():
+        yield Violation(_message(command, run, counts[source] - 1), command.where, container,
+                        located_in=command.located_in)
+    runs_engine = bool(first)
 
     for item in host_path_volumes(workload):
         what = container_runtime_access(item.host_path)
