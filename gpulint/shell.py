@@ -480,7 +480,7 @@ class _Parser:
         self.depth = depth
         self.found = found
         self.substitutions: list[tuple[int, int]] = []
-        self.heredoc_commands: list[tuple[tuple[Word, ...], list[_HereDoc]]] = []
+        self.heredocs: list[_HereDoc] = []   # here-docs fed to a shell (`bash <<EOF`)
 
     def run(self) -> None:
         lexer = _Lexer(self.text, self.origin, self.substitutions)
@@ -554,11 +554,9 @@ class _Parser:
         if self.depth < _MAX_DEPTH:
             for start, end in self.substitutions:
                 self._nested(self.text[start:end], self.origin[start:end])
-            for words_, docs in self.heredoc_commands:
-                for doc in docs:
-                    if doc.body is not None:
-                        self._nested(self.text[doc.body[0]:doc.body[1]],
-                                     self.origin[doc.body[0]:doc.body[1]])
+            for doc in self.heredocs:
+                if doc.body is not None:
+                    self._nested(self.text[doc.body[0]:doc.body[1]], self.origin[doc.body[0]:doc.body[1]])
 
     def _unquoted(self, token: _Token) -> bool:
         return self.text[token.start:token.start + len(token.value)] == token.value
@@ -577,7 +575,7 @@ class _Parser:
             word = argv[scripts[0]]
             self._nested(word.text, word.positions)
         elif heredocs and texts and posixpath.basename(texts[0]) in SHELL_NAMES:
-            self.heredoc_commands.append((words, heredocs))
+            self.heredocs.extend(heredocs)
 
     def _nested_words(self, words: Sequence[Word]) -> None:
         text = " ".join(w.text for w in words)

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import scan_json
 from gpulint.hostpaths import container_runtime_access, gpu_host_access, normalize
-from rules.gpu002_container_engine_cli import engine_run
+from gpulint.rules.gpu002_container_engine_cli import engine_run
 
 
 def _findings(report: dict, rule: str) -> list[dict]:

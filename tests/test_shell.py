@@ -76,7 +76,7 @@ def test_subshells_brace_groups_and_functions() -> None:
 
 def test_assignments_and_wrappers_are_skipped() -> None:
     text = "FOO=bar X=\"1 2\" sudo -u root -E env A=1 nohup timeout -s KILL 10 docker run x"
-    [(name, start, end, source)] = commands(text)
+    [(name, start, _end, source)] = commands(text)
     assert (name, source) == ("docker", "docker run x")
     assert start == text.index("docker")
     assert names("exec docker run x") == ["docker"]
@@ -108,7 +108,7 @@ def test_sh_c_string_is_parsed_with_offsets_in_the_outer_text() -> None:
     found = commands(text)
     start = text.index("docker")
     assert found[2] == ("docker", start, len(text) - 1, 'docker run --gpus \\"all\\" img')
-    inner = [c for c in parse(text) if c.name == "docker"][0]
+    inner = next(c for c in parse(text) if c.name == "docker")
     assert [w.text for w in inner.words] == ["docker", "run", "--gpus", "all", "img"]
 
 
@@ -179,6 +179,6 @@ def test_any_text_parses_and_every_offset_points_at_its_character(text: str) -> 
             assert 0 <= word.start < word.end <= len(text)
             assert len(word.positions) == len(word.text)
             assert list(word.positions) == sorted(set(word.positions))
-            for char, pos in zip(word.text, word.positions):
+            for char, pos in zip(word.text, word.positions, strict=True):
                 assert word.start <= pos < word.end
                 assert text[pos] == char
