@@ -9,8 +9,9 @@ the ConfigMap's own file for mounted scripts.
 
 A mounted ConfigMap/Secret key is read as a shell script when it starts with
 a shell `#!` line, or has no `#!` line and its file name ends in `.sh`/`.bash`
-or a command of the container names its mounted path. Keys left out by `items`
-are not mounted and are ignored.
+or the container runs its mounted path (as the program, `sh PATH` or `. PATH`;
+`python PATH` does not count). Keys left out by `items` are not mounted and are
+ignored. A mount's `subPath` is not taken into account.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def container_commands(workload: Workload, pod: PodSpec, container: Container,
     for script in container.scripts:
         if script.interpreter in SHELL_NAMES or script.interpreter in ("", "busybox"):
             found.extend(_script_commands(script.text, script.path, script.origin, None))
-    referenced = {normalize(word) for cmd in found for word in cmd.argv if word.startswith("/")}
+    referenced = {path for cmd in found for path in _runs_files(cmd.argv)}
     for file in mounted_config_files(workload, pod, container, index):
         if _is_shell_script(file, referenced):
             assert file.entry.value is not None
@@ -145,6 +146,19 @@ def _items(raw: object) -> list[tuple[str, str]] | None:
         return None
     return [(str(item["key"]), str(item.get("path") or item["key"])) for item in raw
             if isinstance(item, dict) and "key" in item]
+
+
+def _runs_files(argv: tuple[str, ...]) -> Iterator[str]:
+    """Files `argv` runs as programs or shell scripts: `/s/run`, `sh -e /s/run`, `. /s/env`."""
+    if not argv:
+        return
+    if argv[0].startswith("/"):
+        yield normalize(argv[0])
+    name = posixpath.basename(argv[0])
+    if name in SHELL_NAMES or name in (".", "source"):
+        script = next((word for word in argv[1:] if not word.startswith(("-", "+"))), None)
+        if script is not None and script.startswith("/") and not script_arguments(argv):
+            yield normalize(script)
 
 
 def _is_shell_script(file: MountedFile, referenced: set[str]) -> bool:
