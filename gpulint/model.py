@@ -459,8 +459,11 @@ def shell_script(item: Exec) -> Script | None:
     for i in range(1, len(argv)):
         arg = argv[i]
         if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
-            if i + 1 < len(argv):
-                return Script(argv[i + 1], item.paths[offset + i + 1], item.origin, shell)
+            script_at = i + 1
+            if script_at < len(argv) and argv[script_at] == "--":  # `bash -lc -- SCRIPT` (KubeRay)
+                script_at += 1
+            if script_at < len(argv):
+                return Script(argv[script_at], item.paths[offset + script_at], item.origin, shell)
             return None
         if not arg.startswith("-"):
             return None

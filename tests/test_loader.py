@@ -163,3 +163,11 @@ def test_decode_boms_and_errors() -> None:
     with pytest.raises(DecodeError) as info:
         decode(b"a: 1\nb: \xff\n")
     assert (info.value.line, info.value.column) == (2, 4)
+
+
+def test_shell_script_after_double_dash() -> None:
+    from gpulint.model import Exec, shell_script
+
+    item = Exec(("/bin/bash", "-lc", "--", "ray start --head"), tuple(("args", i) for i in range(4)), "command")
+    script = shell_script(item)
+    assert script is not None and (script.text, script.path) == ("ray start --head", ("args", 3))

@@ -1,0 +1,197 @@
+"""
+## What it does
+Finds pods that reach the node's GPUs or NVIDIA driver directly instead of
+through the scheduler:
+
+- hostPath volumes of GPU device nodes (`/dev/nvidia*`, `/dev/nvidia-caps`,
+  `/dev/nvidiactl`, `/dev/nvidia-uvm*`), `/dev/dri`, `/dev/char`, `/dev/vfio`,
+  the whole `/dev`, the host root `/`, and NVIDIA driver paths
+  (`/usr/local/nvidia`, `/run/nvidia`, `/run/nvidia/driver...`,
+  `/home/kubernetes/bin/nvidia...`, any `libnvidia-*` file, `nvidia-smi`);
+- commands that enter the node: `nsenter` into PID 1 (`-t 1`, `--target 1`,
+  `--mount=/proc/1/ns/mnt`) in a pod with `hostPID: true`, or into a host
+  `/proc` mounted by hostPath; `chroot` into a hostPath mount of the host root
+  (`chroot /host`) or into `/proc/1/root` with `hostPID: true`. Commands are
+  found in command/args, `sh -c` scripts, lifecycle hooks, exec probes, Argo
+  `script.source` and shell scripts mounted from a ConfigMap; each script or
+  argv is reported once, at its first such command.
+
+Paths are normalised first (`//dev/nvidia0/`, `/dev/../`). A hostPath volume
+that no container mounts grants nothing yet: it is reported as a warning (it is
+one `volumeMounts` entry away from the node). A mount's `subPath` is not taken
+into account.
+
+Not reported: the device-plugin and pod-resources sockets
+(`/var/lib/kubelet/device-plugins`, `/var/lib/kubelet/pod-resources`),
+`/var/run/cdi`, `/run/nvidia/validations`, `/run/nvidia/mps`, `/sys`, `/proc`,
+generic host directories (`/usr`, `/lib`, `/etc/...`, `/var/log`) and emptyDir
+volumes; `nsenter -t 1` without `hostPID` (it enters the container's own init).
+GPU Operator and device-plugin components need this access: they are
+recognised by the system-component allowlist and reported as suppressed.
+
+## Why is this bad
+Policy item 1 (POLICY.md §1): running GPU applications directly on the node is
+prohibited. A container that opens `/dev/nvidia*` itself, loads the host driver
+or runs programs in the node's namespaces uses GPUs the scheduler never
+allocated: the node is over-allocated, several Pods end up fighting over one
+card's memory, and workloads fail. Devices the runtime did not set up are also
+unknown to runc: access breaks with "Failed to initialize NVML: Unknown Error"
+after a `systemctl daemon-reload` (NVIDIA/nvidia-container-toolkit#48,
+NVIDIA/nvidia-docker#1730). Entering the host (`nsenter -t 1`, `chroot /host`)
+escapes every per-container limit at once.
+
+## Example
+```yaml
+spec:
+  hostPID: true
+  containers:
+  - name: train
+    image: registry.example.com/train:1.0
+    command: ["nsenter", "-t", "1", "-m", "--", "/opt/train.sh"]
+    volumeMounts:
+    - {name: nvidia0, mountPath: /dev/nvidia0}
+  volumes:
+  - name: nvidia0
+    hostPath:
+      path: /dev/nvidia0
+```
+
+## Use instead
+```yaml
+spec:
+  containers:
+  - name: train
+    image: registry.example.com/train:1.0
+    command: ["/opt/train.sh"]
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+```
+The device plugin then mounts the allocated GPU and the driver libraries.
+
+## References
+- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1, item 1)
+- Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
+- Kubernetes, hostPath volumes: https://kubernetes.io/docs/concepts/storage/volumes/#hostpath
+- NVIDIA/nvidia-container-toolkit#48: https://github.com/NVIDIA/nvidia-container-toolkit/issues/48
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.commands import RunCommand, container_commands
+from gpulint.hostpaths import gpu_host_access, host_path_volumes, is_within, node_path_of, normalize
+from gpulint.model import Container, PodSpec, Workload
+
+_FIX = "request nvidia.com/gpu in resources.limits instead"
+# nsenter options naming a namespace file (`-m/proc/1/ns/mnt`, `--mount=...`).
+_NS_SHORT = frozenset("muinpUCT")
+_NS_LONG = ("--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time")
+
+
+def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    for item in host_path_volumes(workload):
+        what = gpu_host_access(item.host_path)
+        if what is None:
+            continue
+        where = ValueAt(item.volume.host_path_path)
+        if item.mounts:
+            yield Violation(f"hostPath {item.host_path} exposes {what}; the container can use GPUs the "
+                            f"scheduler never allocated; {_FIX}", where, item.mounts[0][1])
+        else:
+            yield Violation(f"hostPath {item.host_path} would expose {what}; no container mounts it yet, "
+                            "remove it", where, severity=Severity.WARNING)
+    reported: set[tuple] = set()  # workload-wide: containers sharing a mounted script report it once
+    for pod, container in workload.containers():
+        for command in container_commands(workload, pod, container, ctx.index):
+            if command.source in reported:
+                continue
+            how = enters_host(command, pod, container)
+            if how is not None:
+                reported.add(command.source)
+                yield Violation(f"{how} runs programs on the node itself, outside the scheduler "
+                                f"({command.described_origin}); {_FIX}", command.where, container,
+                                located_in=command.located_in)
+
+
+def enters_host(command: RunCommand, pod: PodSpec, container: Container) -> str | None:
+    """A description of how `command` enters the node, or None."""
+    if command.name == "nsenter":
+        return _nsenter(command.argv[1:], pod, container)
+    if command.name == "chroot":
+        return _chroot(command.argv[1:], pod, container)
+    return None
+
+
+def _nsenter(args: tuple[str, ...], pod: PodSpec, container: Container) -> str | None:
+    target: str | None = None
+    ns_files: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            break
+        value_next = args[i + 1] if i + 1 < len(args) else ""
+        if arg in ("-t", "--target"):
+            target, i = value_next, i + 2
+            continue
+        if arg.startswith("--target="):
+            target = arg.partition("=")[2]
+        elif arg.startswith(_NS_LONG) and "=" in arg:
+            ns_files.append(arg.partition("=")[2])
+        elif arg.startswith("-") and not arg.startswith("--"):
+            for j, letter in enumerate(arg[1:], start=1):
+                rest = arg[j + 1:]
+                if letter == "t":
+                    if rest:
+                        target = rest
+                    else:
+                        target, i = value_next, i + 1
+                    break
+                if letter in _NS_SHORT and rest:
+                    ns_files.append(rest)
+                    break
+                if letter in "SGrw":  # options with a value: the rest of the word
+                    break
+        elif not arg.startswith("-"):
+            break  # the program nsenter runs
+        i += 1
+    if target == "1" and pod.host_pid:
+        return "nsenter --target 1 with hostPID: true"
+    for ns_file in ns_files:
+        if _host_init_path(ns_file, pod, container, "/proc/1/ns"):
+            return f"nsenter into {ns_file}"
+    return None
+
+
+def _chroot(args: tuple[str, ...], pod: PodSpec, container: Container) -> str | None:
+    root = next((a for a in args if not a.startswith("-")), None)
+    if root is None:
+        return None
+    if _host_init_path(root, pod, container, "/proc/1/root"):
+        return f"chroot {root}"
+    node_path = node_path_of(pod, container, root)
+    if node_path == "/":
+        return f"chroot {root} (the node's root filesystem)"
+    return None
+
+
+def _host_init_path(path: str, pod: PodSpec, container: Container, under: str) -> bool:
+    """Whether `path` names the node's PID 1 `under` (/proc/1/ns, /proc/1/root)."""
+    if pod.host_pid and is_within(normalize(path), under):
+        return True
+    node_path = node_path_of(pod, container, path)
+    return node_path is not None and is_within(node_path, under)
+
+
+RULE = Rule(
+    id="GPU001",
+    name="host-gpu-access",
+    severity=Severity.ERROR,
+    summary="The pod reaches the node's GPUs or NVIDIA driver directly (hostPath devices/driver, entering the host).",
+    doc=__doc__ or "",
+    check=check,
+    security_severity="8.5",
+)

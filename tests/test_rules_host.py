@@ -1,0 +1,215 @@
+"""GPU001 host-gpu-access and GPU002 container-engine-cli beyond the fixtures:
+severities, cross-file ConfigMaps, the shared path facts, and the real corpus."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from conftest import scan_json
+from gpulint.hostpaths import container_runtime_access, gpu_host_access, normalize
+from gpulint.rules.gpu002_container_engine_cli import engine_run
+
+
+def _findings(report: dict, rule: str) -> list[dict]:
+    return [f for f in report["findings"] if f["rule"] == rule]
+
+
+# --- path facts ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("/dev/nvidia0/", "/dev/nvidia0"), ("//dev//dri/./card1", "/dev/dri/card1"), ("/dev/../", "/"),
+    ("/", "/"), ("  /run/nvidia ", "/run/nvidia"),
+])
+def test_normalize(raw: str, expected: str) -> None:
+    assert normalize(raw) == expected
+
+
+@pytest.mark.parametrize("path", [
+    "/", "/dev", "/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm-tools", "/dev/nvidia-caps/nvidia-cap1",
+    "/dev/dri", "/dev/char", "/dev/vfio/12", "/usr/local/nvidia/lib64", "/run/nvidia", "/var/run/nvidia/driver",
+    "/run/nvidia/driver/lib/firmware", "/home/kubernetes/bin/nvidia", "/usr/lib64/libnvidia-ml.so.535.1",
+    "/usr/bin/nvidia-smi", "//dev/./nvidia1",
+])
+def test_gpu_host_access(path: str) -> None:
+    assert gpu_host_access(path) is not None
+
+
+@pytest.mark.parametrize("path", [
+    "/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources", "/var/run/cdi", "/run/nvidia/validations",
+    "/run/nvidia/mps", "/run/nvidia/toolkit", "/run/nvidia-fabricmanager", "/sys", "/proc", "/usr", "/usr/lib",
+    "/lib", "/etc/kubernetes", "/var/log", "/dev/log", "/dev/shm", "/var", "/boot", "/data/nvidia",
+])
+def test_not_gpu_host_access(path: str) -> None:
+    assert gpu_host_access(path) is None
+
+
+@pytest.mark.parametrize("path", [
+    "/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock", "/var/run/containerd",
+    "/run/k3s/containerd/containerd.sock", "/run/podman/podman.sock", "/var/run/crio/crio.sock", "/var/run",
+    "/run", "/run/docker", "/var/lib/docker", "/var/lib/containerd/io.containerd.content.v1.content",
+    "/run/user/1000/podman/podman.sock",
+])
+def test_container_runtime_access(path: str) -> None:
+    assert container_runtime_access(path) is not None
+
+
+@pytest.mark.parametrize("path", ["/", "/var", "/var/lib", "/var/run/cdi", "/run/nvidia", "/var/log/containers", "/dev"])
+def test_not_container_runtime_access(path: str) -> None:
+    assert container_runtime_access(path) is None
+
+
+# --- engine commands ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, display, flags", [
+    ("docker run --gpus all img", "docker run", ("--gpus all",)),
+    ("docker -H tcp://x:2375 run -it --rm -e NVIDIA_VISIBLE_DEVICES=GPU-1234 img", "docker run",
+     ("-e NVIDIA_VISIBLE_DEVICES=GPU-1234",)),
+    ("docker run -eNVIDIA_VISIBLE_DEVICES=all img", "docker run", ("-e NVIDIA_VISIBLE_DEVICES=all",)),
+    ("docker run -e NVIDIA_VISIBLE_DEVICES=void img", "docker run", ()),
+    ("docker run --name x img --gpus all", "docker run", ()),  # after the image: the container's own args
+    ("podman --runtime nvidia run img", "podman run", ("--runtime nvidia",)),
+    ("nerdctl -n k8s.io container run --gpus=1 img", "nerdctl container run", ("--gpus 1",)),
+    ("ctr -n k8s.io run --rm --gpus 0 img id", "ctr run", ("--gpus 0",)),
+    ("ctr containers create img id", "ctr containers create", ()),
+    ("docker compose -f a.yml --profile gpu up -d", "docker compose up", ()),
+    ("docker-compose -p x run train", "docker-compose run", ()),
+    ("docker run --privileged img", "docker run", ("--privileged",)),
+])
+def test_engine_run(argv: str, display: str, flags: tuple) -> None:
+    run = engine_run(argv.split())
+    assert run is not None
+    assert (run.display, run.gpu_flags) == (display, flags)
+
+
+@pytest.mark.parametrize("argv", [
+    "docker build .", "docker pull img", "docker push img", "docker ps", "docker logs x", "docker exec x ls",
+    "docker images", "docker run --help", "docker compose ps", "ctr images ls", "ctr tasks start x", "crictl ps",
+    "dockerd --host=x", "docker", "kubectl run x --image=y",
+])
+def test_not_engine_run(argv: str) -> None:
+    assert engine_run(argv.split()) is None
+
+
+# --- severities and messages ---------------------------------------------------------
+
+_MOUNTED_AND_NOT = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    volumeMounts: [{name: dev, mountPath: /dev/nvidia0}]
+  volumes:
+  - {name: dev, hostPath: {path: /dev/nvidia0}}
+  - {name: root, hostPath: {path: /}}
+  - {name: sock, hostPath: {path: /var/run/docker.sock}}
+"""
+
+
+def test_unmounted_host_paths_are_warnings() -> None:
+    _code, report = scan_json("--select", "GPU001,GPU002", "-", input=_MOUNTED_AND_NOT)
+    assert [(f["rule"], f["line"], f["severity"], f["container"]) for f in report["findings"]] == [
+        ("GPU001", 10, "error", "c"), ("GPU001", 11, "warning", None), ("GPU002", 12, "warning", None),
+    ]
+    assert "no container mounts it" in report["findings"][1]["message"]
+
+
+_SOCKET = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  %s
+  containers:
+  - name: c
+    image: busybox
+    %s
+    volumeMounts: [{name: sock, mountPath: /var/run/docker.sock}]
+  volumes:
+  - {name: sock, hostPath: {path: /var/run/docker.sock}}
+"""
+
+
+@pytest.mark.parametrize("pod_field, container_field, severity, because", [
+    ("hostNetwork: false", "env: []", "warning", None),
+    ("nodeSelector: {nvidia.com/gpu.present: 'true'}", "env: []", "error", "targets GPU nodes"),
+    ("runtimeClassName: nvidia", "env: []", "error", "uses runtimeClassName nvidia"),
+    ("hostNetwork: false", "resources: {limits: {nvidia.com/gpu: 1}}", "error", "requests GPUs"),
+    ("hostNetwork: false", "env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]", "error", "sets NVIDIA_VISIBLE_DEVICES"),
+    ("hostNetwork: false", "command: [docker, run, img]", "error", "runs a container engine"),
+])
+def test_runtime_socket_severity_follows_gpu_signals(pod_field: str, container_field: str, severity: str,
+                                                     because: str | None) -> None:
+    _code, report = scan_json("--select", "GPU002", "-", input=_SOCKET % (pod_field, container_field))
+    sockets = [f for f in report["findings"] if f["line"] == 12]
+    assert [f["severity"] for f in sockets] == [severity]
+    if because:
+        assert because in sockets[0]["message"]
+
+
+def test_engine_run_is_an_error_and_names_gpu_flags() -> None:
+    text = _SOCKET % ("hostNetwork: false", "command: [sh, -c, 'docker run -d --gpus all img; docker run x']")
+    _code, report = scan_json("--select", "GPU002", "-", input=text)
+    [run] = [f for f in report["findings"] if f["line"] == 9]
+    assert run["severity"] == "error"
+    assert run["message"].startswith("docker run --gpus all creates a container with GPUs the scheduler does not see "
+                                     "(in the container's command and 1 more engine command); request nvidia.com/gpu")
+    assert (run["column"], run["end_column"]) == (24, 52)
+
+
+def test_configmap_script_in_another_file_is_reported_there(tmp_path: Path) -> None:
+    (tmp_path / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tools, namespace: ml}\ndata:\n"
+        "  run.sh: |\n    set -e\n    docker run --gpus all img\n"
+    )
+    deploy = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: %s}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - {name: c, image: x, volumeMounts: [{name: s, mountPath: /s}]}\n"
+        "      volumes: [{name: s, configMap: {name: tools}}]\n"
+    )
+    (tmp_path / "deploy.yaml").write_text(deploy % "ml")
+    (tmp_path / "other-ns.yaml").write_text(deploy % "other")
+    _code, report = scan_json("--select", "GPU002", str(tmp_path))
+    [finding] = report["findings"]
+    assert Path(finding["path"]).name == "cm.yaml"
+    assert (finding["line"], finding["column"]) == (7, 5)
+    assert finding["object"]["kind"] == "Deployment" and finding["object"]["namespace"] == "ml"
+    assert finding["container"] == "c"
+
+
+# --- the real corpus -------------------------------------------------------------------
+
+_CATEGORIES = {"GPU001": "node-direct-access", "GPU002": "runtime-cli"}
+
+
+def test_corpus_labels(corpus: Path) -> None:
+    """Findings match LABELS.tsv rows of their category (path and line).
+
+    The only labels not found are in raw Helm templates that are not YAML yet
+    (reported as GPU000): gpulint cannot see inside them.
+    """
+    _code, report = scan_json("--select", "GPU000,GPU001,GPU002", str(corpus))
+    prefix = str(corpus) + "/"
+    unreadable = {f["path"].removeprefix(prefix) for f in report["findings"] if f["rule"] == "GPU000"}
+    labels: dict[str, set[tuple[str, int]]] = {}
+    with open(corpus / "LABELS.tsv", newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            labels.setdefault(row["category"], set()).add((row["path"], int(row["line"])))
+    for rule, category in _CATEGORIES.items():
+        found = {(f["path"].removeprefix(prefix), f["line"]) for f in _findings(report, rule)}
+        expected = labels[category]
+        hits = found & expected
+        precision = len(hits) / len(found) if found else 1.0
+        recall = len(hits) / len(expected)
+        print(f"{rule} {category}: precision {precision:.2f} ({len(hits)}/{len(found)}), "
+              f"recall {recall:.2f} ({len(hits)}/{len(expected)})")
+        assert found - expected == set(), f"{rule} findings without a {category} label"
+        missed = {(path, line) for path, line in expected - found if path not in unreadable}
+        assert missed == set(), f"{rule} missed {category} labels in readable files"
