@@ -113,7 +113,8 @@ def scan(
         output_format = ScanFormat.github if os.environ.get("GITHUB_ACTIONS") == "true" else ScanFormat.text
     problems = [f"{path}: no such file or directory" for path in found.missing]
     text = _render(output_format, result, show_suppressed, output is None,
-                   rules=rules, enabled=[r.id for r in chosen], category=category, problems=problems)
+                   rules=rules, enabled=[r.id for r in chosen] + ([] if invalid_ignored else [INVALID_INPUT]),
+                   category=category, problems=problems)
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()

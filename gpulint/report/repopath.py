@@ -57,9 +57,9 @@ class Locator:
         self._cache: dict[str, RepoPath] = {}
 
     @property
-    def home_root(self) -> Path:
-        """The root reports are relative to by default: cwd's repository, or cwd."""
-        return self._root_of(self.cwd) or self.cwd
+    def cwd_repository(self) -> Path | None:
+        """The git work tree the command runs in, if any."""
+        return self._root_of(self.cwd)
 
     def _root_of(self, directory: Path) -> Path | None:
         if directory not in self._roots:

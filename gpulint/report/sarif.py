@@ -112,7 +112,8 @@ def build(
         rule_configuration_overrides=[
             om.ConfigurationOverride(
                 descriptor=om.ReportingDescriptorReference(id=rule.id, index=index[rule.id]),
-                configuration=om.ReportingConfiguration(enabled=rule.id in enabled_ids),
+                # level=None: sarif-om defaults it to "warning", which would override the rule's level.
+                configuration=om.ReportingConfiguration(enabled=rule.id in enabled_ids, level=None),
             )
             for rule in ordered if (rule.id in enabled_ids) != rule.enabled_by_default
         ],
@@ -316,13 +317,20 @@ class _BaseIds:
 
     def __init__(self, locator: Locator) -> None:
         self.locator = locator
-        self._ids = {locator.home_root: SRCROOT}   # in order of first use: deterministic
+        # %SRCROOT% is the repository the command runs in; run from outside any
+        # repository, it is the first root used. Others are numbered in order of
+        # first use, so the output stays deterministic.
+        self._home = locator.cwd_repository
+        self._ids: dict = {}
 
     def id_for(self, path: RepoPath) -> str | None:
         if path.root is None:
             return None
         if path.root not in self._ids:
-            self._ids[path.root] = f"ROOT{len(self._ids)}"
+            if path.root == self._home or (self._home is None and not self._ids):
+                self._ids[path.root] = SRCROOT
+            else:
+                self._ids[path.root] = f"ROOT{sum(1 for v in self._ids.values() if v != SRCROOT) + 1}"
         return self._ids[path.root]
 
     def declarations(self) -> dict[str, om.ArtifactLocation]:
@@ -367,7 +375,7 @@ def to_json(value: Any) -> Any:
         out: dict[str, Any] = {}
         for field in attr.fields(type(value)):
             item = getattr(value, field.name)
-            if _unset(item, field):
+            if _unset(item, field, type(value)):
                 continue
             out[field.metadata.get("schema_property_name", field.name)] = to_json(item)
         return dict(sorted(out.items()))
@@ -378,11 +386,15 @@ def to_json(value: Any) -> Any:
     return value
 
 
-def _unset(item: Any, field: attr.Attribute) -> bool:
+# Empty but meaningful: a clean run says `results: []` (GitHub needs the key).
+_KEEP_EMPTY = frozenset({(om.Run, "results")})
+
+
+def _unset(item: Any, field: attr.Attribute, owner: type) -> bool:
     if item is None:
         return True
     if isinstance(item, (list, tuple, dict)) and not item:
-        return True
+        return (owner, field.name) not in _KEEP_EMPTY
     default = field.default
     if isinstance(default, attr.Factory):  # type: ignore[arg-type]
         return item == default.factory()
