@@ -288,6 +288,6 @@ def test_readme_workflow_uploads_sarif_always() -> None:
     upload = next(s for s in steps if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@"))
     assert steps.index(gpulint_step) < steps.index(upload)
     assert upload["if"] == "always()"
-    assert upload["with"]["sarif_file"] == "${{ steps.%s.outputs.sarif-file }}" % gpulint_step["id"]
+    assert upload["with"]["sarif_file"] == gpulint_step["with"]["sarif-file"]
     assert upload["with"]["category"] == gpulint_step["with"]["category"]
     assert set(gpulint_step["with"]) <= set(load_action(ROOT / "action.yml")["inputs"])
