@@ -170,25 +170,44 @@ def _descriptor(rule: Rule) -> om.ReportingDescriptor:
     )
 
 
+_LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
+
+
 def doc_section(doc: str, heading: str) -> str:
-    """The text under `## heading` in a rule's documentation, as one paragraph per blank line."""
+    """The text under `## heading` in a rule's documentation, unwrapped.
+
+    Lines of a paragraph are joined; list items stay one per line; paragraphs
+    are separated by a blank line.
+    """
     import textwrap
 
     text = textwrap.dedent(doc)
     match = re.search(rf"^## {re.escape(heading)}[ \t]*\n(.*?)(?=^## |\Z)", text, re.M | re.S)
     if match is None:
         return ""
-    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", match.group(1).strip())]
-    return "\n\n".join(p for p in paragraphs if p)
+    paragraphs = []
+    for block in re.split(r"\n\s*\n", match.group(1).strip()):
+        items: list[str] = []
+        for line in block.splitlines():
+            line = " ".join(line.split())
+            if not line:
+                continue
+            if items and not _LIST_ITEM.match(line):
+                items[-1] += " " + line
+            else:
+                items.append(line)
+        if items:
+            paragraphs.append("\n".join(items))
+    return "\n\n".join(paragraphs)
 
 
 def _limit(text: str, limit: int = GITHUB_DESCRIPTION_LIMIT) -> str:
-    """GitHub cuts descriptions at 1024 characters; cut at a sentence end ourselves."""
+    """GitHub cuts descriptions at 1024 characters; cut at a sentence or line end ourselves."""
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
-    end = max(cut.rfind(". "), cut.rfind(".\n"))
-    return cut[: end + 1] if end > limit // 2 else cut.rstrip() + "…"
+    end = max(cut.rfind(". ") + 1, cut.rfind(".\n") + 1, cut.rfind("\n"))
+    return cut[:end].rstrip() if end > limit // 2 else cut.rstrip() + "…"
 
 
 def is_builtin(rule: Rule) -> bool:
