@@ -69,8 +69,8 @@ def render(
     """The SARIF log of a scan as JSON text.
 
     `rules` is every registered rule, `enabled` the ids run (default: all),
-    `problems` tool-level errors (missing paths, internal errors) that make the
-    run unsuccessful.
+    `problems` tool-level errors (e.g. missing paths) that, like the scan's
+    internal errors, become error notifications and make the run unsuccessful.
     """
     data = to_json(build(result, rules, enabled, category, max_results, problems, locator))
     ordered = {key: data[key] for key in ("$schema", "version", "runs")}
@@ -237,18 +237,16 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
     primary = next((m for m in finding.mapped if locator.exists_in_repo(m.file)), None)
     related: list[om.Location] = []
     message = finding.message
-    if primary is None:
+    if primary is None:  # no mapped file in the repository: the position read is all there is
         where = _physical(locator.locate(finding.file), finding.span, bases)
-        others = [m for m in finding.mapped]
     else:
         where = _physical(locator.locate(primary.file), primary.span, bases)
         rendered = locator.locate(finding.file)
         related.append(om.Location(
             id=1, physical_location=_physical(rendered, finding.span, bases),
             message=om.Message(text=f"rendered manifest ({rendered.relative}) line {finding.span.line}")))
-        others = [m for m in finding.mapped if m is not primary]
-    for mapped in others:
-        if locator.exists_in_repo(mapped.file):
+    for mapped in finding.mapped:
+        if mapped is not primary and locator.exists_in_repo(mapped.file):
             related.append(om.Location(
                 id=len(related) + 1,
                 physical_location=_physical(locator.locate(mapped.file), mapped.span, bases),
