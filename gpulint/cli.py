@@ -7,6 +7,7 @@ start-up stay cheap.
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from typing import List, Optional
@@ -30,6 +31,13 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 class OutputFormat(str, Enum):
     text = "text"
     json = "json"
+
+
+class ScanFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
 
 
 class FailOn(str, Enum):
@@ -70,8 +78,11 @@ def _load_rules() -> dict:
 @app.command()
 def scan(
     paths: List[str] = typer.Argument(None, help="Files or directories to scan; '-' reads stdin. Default: '.'"),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    output_format: Optional[ScanFormat] = typer.Option(
+        None, "--format", "-f", show_default=False,
+        help="Output format: text, json, sarif or github (default: github when GITHUB_ACTIONS=true, else text)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to FILE (atomically)."),
+    category: Optional[str] = typer.Option(None, "--category", help="SARIF: the code scanning category (runAutomationDetails.id)."),
     fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on",
                                    help="Lowest severity that makes the exit code 1."),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Rule codes to run instead of the defaults (comma separated, repeatable; ids, prefixes, names or ALL)."),
@@ -103,7 +114,12 @@ def scan(
                         suppressors=[system_component_suppressor(builtin=not no_default_exemptions)])
     result = run_scan(found.inputs, config)
 
-    text = _render(output_format, result, show_suppressed, output is None)
+    if output_format is None:  # like yamllint: annotations when running in GitHub Actions
+        output_format = ScanFormat.github if os.environ.get("GITHUB_ACTIONS") == "true" else ScanFormat.text
+    problems = [f"{path}: no such file or directory" for path in found.missing]
+    text = _render(output_format, result, show_suppressed, output is None,
+                   rules=rules, enabled=[r.id for r in chosen] + ([] if invalid_ignored else [INVALID_INPUT]),
+                   category=category, problems=problems)
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -125,11 +141,20 @@ def scan(
     raise typer.Exit(_exit_code(result, fail_on))
 
 
-def _render(output_format: OutputFormat, result: object, show_suppressed: bool, to_stdout: bool) -> str:
-    if output_format is OutputFormat.json:
+def _render(output_format: ScanFormat, result: object, show_suppressed: bool, to_stdout: bool, *,
+            rules: dict, enabled: list[str], category: Optional[str], problems: list[str]) -> str:
+    if output_format is ScanFormat.json:
         from gpulint.report import json_report
 
         return json_report.render(result)  # type: ignore[arg-type]
+    if output_format is ScanFormat.sarif:
+        from gpulint.report import sarif
+
+        return sarif.render(result, rules, enabled, category=category, problems=problems)  # type: ignore[arg-type]
+    if output_format is ScanFormat.github:
+        from gpulint.report import github
+
+        return github.render(result, show_suppressed=show_suppressed)  # type: ignore[arg-type]
     from gpulint.report import text
 
     colour = to_stdout and text.use_colour(sys.stdout)

@@ -1,0 +1,98 @@
+"""Where a reported file lives relative to its repository, for SARIF and GitHub.
+
+GitHub matches a result's path against files committed to the repository, so
+both SARIF and workflow annotations need paths relative to the repository root,
+whatever path the user typed on the command line. The root is the nearest
+directory holding `.git` (a directory, or a file in worktrees and submodules),
+found by walking up: no `git` subprocess. Outside any git work tree the current
+directory is the root. Symlinks are resolved first, as GitHub asks (it cannot
+show a result reported through a symlinked path).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+STDIN = "-"
+STDIN_NAME = "stdin"   # how stdin is named in reports that need a file name
+
+
+@dataclass(frozen=True)
+class RepoPath:
+    """A file as reports name it.
+
+    `root` is the repository (or current directory) the file lies in, and
+    `relative` its POSIX path from there; `root` is None for stdin (`relative`
+    is "stdin") and for files outside both (`relative` is then absolute).
+    """
+
+    root: Path | None
+    relative: str
+
+    @property
+    def uri(self) -> str:
+        """A URI reference: relative (percent-encoded) or an absolute file URI."""
+        if self.root is None and self.relative.startswith("/"):
+            return Path(self.relative).as_uri()
+        return quote(self.relative, safe="/")
+
+
+def git_root(start: Path) -> Path | None:
+    """The nearest directory at or above `start` that holds `.git`."""
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+class Locator:
+    """Maps paths as given on the command line to repository-relative paths."""
+
+    def __init__(self, cwd: Path | None = None) -> None:
+        self.cwd = Path(os.path.realpath(cwd or os.getcwd()))
+        self._roots: dict[Path, Path | None] = {}
+        self._cache: dict[str, RepoPath] = {}
+
+    @property
+    def cwd_repository(self) -> Path | None:
+        """The git work tree the command runs in, if any."""
+        return self._root_of(self.cwd)
+
+    def _root_of(self, directory: Path) -> Path | None:
+        if directory not in self._roots:
+            self._roots[directory] = git_root(directory)
+        return self._roots[directory]
+
+    def locate(self, path: str) -> RepoPath:
+        found = self._cache.get(path)
+        if found is None:
+            found = self._cache[path] = self._locate(path)
+        return found
+
+    def _locate(self, path: str) -> RepoPath:
+        if path == STDIN:
+            return RepoPath(None, STDIN_NAME)
+        real = Path(os.path.realpath(os.path.join(self.cwd, path)))
+        root = self._root_of(real.parent)
+        if root is None and _is_within(real, self.cwd):
+            root = self.cwd
+        if root is None:
+            return RepoPath(None, real.as_posix())
+        return RepoPath(root, real.relative_to(root).as_posix())
+
+    def exists_in_repo(self, path: str) -> bool:
+        """True for an existing regular file that lies in a repository (or cwd)."""
+        if path == STDIN or not os.path.isfile(os.path.join(self.cwd, path)):
+            return False
+        return self.locate(path).root is not None
+
+
+def _is_within(path: Path, directory: Path) -> bool:
+    try:
+        path.relative_to(directory)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,418 @@
+"""SARIF 2.1.0 output, shaped for GitHub code scanning.
+
+Built from sarif-om's classes and serialised here (sarif-om has no writer). What
+GitHub reads, and why each choice below, is in POLICY.md §7 and the README:
+
+- exactly one run, `results: []` when clean (GitHub rejects several runs of one
+  tool and category in one upload);
+- every registered rule in `tool.driver.rules`, in id order, so `ruleIndex` is
+  stable across runs and configurations; rules not run here are marked through
+  `invocations[0].ruleConfigurationOverrides`, rules off by default through
+  `defaultConfiguration.enabled: false`;
+- one physical location per result, repository-relative (`%SRCROOT%`), with a
+  full region; for generated input (Helm/Kustomize) the first mapped file that
+  exists in the repository is the location and the rendered position a related
+  location;
+- no `primaryLocationLineHash` (GitHub computes it), a line-independent
+  fingerprint under `gpulint/v1`;
+- results capped below GitHub's 5,000 kept results, most severe first, with a
+  notification saying how many were left out;
+- no timestamps or other run-dependent data: the same input gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from typing import Any, Iterable, Mapping
+
+import attr
+import sarif_om as om
+
+from gpulint import __version__
+from gpulint.api import Rule, Severity
+from gpulint.engine import ScanResult
+from gpulint.findings import Finding
+from gpulint.report.repopath import Locator, RepoPath
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+INFORMATION_URI = "https://github.com/gpulint/gpulint"
+RULE_DOCS_URI = "https://github.com/gpulint/gpulint/blob/main/docs/rules/{id}.md"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "gpulint/v1"
+GITHUB_KEPT_RESULTS = 5000          # GitHub keeps this many results per run and drops the rest
+DEFAULT_MAX_RESULTS = 4500          # ours: below that, leaving room for notifications to be seen
+GITHUB_DESCRIPTION_LIMIT = 1024     # shortDescription / fullDescription
+
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+# GitHub: 9.0+ critical, 7.0-8.9 high, 4.0-6.9 medium, 0.1-3.9 low.
+DERIVED_SECURITY_SEVERITY = {Severity.ERROR: "7.5", Severity.WARNING: "5.0", Severity.INFO: "2.0"}
+# GitHub's `problem.severity` for rules not tagged `security`.
+PROBLEM_SEVERITY = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "recommendation"}
+# Suppressions written in the manifest itself; everything else (config files,
+# allowlists, baselines, recognised system components) is external.
+IN_SOURCE_SUPPRESSIONS = frozenset({"inline", "annotation"})
+_MAPPED_ROLE_WORDS = {"template": "Helm template", "values": "Helm values", "origin": "Kustomize source"}
+
+
+def render(
+    result: ScanResult,
+    rules: Mapping[str, Rule],
+    enabled: Iterable[str] | None = None,
+    category: str | None = None,
+    max_results: int = DEFAULT_MAX_RESULTS,
+    problems: Iterable[str] = (),
+    locator: Locator | None = None,
+) -> str:
+    """The SARIF log of a scan as JSON text.
+
+    `rules` is every registered rule, `enabled` the ids run (default: all),
+    `problems` tool-level errors (e.g. missing paths) that, like the scan's
+    internal errors, become error notifications and make the run unsuccessful.
+    """
+    data = to_json(build(result, rules, enabled, category, max_results, problems, locator))
+    ordered = {key: data[key] for key in ("$schema", "version", "runs")}
+    return json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"
+
+
+def build(
+    result: ScanResult,
+    rules: Mapping[str, Rule],
+    enabled: Iterable[str] | None = None,
+    category: str | None = None,
+    max_results: int = DEFAULT_MAX_RESULTS,
+    problems: Iterable[str] = (),
+    locator: Locator | None = None,
+) -> om.SarifLog:
+    locator = locator or Locator()
+    ordered = sorted(rules.values(), key=lambda r: r.id)
+    index = {rule.id: i for i, rule in enumerate(ordered)}
+    enabled_ids = set(index) if enabled is None else set(enabled)
+
+    findings = result.findings
+    kept = _cap(findings, max_results)
+    bases = _BaseIds(locator)
+    fingerprints = _Fingerprints()
+    results = [_result(f, index, bases, fingerprints) for f in kept]
+
+    notifications = [_notification(message, "error") for message in problems]
+    notifications += [_notification(message, "error") for message in result.internal_errors]
+    if len(kept) < len(findings):
+        notifications.append(_notification(
+            f"{len(findings) - len(kept)} of {len(findings)} results were left out of this SARIF file: "
+            f"it holds at most {max_results} (GitHub code scanning keeps {GITHUB_KEPT_RESULTS:,} per run). "
+            "The most severe results are kept, unsuppressed before suppressed; run gpulint with "
+            "--format json or text to see them all, or narrow the scan with --select/--ignore/--exclude.",
+            "warning"))
+    invocation = om.Invocation(
+        execution_successful=not any(n.level == "error" for n in notifications),
+        tool_execution_notifications=notifications,
+        rule_configuration_overrides=[
+            om.ConfigurationOverride(
+                descriptor=om.ReportingDescriptorReference(id=rule.id, index=index[rule.id]),
+                # level=None: sarif-om defaults it to "warning", which would override the rule's level.
+                configuration=om.ReportingConfiguration(enabled=rule.id in enabled_ids, level=None),
+            )
+            for rule in ordered if (rule.id in enabled_ids) != rule.enabled_by_default
+        ],
+    )
+    run = om.Run(
+        tool=om.Tool(driver=om.ToolComponent(
+            name="gpulint",
+            version=__version__,
+            semantic_version=__version__,
+            information_uri=INFORMATION_URI,
+            organization="gpulint",
+            rules=[_descriptor(rule) for rule in ordered],
+        )),
+        automation_details=om.RunAutomationDetails(id=category_id(category)) if category else None,
+        invocations=[invocation],
+        original_uri_base_ids=bases.declarations(),
+        column_kind="unicodeCodePoints",
+        results=results,
+    )
+    return om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])
+
+
+def category_id(category: str) -> str:
+    """`runAutomationDetails.id` for a category.
+
+    GitHub reads the id as `category/run-id`: everything up to the last `/` is
+    the category. A trailing `/` makes the whole text the category, with no
+    run id (which would differ between runs and defeat the category).
+    """
+    return category if category.endswith("/") else category + "/"
+
+
+# --- rules -------------------------------------------------------------------
+
+
+def _descriptor(rule: Rule) -> om.ReportingDescriptor:
+    tags = list(dict.fromkeys((*rule.tags, "gpu")))
+    properties: dict[str, Any] = {"tags": tags, "precision": rule.precision}
+    if "security" in tags:
+        properties["security-severity"] = rule.security_severity or DERIVED_SECURITY_SEVERITY[rule.severity]
+    else:
+        properties["problem.severity"] = PROBLEM_SEVERITY[rule.severity]
+    documentation = rule.documentation
+    return om.ReportingDescriptor(
+        id=rule.id,
+        name=rule.name,
+        short_description=om.MultiformatMessageString(text=_limit(rule.summary)),
+        full_description=om.MultiformatMessageString(text=_limit(doc_section(rule.doc, "What it does") or rule.summary)),
+        help=om.MultiformatMessageString(text=documentation, markdown=documentation),
+        help_uri=RULE_DOCS_URI.format(id=rule.id) if is_builtin(rule) else None,
+        default_configuration=om.ReportingConfiguration(
+            level=LEVELS[rule.severity], enabled=rule.enabled_by_default),
+        properties=properties,
+    )
+
+
+_LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
+
+
+def doc_section(doc: str, heading: str) -> str:
+    """The text under `## heading` in a rule's documentation, unwrapped.
+
+    Lines of a paragraph are joined; list items stay one per line; paragraphs
+    are separated by a blank line.
+    """
+    import textwrap
+
+    text = textwrap.dedent(doc)
+    match = re.search(rf"^## {re.escape(heading)}[ \t]*\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    if match is None:
+        return ""
+    paragraphs = []
+    for block in re.split(r"\n\s*\n", match.group(1).strip()):
+        items: list[str] = []
+        for line in block.splitlines():
+            line = " ".join(line.split())
+            if not line:
+                continue
+            if items and not _LIST_ITEM.match(line):
+                items[-1] += " " + line
+            else:
+                items.append(line)
+        if items:
+            paragraphs.append("\n".join(items))
+    return "\n\n".join(paragraphs)
+
+
+def _limit(text: str, limit: int = GITHUB_DESCRIPTION_LIMIT) -> str:
+    """GitHub cuts descriptions at 1024 characters; cut at a sentence or line end ourselves."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    end = max(cut.rfind(". ") + 1, cut.rfind(".\n") + 1, cut.rfind("\n"))
+    return cut[:end].rstrip() if end > limit // 2 else cut.rstrip() + "…"
+
+
+def is_builtin(rule: Rule) -> bool:
+    """A rule shipped in gpulint's own `rules/` package (its docs are in docs/rules/)."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("gpulint.rules.") and getattr(module, "RULE", None) is rule:
+            return True
+    return False
+
+
+# --- results -----------------------------------------------------------------
+
+
+def _cap(findings: list[Finding], limit: int) -> list[Finding]:
+    """At most `limit` findings, the most important ones, in their report order."""
+    if len(findings) <= limit:
+        return findings
+    ranked = sorted(range(len(findings)), key=lambda i: (
+        findings[i].suppressed is not None, -findings[i].severity.rank, i))
+    keep = sorted(ranked[:limit])
+    return [findings[i] for i in keep]
+
+
+def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
+            fingerprints: "_Fingerprints") -> om.Result:
+    locator = bases.locator
+    primary = next((m for m in finding.mapped if locator.exists_in_repo(m.file)), None)
+    related: list[om.Location] = []
+    message = finding.message
+    if primary is None:  # no mapped file in the repository: the position read is all there is
+        where = _physical(locator.locate(finding.file), finding.span, bases)
+    else:
+        where = _physical(locator.locate(primary.file), primary.span, bases)
+        rendered = locator.locate(finding.file)
+        related.append(om.Location(
+            id=1, physical_location=_physical(rendered, finding.span, bases),
+            message=om.Message(text=f"rendered manifest ({rendered.relative}) line {finding.span.line}")))
+    for mapped in finding.mapped:
+        if mapped is not primary and locator.exists_in_repo(mapped.file):
+            related.append(om.Location(
+                id=len(related) + 1,
+                physical_location=_physical(locator.locate(mapped.file), mapped.span, bases),
+                message=om.Message(text=mapped.description or _MAPPED_ROLE_WORDS.get(mapped.role, mapped.role))))
+    if related:
+        # GitHub links related locations that the message embeds as [text](id).
+        links = ", ".join(f"[{_escape_link(loc.message.text)}]({loc.id})" for loc in related)
+        message = f"{_escape_link(message)} See {links}."
+
+    location = om.Location(physical_location=where, logical_locations=_logical(finding))
+    primary_uri = where.artifact_location.uri
+    return om.Result(
+        rule_id=finding.rule_id,
+        rule_index=index.get(finding.rule_id, -1),
+        level=LEVELS[finding.severity],
+        message=om.Message(text=message),
+        locations=[location],
+        related_locations=related,
+        partial_fingerprints={FINGERPRINT_KEY: fingerprints.of(finding, primary_uri)},
+        suppressions=_suppressions(finding),
+        properties=_result_properties(finding),
+    )
+
+
+def _physical(path: RepoPath, span: Any, bases: "_BaseIds") -> om.PhysicalLocation:
+    line, column = max(span.line, 1), max(span.column, 1)
+    end_line = max(span.end_line, line)
+    end_column = max(span.end_column, 1)
+    if end_line == line:
+        end_column = max(end_column, column)
+    return om.PhysicalLocation(
+        artifact_location=om.ArtifactLocation(uri=path.uri, uri_base_id=bases.id_for(path)),
+        region=om.Region(start_line=line, start_column=column, end_line=end_line, end_column=end_column),
+    )
+
+
+def _logical(finding: Finding) -> list[om.LogicalLocation]:
+    obj = finding.obj
+    if obj is None:
+        return []
+    parts = ([obj.namespace] if obj.namespace else []) + [obj.kind, obj.name]
+    name = obj.name
+    if finding.container:
+        parts += ["container", finding.container]
+        name = finding.container
+    return [om.LogicalLocation(name=name, fully_qualified_name="/".join(parts), kind="resource")]
+
+
+def _suppressions(finding: Finding) -> list[om.Suppression]:
+    if finding.suppressed is None:
+        return []
+    kind = "inSource" if finding.suppressed.kind in IN_SOURCE_SUPPRESSIONS else "external"
+    # sarif-om names the `status` property `state` (a pre-2.1.0 draft name the
+    # final schema rejects), so it is left out: an absent status means accepted.
+    return [om.Suppression(kind=kind, justification=finding.suppressed.reason,
+                           properties={"gpulint/kind": finding.suppressed.kind})]
+
+
+def _result_properties(finding: Finding) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    if finding.obj is not None:
+        obj = finding.obj
+        props["object"] = {"apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name,
+                           "namespace": obj.namespace}
+    if finding.container:
+        props["container"] = finding.container
+    if finding.field_path:
+        props["fieldPath"] = finding.field_path
+    if finding.source:
+        props["source"] = dict(finding.source)
+    return props
+
+
+def _escape_link(text: str) -> str:
+    """Square brackets in a message with embedded links are escaped (SARIF §3.11.6)."""
+    return text.replace("[", "\\[").replace("]", "\\]")
+
+
+def _notification(text: str, level: str) -> om.Notification:
+    return om.Notification(message=om.Message(text=text), level=level)
+
+
+class _BaseIds:
+    """`uriBaseId`s: %SRCROOT% for the current repository, ROOT1.. for others."""
+
+    def __init__(self, locator: Locator) -> None:
+        self.locator = locator
+        # %SRCROOT% is the repository the command runs in; run from outside any
+        # repository, it is the first root used. Others are numbered in order of
+        # first use, so the output stays deterministic.
+        self._home = locator.cwd_repository
+        self._ids: dict = {}
+
+    def id_for(self, path: RepoPath) -> str | None:
+        if path.root is None:
+            return None
+        if path.root not in self._ids:
+            if path.root == self._home or (self._home is None and not self._ids):
+                self._ids[path.root] = SRCROOT
+            else:
+                self._ids[path.root] = f"ROOT{sum(1 for v in self._ids.values() if v != SRCROOT) + 1}"
+        return self._ids[path.root]
+
+    def declarations(self) -> dict[str, om.ArtifactLocation]:
+        # A base URI must end with a slash (SARIF §3.14.14).
+        return {name: om.ArtifactLocation(uri=root.as_uri().rstrip("/") + "/") for root, name in self._ids.items()}
+
+
+class _Fingerprints:
+    """A line-independent identity: rule, file, object, container, field path.
+
+    Two results with the same identity (e.g. two commands in one script) get
+    `:1`, `:2`... in report order, as GitHub's own fingerprints do.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def of(self, finding: Finding, uri: str) -> str:
+        obj = finding.obj
+        identity = "\0".join([
+            finding.rule_id, uri,
+            "" if obj is None else f"{obj.kind}/{obj.namespace or ''}/{obj.name}",
+            finding.container or "", finding.field_path,
+        ])
+        digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
+        count = self._seen[digest] = self._seen.get(digest, 0) + 1
+        return f"{digest}:{count}"
+
+
+# --- serialisation -----------------------------------------------------------
+
+
+def to_json(value: Any) -> Any:
+    """sarif-om objects -> plain JSON data with SARIF's property names.
+
+    Unset properties are left out: None, empty lists and maps, sarif-om's -1
+    "no index" sentinels and values equal to a list default. Explicit values
+    equal to a SARIF default (a result's `level: warning`) are kept. Properties
+    of SARIF objects are sorted by name, so the output is stable and diffable.
+    """
+    if attr.has(type(value)):
+        out: dict[str, Any] = {}
+        for field in attr.fields(type(value)):
+            item = getattr(value, field.name)
+            if _unset(item, field, type(value)):
+                continue
+            out[field.metadata.get("schema_property_name", field.name)] = to_json(item)
+        return dict(sorted(out.items()))
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    return value
+
+
+# Empty but meaningful: a clean run says `results: []` (GitHub needs the key).
+_KEEP_EMPTY = frozenset({(om.Run, "results")})
+
+
+def _unset(item: Any, field: attr.Attribute, owner: type) -> bool:
+    if item is None:
+        return True
+    if isinstance(item, (list, tuple, dict)) and not item:
+        return (owner, field.name) not in _KEEP_EMPTY
+    default = field.default
+    if isinstance(default, attr.Factory):  # type: ignore[arg-type]
+        return item == default.factory()
+    return isinstance(default, (int, float)) and not isinstance(default, bool) and default == -1 and item == -1

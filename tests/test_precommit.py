@@ -1,0 +1,84 @@
+"""The pre-commit hook: declared as pre-commit expects, and run for real with `try-repo`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from gpulint.yamlload import Document, load_documents
+from repo_copy import GIT_IDENTITY, copy_as_repo, git
+
+BAD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: bad
+spec:
+  containers:
+  - name: app
+    image: registry.example.com/app:1
+    env:
+    - name: NVIDIA_VISIBLE_DEVICES
+      value: all
+"""
+GOOD = BAD.replace("      value: all\n", "      value: void\n")
+
+
+def _hooks() -> list:
+    (doc,) = load_documents((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert isinstance(doc, Document)
+    return doc.data
+
+
+def test_hook_definition() -> None:
+    (hook,) = _hooks()
+    assert hook["id"] == "gpulint" and hook["name"]
+    assert hook["entry"] == "gpulint scan"
+    assert hook["language"] == "python"
+    assert hook["types_or"] == ["yaml", "json", "dockerfile"]
+    assert hook["require_serial"] is True
+    assert isinstance(hook["minimum_pre_commit_version"], str)
+    # pre-commit runs `entry` with the file names appended: that must be a scan.
+    assert hook.get("pass_filenames", True) is True
+
+
+def test_hook_file_types_are_known_to_identify() -> None:
+    from identify.identify import ALL_TAGS
+
+    (hook,) = _hooks()
+    assert set(hook["types_or"]) <= ALL_TAGS
+
+
+@pytest.mark.slow
+def test_try_repo_fails_on_a_bad_manifest_then_passes(tmp_path: Path) -> None:
+    """`pre-commit try-repo` installs the hook from a commit of this tree and runs it."""
+    source = copy_as_repo(tmp_path / "gpulint")
+    project = tmp_path / "project"
+    project.mkdir()
+    git("init", "-q", cwd=project)
+    (project / "k8s").mkdir()
+    (project / "k8s" / "pod.yaml").write_text(BAD)
+    (project / "values.yaml").write_text("replicas: 2\n")     # YAML that is not Kubernetes: skipped
+    git("add", "-A", cwd=project)
+    env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    env.pop("GITHUB_ACTIONS", None)
+
+    def try_repo() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "pre_commit", "try-repo", str(source), "gpulint", "--all-files", "--color=never"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=900)
+
+    failed = try_repo()
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "k8s/pod.yaml:10:7: GPU003 [error] NVIDIA_VISIBLE_DEVICES=all" in failed.stdout
+    assert "Failed" in failed.stdout
+
+    (project / "k8s" / "pod.yaml").write_text(GOOD)
+    git("add", "-A", cwd=project)
+    passed = try_repo()
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "Passed" in passed.stdout

@@ -1,0 +1,513 @@
+"""`--format sarif`: schema-valid, and what GitHub code scanning reads (POLICY.md §7)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import expectations
+import sarif_check
+from conftest import FIXTURES, ROOT, run_cli, scan_json
+from gpulint.api import Severity
+from gpulint.discovery import discover
+from gpulint.engine import ScanConfig, ScanResult, scan
+from gpulint.findings import FileReport, Finding, MappedLocation, Suppression
+from gpulint.locations import Span
+from gpulint.objects import ObjectRef
+from gpulint.registry import load_rules
+from gpulint.report import sarif
+from gpulint.report.repopath import Locator, git_root
+
+BAD = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: train
+  namespace: ml
+spec:
+  template:
+    spec:
+      containers:
+      - name: cuda
+        image: registry.example.com/train:1
+        env:
+        - name: NVIDIA_VISIBLE_DEVICES
+          value: all
+"""
+GOOD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: tensorflow-mnist
+spec:
+  containers:
+  - name: tensorflow-mnist
+    image: registry.cn-beijing.aliyuncs.com/acs/tensorflow-mnist-sample:v1.5
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+BAD_LINE, BAD_COLUMN = 13, 11   # the env entry `- name: NVIDIA_VISIBLE_DEVICES`
+
+
+def scan_sarif(*args: str, input: str | None = None) -> tuple[int, dict, str]:
+    code, out, err = run_cli("scan", "--format", "sarif", *args, input=input)
+    return code, sarif_check.loads(out), err
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+def outside_git(tmp_path: Path) -> Path:
+    if git_root(tmp_path) is not None:
+        pytest.skip(f"{tmp_path} is inside a git work tree")
+    return tmp_path
+
+
+# --- the shipped fixtures -----------------------------------------------------
+
+
+def test_fixtures_tree_validates_and_matches_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    code, doc, err = scan_sarif("fixtures/")
+    assert code == 1, err
+    run = doc["runs"][0]
+    _, report = scan_json("fixtures/")
+    assert len(run["results"]) == len(report["findings"]) > 0
+    for result, finding in zip(run["results"], report["findings"]):
+        where = result["locations"][0]["physicalLocation"]
+        region = where["region"]
+        assert where["artifactLocation"] == {"uri": finding["path"], "uriBaseId": "%SRCROOT%"}
+        assert (result["ruleId"], result["level"]) == (finding["rule"], sarif.LEVELS[Severity(finding["severity"])])
+        assert (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"]) == (
+            finding["line"], finding["column"], finding["end_line"], finding["end_column"])
+        assert result["message"]["text"] == finding["message"]
+        assert ("suppressions" in result) == finding["suppressed"]
+    # Relative to the repository root, which is where CI and GitHub check it out.
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": git_root(ROOT).as_uri() + "/"}}
+
+
+def test_fixture_expectations_hold_in_sarif(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each fixture's `# expect:` markers, read back from SARIF regions."""
+    monkeypatch.chdir(ROOT)
+    checked = 0
+    for path in sorted(FIXTURES.rglob("*")):
+        if not path.is_file() or path.suffix == ".expect":
+            continue
+        expected = expectations.read(path)
+        rel = path.relative_to(ROOT).as_posix()
+        _, doc, _ = scan_sarif(*expected.args, rel)
+        got_active, got_suppressed = [], []
+        for result in doc["runs"][0]["results"]:
+            where = result["locations"][0]["physicalLocation"]
+            assert where["artifactLocation"]["uri"] == rel
+            item = (result["ruleId"], where["region"]["startLine"], where["region"]["startColumn"])
+            (got_suppressed if result.get("suppressions") else got_active).append(item)
+        assert (sorted(got_active), sorted(got_suppressed)) == (expected.active, expected.suppressed), rel
+        checked += 1
+    assert checked >= 10
+
+
+# --- the rule table -------------------------------------------------------------
+
+
+def test_every_registered_rule_is_described(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good.yaml").write_text(GOOD)
+    _, doc, _ = scan_sarif("good.yaml")
+    rules = load_rules()
+    driver = doc["runs"][0]["tool"]["driver"]
+    assert [r["id"] for r in driver["rules"]] == sorted(rules)
+    from gpulint import __version__
+
+    assert (driver["version"], driver["semanticVersion"]) == (__version__, __version__)
+    for described in driver["rules"]:
+        rule = rules[described["id"]]
+        assert described["name"] == rule.name
+        assert described["shortDescription"]["text"] == rule.summary
+        section, full = sarif.doc_section(rule.doc, "What it does"), described["fullDescription"]["text"]
+        # GitHub cuts descriptions at 1,024 characters; longer ones are cut at a sentence or line end.
+        assert full == section or (len(section) > 1024 and section.startswith(full.rstrip("…")))
+        # help is the rule's own documentation: exactly what `gpulint explain` prints.
+        _, explained, _ = run_cli("explain", rule.id)
+        assert described["help"] == {"text": explained, "markdown": explained}
+        assert described["helpUri"] == f"https://github.com/gpulint/gpulint/blob/main/docs/rules/{rule.id}.md"
+        assert (ROOT / "docs" / "rules" / f"{rule.id}.md").is_file(), "run `python scripts/gen_rule_docs.py`"
+        level = {"error": "error", "warning": "warning", "info": "note"}[rule.severity.value]
+        assert described["defaultConfiguration"] == {"level": level, "enabled": rule.enabled_by_default}
+        props = described["properties"]
+        assert props["tags"][: len(rule.tags)] == list(rule.tags) and "gpu" in props["tags"]
+        if "security" in rule.tags:     # every bypass rule (GPU0NN) is a security rule
+            assert props["security-severity"] == (rule.security_severity
+                                                  or sarif.DERIVED_SECURITY_SEVERITY[rule.severity])
+            assert "problem.severity" not in props
+        else:                           # e.g. request-validity rules tagged `correctness`
+            assert props["problem.severity"] == {"error": "error", "warning": "warning",
+                                                 "info": "recommendation"}[rule.severity.value]
+            assert "security-severity" not in props
+        if rule.id < "GPU100":
+            assert "security" in props["tags"]
+        assert props["precision"] == rule.precision
+
+
+def test_rule_docs_pages_are_up_to_date() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import gen_rule_docs
+    finally:
+        sys.path.pop(0)
+    stale = gen_rule_docs.stale(gen_rule_docs.rule_docs())
+    assert not stale, f"docs/rules is stale ({', '.join(stale)}): run `python scripts/gen_rule_docs.py`"
+
+
+def test_selection_is_recorded_as_overrides_and_rule_indexes_stay(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text(BAD)
+    _, full, _ = scan_sarif("bad.yaml")
+    _, narrowed, _ = scan_sarif("--ignore", "GPU003", "bad.yaml")
+    rules_full = full["runs"][0]["tool"]["driver"]["rules"]
+    assert narrowed["runs"][0]["tool"]["driver"]["rules"] == rules_full   # ruleIndex means the same
+    assert narrowed["runs"][0]["results"] == []
+    index = [r["id"] for r in rules_full].index("GPU003")
+    assert narrowed["runs"][0]["invocations"][0]["ruleConfigurationOverrides"] == [
+        {"descriptor": {"id": "GPU003", "index": index}, "configuration": {"enabled": False}}]
+    assert "ruleConfigurationOverrides" not in full["runs"][0]["invocations"][0]
+
+
+# --- results ---------------------------------------------------------------------
+
+
+def test_clean_scan_has_one_run_with_empty_results(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good.yaml").write_text(GOOD)
+    code, doc, err = scan_sarif("good.yaml")
+    assert (code, err) == (0, "")
+    run = doc["runs"][0]
+    assert run["results"] == []
+    assert run["invocations"] == [{"executionSuccessful": True}]
+    assert "automationDetails" not in run
+
+
+def test_result_fields_for_a_finding(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "k8s").mkdir()
+    (repo / "k8s" / "train.yaml").write_text(BAD)
+    monkeypatch.chdir(repo)
+    code, doc, _ = scan_sarif("k8s/train.yaml")
+    assert code == 1
+    run = doc["runs"][0]
+    (result,) = run["results"]
+    rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert result["ruleId"] == "GPU003" and result["ruleIndex"] == rule_ids.index("GPU003")
+    assert result["level"] == "error"
+    assert result["message"]["text"].endswith('(Deployment ml/train, container "cuda")')
+    (location,) = result["locations"]
+    assert location["physicalLocation"] == {
+        "artifactLocation": {"uri": "k8s/train.yaml", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": BAD_LINE, "startColumn": BAD_COLUMN, "endLine": 14, "endColumn": 21},
+    }
+    assert location["logicalLocations"] == [
+        {"fullyQualifiedName": "ml/Deployment/train/container/cuda", "kind": "resource", "name": "cuda"}]
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": repo.resolve().as_uri() + "/"}}
+    assert result["properties"]["fieldPath"] == "spec.template.spec.containers[name=cuda].env[name=NVIDIA_VISIBLE_DEVICES]"
+    assert result["properties"]["object"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "train",
+                                              "namespace": "ml"}
+    assert "suppressions" not in result and "relatedLocations" not in result
+    assert run["columnKind"] == "unicodeCodePoints"
+
+
+def test_category_becomes_automation_details_id(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good.yaml").write_text(GOOD)
+    for given, expected in [("k8s", "k8s/"), ("gpulint/k8s/", "gpulint/k8s/"), ("a/b", "a/b/")]:
+        _, doc, _ = scan_sarif("--category", given, "good.yaml")
+        # Ends with '/': GitHub takes everything before the last '/' as the category.
+        assert doc["runs"][0]["automationDetails"] == {"id": expected}
+
+
+def test_fingerprint_ignores_lines_and_tells_containers_apart(monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text(BAD)
+    _, before, _ = scan_sarif("bad.yaml")
+    (tmp_path / "bad.yaml").write_text("# a comment\n\n" + BAD.replace("image:", "imagePullPolicy: Always\n        image:"))
+    _, after, _ = scan_sarif("bad.yaml")
+    (tmp_path / "bad.yaml").write_text(BAD.replace("name: cuda", "name: other"))
+    _, renamed, _ = scan_sarif("bad.yaml")
+    fp = [d["runs"][0]["results"][0]["partialFingerprints"] for d in (before, after, renamed)]
+    lines = [d["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"]
+             for d in (before, after)]
+    assert lines[0] != lines[1]
+    assert fp[0] == fp[1] and fp[0] != fp[2]
+    assert list(fp[0]) == ["gpulint/v1"]
+
+
+def test_identical_identities_get_numbered_fingerprints() -> None:
+    findings = [_finding(line=n, field_path="spec.containers[name=a].args") for n in (3, 9)]
+    doc = _render(findings)
+    prints = [r["partialFingerprints"]["gpulint/v1"] for r in doc["runs"][0]["results"]]
+    assert prints[0].split(":")[0] == prints[1].split(":")[0]
+    assert [p.split(":")[1] for p in prints] == ["1", "2"]
+
+
+def test_output_is_deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    first = run_cli("scan", "--format", "sarif", "fixtures/")[1]
+    second = run_cli("scan", "--format", "sarif", "fixtures/")[1]
+    assert first == second
+    assert "Utc" not in first   # no startTimeUtc/endTimeUtc
+
+
+# --- suppressions ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind, sarif_kind", [("inline", "inSource"), ("annotation", "inSource"),
+                                              ("config", "external"), ("baseline", "external"),
+                                              ("system-component", "external")])
+def test_suppressed_findings_carry_suppressions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                kind: str, sarif_kind: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text(BAD)
+    rules = load_rules()
+    reason = f"accepted by {kind}: the team reviewed it"
+
+    def suppressor(finding: Finding, ctx: object) -> Suppression:
+        return Suppression(kind, reason)
+
+    config = ScanConfig(rules=list(rules.values()), all_rules=rules, suppressors=[suppressor])
+    result = scan(discover(["bad.yaml"]).inputs, config)
+    doc = json.loads(sarif.render(result, rules))
+    run = sarif_check.check(doc)
+    (only,) = run["results"]
+    assert only["suppressions"] == [{"kind": sarif_kind, "justification": reason, "properties": {"gpulint/kind": kind}}]
+    assert only["ruleId"] == "GPU003"
+
+
+# --- the cap ---------------------------------------------------------------------------
+
+
+def test_results_are_capped_below_github_limit_with_a_notification() -> None:
+    many = [_finding(line=n, severity=Severity.WARNING, container=f"c{n}") for n in range(1, 4801)]
+    many[4700] = _finding(line=4701, severity=Severity.ERROR, container="worst")
+    many[10].suppressed = Suppression("config", "accepted")
+    doc = _render(many)
+    run = doc["runs"][0]
+    assert sarif.DEFAULT_MAX_RESULTS < sarif.GITHUB_KEPT_RESULTS
+    assert len(run["results"]) == sarif.DEFAULT_MAX_RESULTS
+    kept_lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in run["results"]]
+    assert kept_lines == sorted(kept_lines)             # report order is kept
+    assert 4701 in kept_lines                           # the error beats the warnings after the cut
+    assert 11 not in kept_lines                         # a suppressed result goes before an active one
+    invocation = run["invocations"][0]
+    assert invocation["executionSuccessful"] is True
+    (note,) = invocation["toolExecutionNotifications"]
+    assert note["level"] == "warning"
+    assert note["message"]["text"].startswith(f"300 of 4800 results were left out")
+
+
+def test_cap_is_a_parameter() -> None:
+    doc = _render([_finding(line=n, container=f"c{n}") for n in range(1, 8)], max_results=5)
+    assert len(doc["runs"][0]["results"]) == 5
+    assert "2 of 7" in doc["runs"][0]["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"]
+
+
+# --- where results point ------------------------------------------------------------
+
+
+def test_uri_relative_to_git_root_from_a_subdirectory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "deploy" / "gpu").mkdir(parents=True)
+    (repo / "deploy" / "gpu" / "train.yaml").write_text(BAD)
+    monkeypatch.chdir(repo / "deploy")
+    _, doc, _ = scan_sarif("gpu/train.yaml")
+    artifact = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert artifact == {"uri": "deploy/gpu/train.yaml", "uriBaseId": "%SRCROOT%"}
+    assert doc["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.resolve().as_uri() + "/"
+
+
+def test_uri_relative_to_git_root_when_run_from_outside(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    outside = outside_git(tmp_path)
+    repo = make_repo(outside / "checkout")
+    (repo / "train.yaml").write_text(BAD)
+    (outside / "elsewhere").mkdir()
+    monkeypatch.chdir(outside / "elsewhere")
+    _, doc, _ = scan_sarif(str(repo / "train.yaml"))
+    artifact = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert artifact == {"uri": "train.yaml", "uriBaseId": "%SRCROOT%"}
+    assert doc["runs"][0]["originalUriBaseIds"] == {"%SRCROOT%": {"uri": repo.resolve().as_uri() + "/"}}
+
+
+def test_uri_outside_git_is_relative_to_cwd_or_absolute(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    outside = outside_git(tmp_path)
+    (outside / "work" / "k8s").mkdir(parents=True)
+    (outside / "work" / "k8s" / "bad.yaml").write_text(BAD)
+    (outside / "other").mkdir()
+    (outside / "other" / "far.yaml").write_text(BAD)
+    monkeypatch.chdir(outside / "work")
+    _, doc, _ = scan_sarif("k8s/bad.yaml", str(outside / "other" / "far.yaml"))
+    artifacts = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in doc["runs"][0]["results"]]
+    far = (outside / "other" / "far.yaml").resolve()
+    assert sorted(artifacts, key=str) == sorted([
+        {"uri": "k8s/bad.yaml", "uriBaseId": "%SRCROOT%"},
+        {"uri": far.as_uri()},
+    ], key=str)
+    assert doc["runs"][0]["originalUriBaseIds"] == {"%SRCROOT%": {"uri": (outside / "work").resolve().as_uri() + "/"}}
+
+
+def test_two_repositories_get_two_base_ids(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    home = make_repo(tmp_path / "home")
+    other = make_repo(tmp_path / "other")
+    (home / "a.yaml").write_text(BAD)
+    (other / "b.yaml").write_text(BAD)
+    monkeypatch.chdir(home)
+    _, doc, _ = scan_sarif("a.yaml", str(other / "b.yaml"))
+    artifacts = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in doc["runs"][0]["results"]]
+    assert {"uri": "a.yaml", "uriBaseId": "%SRCROOT%"} in artifacts
+    assert {"uri": "b.yaml", "uriBaseId": "ROOT1"} in artifacts
+    assert doc["runs"][0]["originalUriBaseIds"]["ROOT1"] == {"uri": other.resolve().as_uri() + "/"}
+
+
+def test_uri_is_percent_encoded_and_symlinks_resolved(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "gpu jobs").mkdir()
+    (repo / "gpu jobs" / "train#1.yaml").write_text(BAD)
+    (repo / "link.yaml").symlink_to(repo / "gpu jobs" / "train#1.yaml")
+    monkeypatch.chdir(repo)
+    _, doc, _ = scan_sarif("link.yaml")
+    artifact = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert artifact["uri"] == "gpu%20jobs/train%231.yaml"
+
+
+def test_stdin_is_named_stdin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    _, doc, _ = scan_sarif("-", input=BAD)
+    physical = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"] == {"uri": "stdin"}
+    assert physical["region"]["startLine"] == BAD_LINE
+
+
+def test_helm_template_in_repo_is_the_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    templates = repo / "charts" / "train" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "deployment.yaml").write_text("# template\n" * 30)
+    (repo / "charts" / "train" / "values.yaml").write_text("visible: all\n")
+    monkeypatch.chdir(repo)
+    finding = _finding(line=40, file="-", mapped=[
+        MappedLocation("template", "charts/train/templates/deployment.yaml", Span(22, 9, 22, 30)),
+        MappedLocation("values", "charts/train/values.yaml", Span(1, 10, 1, 13), "values.yaml: visible"),
+        MappedLocation("template", "charts/missing.yaml", Span(1, 1, 1, 2)),
+    ])
+    doc = _render([finding])
+    (result,) = doc["runs"][0]["results"]
+    primary = result["locations"][0]["physicalLocation"]
+    assert primary == {"artifactLocation": {"uri": "charts/train/templates/deployment.yaml", "uriBaseId": "%SRCROOT%"},
+                       "region": {"startLine": 22, "startColumn": 9, "endLine": 22, "endColumn": 30}}
+    related = result["relatedLocations"]
+    assert [r["id"] for r in related] == [1, 2]
+    assert related[0]["physicalLocation"]["artifactLocation"] == {"uri": "stdin"}
+    assert related[0]["physicalLocation"]["region"]["startLine"] == 40
+    assert related[0]["message"]["text"] == "rendered manifest (stdin) line 40"
+    assert related[1]["physicalLocation"]["artifactLocation"]["uri"] == "charts/train/values.yaml"
+    assert related[1]["message"]["text"] == "values.yaml: visible"
+    # GitHub links related locations embedded in the message as [text](id).
+    assert result["message"]["text"].endswith(
+        "See [rendered manifest (stdin) line 40](1), [values.yaml: visible](2).")
+
+
+def test_mapped_file_missing_keeps_the_rendered_position(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rendered.yaml").write_text(BAD)
+    finding = _finding(line=13, file="rendered.yaml", mapped=[
+        MappedLocation("template", "chart/templates/gone.yaml", Span(5, 1, 5, 9))])
+    (result,) = _render([finding])["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rendered.yaml"
+    assert "relatedLocations" not in result
+
+
+# --- the SARIF stream -------------------------------------------------------------------
+
+
+def test_only_sarif_on_stdout_even_with_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text(BAD)
+    code, out, err = run_cli("scan", "--format", "sarif", "bad.yaml", "missing.yaml")
+    assert code == 2
+    doc = sarif_check.loads(out)        # the whole of stdout is one SARIF document
+    invocation = doc["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    assert invocation["toolExecutionNotifications"] == [
+        {"level": "error", "message": {"text": "missing.yaml: no such file or directory"}}]
+    assert len(doc["runs"][0]["results"]) == 1
+    assert "missing.yaml: no such file or directory" in err
+
+
+def test_output_file_gets_the_sarif_and_stdout_stays_empty(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text(BAD)
+    code, out, _ = run_cli("scan", "--format", "sarif", "--output", "out.sarif", "bad.yaml")
+    assert (code, out) == (1, "")
+    sarif_check.loads((tmp_path / "out.sarif").read_text())
+
+
+def test_sarif_from_the_installed_console_script(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Out of process: nothing else (warnings, logging) reaches stdout."""
+    gpulint = shutil.which("gpulint", path=os.path.dirname(sys.executable))
+    if gpulint is None:
+        pytest.skip("the gpulint console script is not installed next to this python")
+    (tmp_path / "bad.yaml").write_text(BAD)
+    proc = subprocess.run([gpulint, "scan", "--format", "sarif", "--category", "k8s", "bad.yaml"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    doc = sarif_check.loads(proc.stdout)
+    assert doc["runs"][0]["automationDetails"] == {"id": "k8s/"}
+
+
+def test_corpus_sarif_validates(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(corpus)
+    code, out, err = run_cli("scan", "--format", "sarif", ".")
+    assert code in (0, 1), err
+    sarif_check.loads(out)
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _finding(line: int, file: str = "k8s/train.yaml", severity: Severity = Severity.ERROR,
+             container: str = "cuda", field_path: str | None = None,
+             mapped: list[MappedLocation] | None = None) -> Finding:
+    return Finding(
+        rule_id="GPU003", rule_name="visible-devices-env", severity=severity,
+        message=f'NVIDIA_VISIBLE_DEVICES=all in env [x] (Deployment ml/train, container "{container}")',
+        file=file, span=Span(line, 11, line, 21),
+        obj=ObjectRef("apps/v1", "Deployment", "train", "ml"), container=container,
+        field_path=field_path or f"spec.template.spec.containers[name={container}].env[name=NVIDIA_VISIBLE_DEVICES]",
+        mapped=mapped or [],
+    )
+
+
+def _render(findings: list[Finding], **kwargs: object) -> dict:
+    result = ScanResult([FileReport(findings[0].file, "scanned", findings=findings)])
+    doc = json.loads(sarif.render(result, load_rules(), **kwargs))  # type: ignore[arg-type]
+    sarif_check.check(doc)
+    return doc
+
+
+def test_long_descriptions_are_cut_at_a_sentence_or_line_end() -> None:
+    doc = "## What it does\nFinds things:\n- first item\n  wrapped.\n- second item.\n\nMore text here.\n## Why is this bad\nx\n"
+    assert sarif.doc_section(doc, "What it does") == "Finds things:\n- first item wrapped.\n- second item.\n\nMore text here."
+    long = ("A sentence that is long enough. " * 40).strip()
+    cut = sarif._limit(long)
+    assert len(cut) <= 1024 and cut.endswith("enough.") and long.startswith(cut)
+    items = "Finds:\n" + "\n".join(f"- item number {n} without a full stop" for n in range(60))
+    cut = sarif._limit(items)
+    assert len(cut) <= 1024 and cut.endswith("without a full stop") and items.startswith(cut)
+    assert sarif._limit("x" * 2000).endswith("…") and len(sarif._limit("x" * 2000)) == 1024
