@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
+from gpulint.hostpaths import gpu_related_path
 from gpulint.quantity import parse_quantity
 
 if TYPE_CHECKING:
@@ -223,18 +224,45 @@ def uses_nvidia_runtime(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
         pod.runtime_class_name, setting(settings, "runtime-classes"))
 
 
-# Path components that only GPU device nodes and NVIDIA driver files have:
-# /dev/nvidia0, /dev/nvidia-caps, /dev/dri, /run/nvidia, /usr/local/nvidia,
-# /home/kubernetes/bin/nvidia (GKE), libnvidia-ml.so.1, libcuda.so, nvidia-smi.
-_NVIDIA_PATH_PART_RE = re.compile(r"(?:lib)?nvidia|libcuda", re.IGNORECASE)
+def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any]) -> list[str]:
+    """Why this container is GPU-related, as short phrases for the message (empty: it is not)."""
+    signals: list[str] = []
+    if requests_gpu(container, pod, settings):
+        signals.append(_describe_request(container, pod, settings))
+
+    var = container.env_value(VISIBLE_DEVICES)
+    if var is None:
+        # Only an unset variable leaves the image's default in force.
+        image_rule = image_visible_devices_default(container.image, settings)
+        if image_rule is not None and image_rule.sets == "all":
+            signals.append(f"its image {container.image} defaults {VISIBLE_DEVICES} to all")
+    elif var.value_from is not None:
+        signals.append(f"it sets {VISIBLE_DEVICES} from valueFrom")
+    elif classify_visible_devices(var.value) != HIDDEN_VOID:
+        signals.append(f"it sets {VISIBLE_DEVICES}={var.value}")
+
+    if uses_nvidia_runtime(pod, settings):
+        signals.append(f"its pod runs with runtimeClassName {pod.runtime_class_name}")
+    targeting = gpu_node_targeting(pod, settings)
+    if targeting is not None:
+        signals.append(f"its pod targets GPU nodes by {targeting}")
+    for mount in container.volume_mounts:
+        volume = pod.volume(mount.name)
+        host_path = volume.host_path if volume is not None else None
+        if host_path is not None and gpu_related_path(host_path):
+            signals.append(f"it mounts host path {host_path}")
+            break
+    return signals
 
 
-def is_gpu_host_path(path: str) -> bool:
-    """Whether a hostPath is a GPU device node or NVIDIA driver path (not /dev or / as a whole)."""
-    parts = [p for p in path.split("/") if p]
-    if parts[:2] == ["dev", "dri"]:
-        return True
-    return any(_NVIDIA_PATH_PART_RE.match(part) for part in parts)
+def _describe_request(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> str:
+    for section in (container.resources.limits, container.resources.requests):
+        for name in section:
+            if is_gpu_resource(name, settings):
+                return f"it requests {name}"
+    if container.resources.claims:
+        return "it claims a DRA resource"
+    return "its pod carries a GPU-share annotation"
 
 
 # --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------

@@ -75,6 +75,26 @@ def gpu_host_access(path: str) -> str | None:
     return None
 
 
+# Path components that only GPU device nodes and NVIDIA driver files have:
+# /dev/nvidia0, /dev/nvidia-caps, /dev/dri, /run/nvidia, /usr/local/nvidia,
+# /home/kubernetes/bin/nvidia (GKE), libnvidia-ml.so.1, libcuda.so, nvidia-smi.
+_NVIDIA_PATH_PART_RE = re.compile(r"(?:lib)?nvidia|libcuda", re.IGNORECASE)
+
+
+def gpu_related_path(path: str) -> bool:
+    """Whether a hostPath looks GPU-related: a GPU device node or an NVIDIA driver path.
+
+    Broader than `gpu_host_access` (any path component named after the vendor
+    counts) and without the whole-node paths `/` and `/dev`: it answers "is
+    this container about GPUs?" (a signal for other rules), not "does this
+    mount grant GPUs?".
+    """
+    parts = [p for p in path.split("/") if p]
+    if parts[:2] == ["dev", "dri"]:
+        return True
+    return any(_NVIDIA_PATH_PART_RE.match(part) for part in parts)
+
+
 # --- container runtimes on the node ---------------------------------------------
 
 _RUNTIME_SOCKETS = {

@@ -285,7 +285,7 @@ class _Lexer:
             where.append(i)
 
         if text[self.pos] in "<>":  # process substitution <(...) / >(...)
-            end = _match_paren(text, self.pos + 2)
+            end = _match_close(text, self.pos + 2, "(", ")")
             self.substitutions.append((self.pos + 2, end))
             for i in range(self.pos, min(end + 1, n)):
                 add(i)
@@ -324,14 +324,14 @@ class _Lexer:
                 self.pos = end + 2
             elif c == "$" and text.startswith("(", self.pos + 1):
                 literal = False
-                end = _match_paren(text, self.pos + 2)
+                end = _match_close(text, self.pos + 2, "(", ")")
                 self.substitutions.append((self.pos + 2, end))
                 for i in range(self.pos, min(end + 1, n)):
                     add(i)
                 self.pos = end + 1
             elif c == "$" and text.startswith("{", self.pos + 1):
                 literal = False
-                end = _match_brace(text, self.pos + 2)
+                end = _match_close(text, self.pos + 2, "{", "}")
                 for i in range(self.pos, min(end + 1, n)):
                     add(i)
                 self.pos = end + 1
@@ -377,13 +377,13 @@ class _Lexer:
                     add(i)
                 self.pos = end + 2
             elif c == "$" and text.startswith("(", self.pos + 1):
-                end = _match_paren(text, self.pos + 2)
+                end = _match_close(text, self.pos + 2, "(", ")")
                 self.substitutions.append((self.pos + 2, end))
                 for i in range(self.pos, min(end + 1, n)):
                     add(i)
                 self.pos = end + 1
             elif c == "$" and text.startswith("{", self.pos + 1):
-                end = _match_brace(text, self.pos + 2)
+                end = _match_close(text, self.pos + 2, "{", "}")
                 for i in range(self.pos, min(end + 1, n)):
                     add(i)
                 self.pos = end + 1
@@ -412,8 +412,11 @@ def _skip_quoted(text: str, i: int) -> int:
     return len(text)
 
 
-def _match_paren(text: str, i: int) -> int:
-    """Index of the `)` closing a `(` whose content starts at `i` (len(text) if none)."""
+def _match_close(text: str, i: int, opening: str, closing: str) -> int:
+    """Index of the `closing` that ends an `opening` whose content starts at `i`.
+
+    Quoted text and escaped characters are skipped; len(text) when unclosed.
+    """
     depth = 1
     n = len(text)
     while i < n:
@@ -424,30 +427,9 @@ def _match_paren(text: str, i: int) -> int:
         if c == "\\":
             i += 2
             continue
-        if c == "(":
+        if c == opening:
             depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return n
-
-
-def _match_brace(text: str, i: int) -> int:
-    depth = 1
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c in "'\"":
-            i = _skip_quoted(text, i)
-            continue
-        if c == "\\":
-            i += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
+        elif c == closing:
             depth -= 1
             if depth == 0:
                 return i

@@ -88,10 +88,7 @@ from typing import Iterator, Sequence
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
 from gpulint.commands import RunCommand, container_commands
-from gpulint.gpu import (
-    GRANTS, VISIBLE_DEVICES, classify_visible_devices, gpu_node_targeting, image_visible_devices_default,
-    pod_requests_gpu, uses_nvidia_runtime,
-)
+from gpulint.gpu import GRANTS, VISIBLE_DEVICES, classify_visible_devices, gpu_signals
 from gpulint.hostpaths import container_runtime_access, host_path_volumes
 from gpulint.model import Container, PodSpec, Workload
 
@@ -287,23 +284,12 @@ def _gpu_flags(words: Sequence[str]) -> list[str]:
 
 
 def _gpu_signal(pods: list[PodSpec], ctx: RuleContext) -> str | None:
-    """Why the pod is GPU-related, or None."""
-    settings = ctx.settings
+    """Why the pod is GPU-related (the first signal of its first GPU-related container), or None."""
     for pod in pods:
-        if pod_requests_gpu(pod, settings):
-            return "requests GPUs"
-        targeting = gpu_node_targeting(pod, settings)
-        if targeting:
-            return f"targets GPU nodes: {targeting}"
-        if uses_nvidia_runtime(pod, settings):
-            return f"uses runtimeClassName {pod.runtime_class_name}"
         for container in pod.containers:
-            var = container.env_value(VISIBLE_DEVICES)
-            if var is not None and var.value is not None and classify_visible_devices(var.value) == GRANTS:
-                return f"sets {VISIBLE_DEVICES}={var.value}"
-            image = image_visible_devices_default(container.image, settings)
-            if image is not None and image.sets == "all":
-                return f"runs the GPU image {container.image}"
+            signals = gpu_signals(pod, container, ctx.settings)
+            if signals:
+                return f"{container.name or 'a container'}: {signals[0]}"
     return None
 
 

@@ -83,15 +83,11 @@ specific capabilities the program needs (never `SYS_ADMIN`).
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.gpu import (
-    HIDDEN_VOID, VISIBLE_DEVICES, classify_visible_devices, gpu_node_targeting,
-    image_visible_devices_default, is_gpu_host_path, is_gpu_resource, requests_gpu,
-    uses_nvidia_runtime,
-)
-from gpulint.model import Container, PodSpec, Workload
+from gpulint.gpu import gpu_signals, requests_gpu
+from gpulint.model import Container, Workload
 
 # Capability names that give CAP_SYS_ADMIN (Kubernetes accepts both spellings).
 _SYS_ADMIN = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL", "CAP_ALL"})
@@ -124,47 +120,6 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
                 ValueAt(container.path + ("securityContext", "capabilities", "add", index)), container,
                 severity=Severity.WARNING,
             )
-
-
-def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any]) -> list[str]:
-    """Why this container is GPU-related, as short phrases for the message (empty: it is not)."""
-    signals: list[str] = []
-    if requests_gpu(container, pod, settings):
-        signals.append(_describe_request(container, pod, settings))
-
-    var = container.env_value(VISIBLE_DEVICES)
-    if var is None:
-        # Only an unset variable leaves the image's default in force.
-        image_rule = image_visible_devices_default(container.image, settings)
-        if image_rule is not None and image_rule.sets == "all":
-            signals.append(f"its image {container.image} defaults {VISIBLE_DEVICES} to all")
-    elif var.value_from is not None:
-        signals.append(f"it sets {VISIBLE_DEVICES} from valueFrom")
-    elif classify_visible_devices(var.value) != HIDDEN_VOID:
-        signals.append(f"it sets {VISIBLE_DEVICES}={var.value}")
-
-    if uses_nvidia_runtime(pod, settings):
-        signals.append(f"its pod runs with runtimeClassName {pod.runtime_class_name}")
-    targeting = gpu_node_targeting(pod, settings)
-    if targeting is not None:
-        signals.append(f"its pod targets GPU nodes by {targeting}")
-    for mount in container.volume_mounts:
-        volume = pod.volume(mount.name)
-        host_path = volume.host_path if volume is not None else None
-        if host_path is not None and is_gpu_host_path(host_path):
-            signals.append(f"it mounts host path {host_path}")
-            break
-    return signals
-
-
-def _describe_request(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> str:
-    for section in (container.resources.limits, container.resources.requests):
-        for name in section:
-            if is_gpu_resource(name, settings):
-                return f"it requests {name}"
-    if container.resources.claims:
-        return "it claims a DRA resource"
-    return "its pod carries a GPU-share annotation"
 
 
 def _sys_admin_entry(container: Container) -> tuple[int, str] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES, run_cli, scan_json
-from gpulint.gpu import is_gpu_host_path
+from gpulint.hostpaths import gpu_related_path
 
 GPU006 = FIXTURES / "rules" / "GPU006"
 
@@ -23,7 +23,7 @@ GPU006 = FIXTURES / "rules" / "GPU006"
     ("/data/nvidia-models", True),
 ])
 def test_gpu_host_paths(path: str, expected: bool) -> None:
-    assert is_gpu_host_path(path) is expected
+    assert gpu_related_path(path) is expected
 
 
 def _messages(name: str) -> list[str]:

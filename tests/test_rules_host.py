@@ -140,8 +140,8 @@ spec:
 @pytest.mark.parametrize("pod_field, container_field, severity, because", [
     ("hostNetwork: false", "env: []", "warning", None),
     ("nodeSelector: {nvidia.com/gpu.present: 'true'}", "env: []", "error", "targets GPU nodes"),
-    ("runtimeClassName: nvidia", "env: []", "error", "uses runtimeClassName nvidia"),
-    ("hostNetwork: false", "resources: {limits: {nvidia.com/gpu: 1}}", "error", "requests GPUs"),
+    ("runtimeClassName: nvidia", "env: []", "error", "runs with runtimeClassName nvidia"),
+    ("hostNetwork: false", "resources: {limits: {nvidia.com/gpu: 1}}", "error", "requests nvidia.com/gpu"),
     ("hostNetwork: false", "env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]", "error", "sets NVIDIA_VISIBLE_DEVICES"),
     ("hostNetwork: false", "command: [docker, run, img]", "error", "runs a container engine"),
 ])

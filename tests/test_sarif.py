@@ -22,7 +22,7 @@ from gpulint.locations import Span
 from gpulint.objects import ObjectRef
 from gpulint.registry import load_rules
 from gpulint.report import sarif
-from gpulint.report.repopath import Locator, git_root
+from gpulint.report.repopath import git_root
 
 BAD = """apiVersion: apps/v1
 kind: Deployment
@@ -310,7 +310,7 @@ def test_results_are_capped_below_github_limit_with_a_notification() -> None:
     assert invocation["executionSuccessful"] is True
     (note,) = invocation["toolExecutionNotifications"]
     assert note["level"] == "warning"
-    assert note["message"]["text"].startswith(f"300 of 4800 results were left out")
+    assert note["message"]["text"].startswith("300 of 4800 results were left out")
 
 
 def test_cap_is_a_parameter() -> None:
