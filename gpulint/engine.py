@@ -24,7 +24,7 @@ from gpulint.locations import Span
 from gpulint.model import Container, Workload
 from gpulint.objects import KubeObject, objects_in
 from gpulint.podspecs import workload_of
-from gpulint.suppress import SuppressionContext, Suppressor, apply as apply_suppressors
+from gpulint.suppress import ScanHook, SuppressionContext, Suppressor, apply as apply_suppressors
 from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, load_documents
 
 HELM_HINT = ("it looks like an unrendered Helm template: render it first, e.g. "
@@ -42,6 +42,7 @@ class ScanConfig:
     limits: Limits = DEFAULT_LIMITS
     report_invalid_input: bool = True                   # GPU000 enabled
     suppressors: list[Suppressor] = field(default_factory=list)  # applied in order
+    hooks: list[ScanHook] = field(default_factory=list)          # see suppress.ScanHook
 
     def severity_of(self, rule_id: str, default: Severity) -> Severity:
         return self.severities.get(rule_id, default)
@@ -86,6 +87,8 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
                 f"{item.display}: internal error: {type(error).__name__}: {error}"
             )
             result.files.append(FileReport(item.display, STATUS_ERROR))
+    for hook in config.hooks:
+        hook.scan_done(result, config)
     return result
 
 
@@ -143,6 +146,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
     ctx_for = _ContextFactory(config, index)
     if item.kind == "dockerfile":
         _scan_dockerfile(item.display, text, report, config, ctx_for)
+        for hook in config.hooks:
+            hook.file_done(report, text, config)
         return report
 
     found_objects = False
@@ -180,6 +185,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
     if not found_objects and not report.findings:
         report.status = STATUS_NOT_KUBERNETES
+    for hook in config.hooks:
+        hook.file_done(report, text, config)
     return report
 
 
@@ -303,6 +310,10 @@ def _stable_path(obj: KubeObject, path: Iterable) -> str:
             out += f".{item}" if out else str(item)
             data = data.get(item) if isinstance(data, dict) else None
     return out
+
+
+# Public: suppressors match a finding's field_path against pod templates.
+stable_path = _stable_path
 
 
 def _dotted(obj: KubeObject, path: tuple) -> str:

@@ -1,0 +1,87 @@
+"""Object annotations that suppress findings: `gpulint.io/ignore` + `gpulint.io/ignore-reason`.
+
+On a workload's `metadata.annotations` they cover every finding of the
+workload; on a pod template's annotations, the findings of that pod spec (a
+RayCluster's worker group, a PyTorchJob's Master replica). The annotations
+travel with the object, so they survive Helm, Kustomize and `kubectl get -o
+yaml` round trips, unlike comments.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from gpulint.findings import Finding, Suppression
+from gpulint.model import PodSpec, Workload
+from gpulint.suppress import KIND_ANNOTATION, META_RULES, NO_REASON, SuppressionContext, code_matches
+
+IGNORE = "gpulint.io/ignore"
+IGNORE_REASON = "gpulint.io/ignore-reason"
+_SPLIT_RE = re.compile(r"[\s,]+")
+
+
+@dataclass(frozen=True)
+class AnnotationIgnore:
+    """One `gpulint.io/ignore` annotation and where it is written."""
+
+    codes: tuple[str, ...]
+    reason: str                   # "" when missing or blank
+    annotations_path: tuple       # document path of the annotations mapping
+    pod: PodSpec | None           # None: on the workload itself
+
+    @property
+    def key_path(self) -> tuple:
+        return self.annotations_path + (IGNORE,)
+
+    @property
+    def reason_path(self) -> tuple:
+        return self.annotations_path + (IGNORE_REASON,)
+
+
+def parse_codes(value: object) -> tuple[str, ...]:
+    if not isinstance(value, str):
+        return ()
+    return tuple(code for code in _SPLIT_RE.split(value) if code)
+
+
+def ignores_of(workload: Workload) -> Iterator[AnnotationIgnore]:
+    """Every `gpulint.io/ignore` of the workload: its own, then its pod templates'."""
+    own_meta = workload.obj.path("metadata")
+    if IGNORE in workload.annotations:
+        yield _make(workload.annotations, own_meta + ("annotations",), None)
+    for pod in workload.pod_specs:
+        # A bare Pod's template metadata is the object's own metadata.
+        if pod.metadata_path is None or pod.metadata_path == own_meta:
+            continue
+        if IGNORE in pod.annotations:
+            yield _make(pod.annotations, pod.metadata_path + ("annotations",), pod)
+
+
+def _make(annotations: dict, path: tuple, pod: PodSpec | None) -> AnnotationIgnore:
+    reason = annotations.get(IGNORE_REASON)
+    reason = reason.strip() if isinstance(reason, str) else ""
+    return AnnotationIgnore(parse_codes(annotations.get(IGNORE)), reason, path, pod)
+
+
+def annotation_suppressor(finding: Finding, ctx: SuppressionContext) -> Suppression | None:
+    workload = ctx.workload
+    if workload is None or finding.rule_id in META_RULES:
+        return None
+    for ignore in ignores_of(workload):
+        if ignore.pod is not None and not _in_pod(ignore.pod, workload, finding, ctx):
+            continue
+        if any(code_matches(code, finding) for code in ignore.codes):
+            return Suppression(KIND_ANNOTATION, ignore.reason or NO_REASON)
+    return None
+
+
+def _in_pod(pod: PodSpec, workload: Workload, finding: Finding, ctx: SuppressionContext) -> bool:
+    """Whether the finding belongs to `pod`: its container does, or its node is inside it."""
+    if ctx.container is not None:
+        return any(c is ctx.container for c in pod.containers)
+    from gpulint.engine import stable_path
+
+    prefix = stable_path(workload.obj, pod.path)
+    return finding.field_path == prefix or finding.field_path.startswith((prefix + ".", prefix + "["))
