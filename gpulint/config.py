@@ -382,7 +382,7 @@ class _Checker:
                 suggestion = f"; did you mean `{hint[0]}`?" if hint else f"; known keys: {', '.join(allowed)}"
                 place = f" in `{name}`" if name else ""
                 self.add(path + (key,), f"unknown key `{key}`{place}{suggestion}", key=True)
-        elif kind == "propertyNames":
+        elif kind == "propertyNames" or "propertyNames" in error.schema_path:
             self.add(path + (error.instance,), f"`{error.instance}` in `{name}` is not a rule id or name", key=True)
         elif kind == "required":
             for key in error.validator_value:
@@ -555,12 +555,13 @@ def starter_config(rules: Mapping[str, Rule]) -> str:
         "",
         "# Findings this project accepts, each with the reason (required). Matchers are",
         "# globs (or lists of globs): rules, namespace, kind, name, container, image.",
-        "exemptions: []",
-        "#  - rules: [GPU003]",
-        "#    namespace: node-acceptance",
-        "#    kind: Job",
-        "#    name: gpu-burn-*",
-        "#    reason: acceptance test run on cordoned nodes before they join the pool",
+        "# Uncomment `exemptions:` and an entry to add one.",
+        "# exemptions:",
+        "#   - rules: [GPU003]",
+        "#     namespace: node-acceptance",
+        "#     kind: Job",
+        "#     name: gpu-burn-*",
+        "#     reason: acceptance test run on cordoned nodes before they join the pool",
         "",
     ]
     return "\n".join(out)

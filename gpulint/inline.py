@@ -15,12 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpulint.api import Severity
 from gpulint.findings import Finding, Suppression
 from gpulint.locations import Span
 from gpulint.suppress import (
     KIND_INLINE, META_RULES, NO_REASON, SUPPRESSION_WITHOUT_CODES, SUPPRESSION_WITHOUT_REASON,
-    UNUSED_SUPPRESSION, SuppressionContext, apply, code_matches,
+    UNUSED_SUPPRESSION, SuppressionContext, add_finding, code_matches, unused_label,
 )
 
 if TYPE_CHECKING:
@@ -126,19 +125,18 @@ class InlineSuppressions:
         self.seen[report.file] = (text, directives)
         for d in directives:
             if not d.codes:
-                _report(report, text, config, SUPPRESSION_WITHOUT_CODES, d.span,
+                add_finding(report, config, SUPPRESSION_WITHOUT_CODES, d.span,
                         f"`{d.text}` names no rule, so it suppresses nothing; list the codes it is "
-                        "for, e.g. `# gpulint: ignore[GPU003] reason`")
+                        "for, e.g. `# gpulint: ignore[GPU003] reason`",
+                        SuppressionContext(None, None, None, text, 0))
             elif not d.reason:
-                _report(report, text, config, SUPPRESSION_WITHOUT_REASON, d.span,
-                        f"`{d.text}` gives no reason; say after the codes why the finding is acceptable")
+                add_finding(report, config, SUPPRESSION_WITHOUT_REASON, d.span,
+                        f"`{d.text}` gives no reason; say after the codes why the finding is acceptable",
+                        SuppressionContext(None, None, None, text, 0))
 
     def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None:
         if not any(rule.id == UNUSED_SUPPRESSION for rule in config.rules):
             return
-        enabled = {rule.id for rule in config.rules}
-        known = config.all_rules
-        names = {rule.name: rule.id for rule in known.values()}
         reports = {report.file: report for report in result.files}
         for file, (text, directives) in self.seen.items():
             report = reports.get(file)
@@ -149,25 +147,9 @@ class InlineSuppressions:
                 for code in d.codes:
                     if (file, d.line, code) in self.used:
                         continue
-                    rule_id = code.upper() if code.upper() in known else names.get(code)
-                    if rule_id is None:
-                        unused.append(f"{code} (unknown rule)")
-                    elif rule_id not in enabled:
-                        unused.append(f"{code} (rule not enabled)")
-                    else:
-                        unused.append(f"{code} (no such finding here)")
+                    unused.append(unused_label(code, config))
                 if unused:
-                    _report(report, text, config, UNUSED_SUPPRESSION, d.span,
-                            f"unused suppression: {', '.join(unused)}; remove it from `{d.text}`")
+                    add_finding(report, config, UNUSED_SUPPRESSION, d.span,
+                            f"unused suppression: {', '.join(unused)}; remove it from `{d.text}`",
+                            SuppressionContext(None, None, None, text, 0))
 
-
-def _report(report: "FileReport", text: str, config: "ScanConfig", rule_id: str, span: Span,
-            message: str) -> None:
-    """Add a finding about a directive, if its rule is enabled."""
-    rule = next((r for r in config.rules if r.id == rule_id), None)
-    if rule is None:
-        return
-    finding = Finding(rule.id, rule.name, config.severity_of(rule.id, rule.severity or Severity.WARNING),
-                      message, report.file, span, field_path=f"line:{span.line}")
-    ctx = SuppressionContext(None, None, None, text, 0)
-    report.findings.append(apply(finding, ctx, config.suppressors))

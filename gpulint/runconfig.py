@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from gpulint.annotation_ignore import annotation_suppressor
+from gpulint.annotation_ignore import AnnotationSuppressions
 from gpulint.api import Rule
 from gpulint.baseline import BaselineSuppressor, BaselineWriter
 from gpulint.config import ProjectConfig
@@ -86,6 +86,7 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
     """
     chosen, report_invalid = choose_rules(rules, project, cli)
     inline = InlineSuppressions()
+    annotations = AnnotationSuppressions()
     writer = None
     baseline: Suppressor | None = None
     if cli.write_baseline:
@@ -104,17 +105,19 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
         report_invalid_input=report_invalid,
         suppressors=pipeline(
             inline=inline,
-            annotation=annotation_suppressor,
+            annotation=annotations,
             config=ConfigExemptions(project.exemptions) if project.exemptions else None,
             system=system,
             baseline=baseline,
         ),
-        hooks=[inline],
+        hooks=[inline, annotations],
     )
     fail_on = cli.fail_on or project.fail_on or "warning"
     return RunPlan(config, fail_on, project, writer)
 
 
 def _display(path: Path) -> str:
-    rel = os.path.relpath(path)
-    return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
+    try:
+        return Path(os.path.relpath(path)).as_posix()
+    except ValueError:  # another drive (Windows)
+        return str(path)

@@ -30,6 +30,7 @@ from gpulint.objects import KubeObject
 if TYPE_CHECKING:
     from gpulint.engine import ScanConfig, ScanResult
     from gpulint.findings import FileReport
+    from gpulint.locations import Span
 
 KIND_INLINE = "inline"
 KIND_ANNOTATION = "annotation"
@@ -118,3 +119,27 @@ def pipeline(*, inline: Suppressor | None = None, annotation: Suppressor | None 
 def code_matches(code: str, finding: Finding) -> bool:
     """Whether a code written in a suppression (an id or a rule name) names the finding's rule."""
     return code.upper() == finding.rule_id or code == finding.rule_name
+
+
+def add_finding(report: "FileReport", config: "ScanConfig", rule_id: str, span: "Span", message: str,
+                ctx: SuppressionContext, obj: KubeObject | None = None, field_path: str = "") -> None:
+    """Add a finding about a suppression itself, if its rule is enabled (suppressors still apply)."""
+    rule = next((r for r in config.rules if r.id == rule_id), None)
+    if rule is None:
+        return
+    finding = Finding(rule.id, rule.name, config.severity_of(rule.id, rule.severity), message,
+                      report.file, span, obj=obj.ref if obj else None,
+                      field_path=field_path or f"line:{span.line}")
+    report.findings.append(apply(finding, ctx, config.suppressors))
+
+
+def unused_label(code: str, config: "ScanConfig") -> str:
+    """`code (why it suppressed nothing)`, for GPU092 messages."""
+    known = config.all_rules
+    rule_id = code.upper() if code.upper() in known else next(
+        (r.id for r in known.values() if r.name == code), None)
+    if rule_id is None:
+        return f"{code} (unknown rule)"
+    if not any(rule.id == rule_id for rule in config.rules):
+        return f"{code} (rule not enabled)"
+    return f"{code} (no such finding here)"

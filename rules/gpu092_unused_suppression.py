@@ -1,11 +1,12 @@
 """
 ## What it does
-Reports codes in `# gpulint: ignore[...]` comments that suppressed nothing in
-this run: the rule found nothing on that line (or on the next line, for a
-comment on a line of its own), the rule is not enabled, or the code names no
-rule. Off by default; enable it with `--extend-select GPU092` or
-`extend-select: [GPU092]` in the configuration. Reported by the suppression
-pass at the end of the scan, on the comment.
+Reports codes in `# gpulint: ignore[...]` comments and `gpulint.io/ignore`
+annotations that suppressed nothing in this run: the rule found nothing on
+that line (or on the next line, for a comment on a line of its own) or in that
+object, the rule is not enabled, or the code names no rule. Off by default;
+enable it with `--extend-select GPU092` or `extend-select: [GPU092]` in the
+configuration. Reported by the suppression pass, on the comment or on the
+annotation's value.
 
 ## Why is this bad
 A suppression that outlived its finding is noise at best. At worst it is a
@@ -35,7 +36,7 @@ RULE = Rule(
     id="GPU092",
     name="unused-suppression",
     severity=Severity.WARNING,
-    summary="A `# gpulint: ignore[...]` code that suppressed no finding.",
+    summary="A code in a `# gpulint: ignore[...]` comment or gpulint.io/ignore annotation that suppressed no finding.",
     doc=__doc__ or "",
     enabled_by_default=False,
     tags=("maintainability",),
