@@ -131,13 +131,21 @@ def find_config(paths: Sequence[str], cwd: Path | None = None) -> Path | None:
     for directory in (start, *start.parents):
         for name in CONFIG_FILES:
             if (directory / name).is_file():
-                return directory / name
+                return _shown(directory / name, cwd)
         pyproject = directory / PYPROJECT
         if pyproject.is_file() and _has_tool_table(pyproject):
-            return pyproject
+            return _shown(pyproject, cwd)
         if (directory / ".git").exists():
             break
     return None
+
+
+def _shown(path: Path, cwd: Path) -> Path:
+    """Relative to the current directory when inside it, as messages show it."""
+    try:
+        return path.relative_to(cwd)
+    except ValueError:
+        return path
 
 
 _TOOL_TABLE_RE = re.compile(r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]", re.M)

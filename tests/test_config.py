@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import FIXTURES, run_cli, scan_json
+from conftest import FIXTURES, ROOT, run_cli, scan_json
 from gpulint.config import (
     ConfigError, default_config, find_config, load_config, resolve_settings, schema, starter_config,
 )
@@ -264,8 +264,8 @@ def test_fail_on_from_config_and_cli_overrides_it(repo: Path) -> None:
 
 def test_rule_enabled_false_and_cli_extend_select_reenables(repo: Path) -> None:
     _pod_dir(repo, "rules:\n  visible-devices-env: {enabled: false}\n", a="all")
-    assert scan_json(str(repo)) == (0, scan_json(str(repo))[1])
-    assert scan_json(str(repo))[1]["findings"] == []
+    code, report = scan_json(str(repo))
+    assert (code, report["findings"]) == (0, [])
     code, report = scan_json("--extend-select", "GPU003", str(repo))
     assert code == 1
     assert [f["rule"] for f in report["findings"]] == ["GPU003"]
@@ -405,3 +405,32 @@ def test_init_refuses_when_a_yml_config_exists(repo: Path) -> None:
     code, _out, err = run_cli("init", str(repo))
     assert code == 2 and ".gpulint.yml already exists" in err
     assert not (repo / ".gpulint.yaml").exists()
+
+
+# --- the README stays true ---------------------------------------------------------
+
+
+def _readme_block(heading: str, language: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index(heading):]
+    start = section.index(f"```{language}\n") + len(language) + 4
+    return section[start: section.index("```", start)]
+
+
+def test_readme_sample_configuration_validates(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text(_readme_block("### Sample configuration", "yaml"))
+    config = load_config(repo / ".gpulint.yaml", load_rules())
+    assert config.extend_select == ["unused-suppression"]
+    assert config.baseline == repo / ".gpulint-baseline.json"
+    assert [e.reason for e in config.exemptions] == [
+        "acceptance test run on cordoned nodes before they join the pool",
+        "monitoring reads every GPU and allocates none"]
+
+
+def test_readme_baseline_example_is_the_real_format() -> None:
+    from gpulint.baseline import VERSION, Key
+
+    example = json.loads(_readme_block("### Baseline", "json"))
+    assert example["version"] == VERSION
+    key = Key.from_entry(example["entries"][0])
+    assert key.as_entry(1) == {**example["entries"][0]}
