@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from importlib.resources import files
 from pathlib import Path
 from typing import Iterator
 
+import jsonschema
 import pytest
 
 from conftest import run_cli, scan_json
@@ -139,6 +142,12 @@ def test_inline_comment_inside_a_multi_document_file_uses_file_lines(repo: Path)
     (repo / "p.yaml").write_text(text)
     assert [(rule, line, kind) for rule, line, kind, _ in _outcomes(_scan([str(repo / "p.yaml")]))] == [
         ("GPU003", 14, "inline"), ("GPU003", 20, "inline"), ("GPU003", 26, None), ("GPU003", 33, None)]
+
+
+def test_inline_comments_with_crlf_line_ends(repo: Path) -> None:
+    (repo / "p.yaml").write_bytes(INLINE.replace("\n", "\r\n").encode())
+    assert [(o[1], o[3]) for o in _outcomes(_scan([str(repo / "p.yaml")]))] == [
+        (10, "same line"), (16, "line above, by name"), (22, None), (29, None)]
 
 
 def test_dockerfile_inline_comments(repo: Path) -> None:
@@ -294,6 +303,8 @@ def test_suppressed_findings_stay_visible(repo: Path) -> None:
     ]
     assert report["summary"]["suppressed"] == 2
     assert report["summary"]["findings"] == 2
+    report_schema = json.loads(files("gpulint").joinpath("schemas/report.schema.json").read_text())
+    jsonschema.validate(report, report_schema)
     _code, out, _err = run_cli("scan", str(repo / "p.yaml"))
     assert ":10:" not in out
     assert out.splitlines()[-1].endswith("2 suppressed (--show-suppressed to list).")
