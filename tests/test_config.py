@@ -149,6 +149,7 @@ severity = "warning"
 """
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is Python 3.11+")
 def test_pyproject_tool_table_is_found_and_used(repo: Path) -> None:
     (repo / "pyproject.toml").write_text(PYPROJECT)
     (repo / "k8s").mkdir()
