@@ -105,7 +105,16 @@ class ProjectConfig:
             return False
         parts = rel.parts
         candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))] + list(parts)
-        return any(fnmatch.fnmatch(c, p.rstrip("/")) for p in self.exclude for c in candidates)
+        patterns = [_clean_glob(p) for p in self.exclude]
+        return any(fnmatch.fnmatch(c, p) for p in patterns for c in candidates)
+
+
+def _clean_glob(pattern: str) -> str:
+    """`./vendor/` -> `vendor`: globs are relative to the configuration's directory."""
+    pattern = pattern.replace("\\", "/").rstrip("/")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return pattern
 
 
 def default_config(root: Path | None = None) -> ProjectConfig:
@@ -486,6 +495,21 @@ class _Checker:
         return out
 
 
+def _flow_list(head: str, values: list[str], width: int = 100) -> list[str]:
+    """`head["a", "b", ...]` wrapped at `width`, continuation lines aligned under the first item."""
+    lines: list[str] = []
+    current = head + "["
+    indent = "#" + " " * (len(head) - 1 + 1)
+    for i, value in enumerate(values):
+        item = json.dumps(value) + ("," if i < len(values) - 1 else "")
+        if len(current) + len(item) + 1 > width and not current.endswith("["):
+            lines.append(current.rstrip())
+            current = indent
+        current += item + " "
+    lines.append(current.rstrip() + "]")
+    return lines
+
+
 def _globs(value: str | list) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(str(v) for v in value)
 
@@ -557,7 +581,7 @@ def starter_config(rules: Mapping[str, Rule]) -> str:
         "# settings:",
     ]
     for key, values in DEFAULT_SETTINGS.items():
-        out.append(f"#   {key}: {json.dumps(values)}")
+        out.extend(_flow_list(f"#   {key}: ", values))
     out += [
         "#   extend-gpu-images: [\"registry.example.com/ml/*\"]",
         "",

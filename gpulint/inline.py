@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # `#` starts a comment at the start of a line or after whitespace (YAML and
 # Dockerfile alike); `a#b` is not a comment.
 _DIRECTIVE_RE = re.compile(
-    r"(?:^|(?<=\s))#\s*gpulint:\s*ignore(?![\w-])(?P<codes>\[[^\]]*\])?(?P<rest>.*)$", re.I)
+    r"(?:^|(?<=\s))#\s*gpulint:\s*ignore(?![\w-])\s*(?P<codes>\[[^\]]*\])?(?P<rest>.*)$", re.I)
 _QUICK_RE = re.compile(r"gpulint:\s*ignore", re.I)
 _CODE_SPLIT_RE = re.compile(r"[\s,]+")
 # The reason ends where another comment starts (`... reason  # other note`).

@@ -73,6 +73,7 @@ def repo(tmp_path: Path) -> Path:
     ("# gpulint: ignore[GPU003]", ("GPU003",), "", True),
     ("# gpulint: ignore see issue #12", (), "see issue #12", True),
     ("# gpulint: ignore[] nothing", (), "nothing", True),
+    ("# gpulint: ignore [GPU003] space before the codes", ("GPU003",), "space before the codes", True),
     ("RUN make # gpulint: ignore[GPU004 GPU005] build step", ("GPU004", "GPU005"), "build step", False),
 ])
 def test_parse_directive(line: str, codes: tuple, reason: str, own_line: bool) -> None:
