@@ -216,7 +216,8 @@ def init(
     """Write a commented starter configuration (.gpulint.yaml)."""
     from pathlib import Path
 
-    from gpulint.config import CONFIG_FILES, starter_config
+    from gpulint.config import CONFIG_FILES
+    from gpulint.starter import starter_config
     from gpulint.output import write_atomic
 
     target_dir = Path(directory)

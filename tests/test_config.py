@@ -10,12 +10,11 @@ import jsonschema
 import pytest
 
 from conftest import FIXTURES, ROOT, run_cli, scan_json
-from gpulint.config import (
-    ConfigError, default_config, find_config, load_config, resolve_settings, schema, starter_config,
-)
+from gpulint.config import ConfigError, default_config, find_config, load_config, resolve_settings, schema
 from gpulint.gpu import DEFAULT_SETTINGS
 from gpulint.registry import load_rules
 from gpulint.runconfig import CliOptions, choose_rules, plan
+from gpulint.starter import starter_config
 
 INVALID = FIXTURES / "config" / "invalid"
 
