@@ -156,7 +156,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
             message = doc.message
             if "{{" in text:
                 message = f"{message}; {HELM_HINT}"
-            _invalid(report, config, Span(doc.line, doc.column, doc.line, doc.column + 1), message)
+            _invalid(report, config, Span(doc.line, doc.column, doc.line, doc.column + 1), message,
+                     file_text=text)
             continue
         report.documents += 1
         objects = list(objects_in(item.display, doc))
@@ -225,7 +226,9 @@ def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanCo
 
 
 def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
-             obj: KubeObject | None = None, doc: Document | None = None) -> None:
+             obj: KubeObject | None = None, doc: Document | None = None,
+             file_text: str | None = None) -> None:
+    """Report GPU000. `file_text` (when there is no document) lets suppressors read the file's lines."""
     if not config.report_invalid_input:
         return
     rule = config.all_rules.get(INVALID_INPUT)
@@ -236,7 +239,7 @@ def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
         obj=obj.ref if obj else None, field_path=f"line:{span.line}",
         source=_source_of(obj) if obj else None,
     )
-    sctx = SuppressionContext(None, None, obj, doc.text if doc else None, doc.line_offset if doc else 0)
+    sctx = SuppressionContext(None, None, obj, doc.text if doc else file_text, doc.line_offset if doc else 0)
     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
 
 
