@@ -1,4 +1,4 @@
-"""Command line: `gpulint scan`, `gpulint rules`, `gpulint explain`.
+"""Command line: `gpulint scan`, `gpulint rules`, `gpulint explain`, `gpulint init`.
 
 Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, configuration
 or internal error. The engine is imported inside the commands so `--help` and
@@ -83,42 +83,56 @@ def scan(
         help="Output format: text, json, sarif or github (default: github when GITHUB_ACTIONS=true, else text)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the report to FILE (atomically)."),
     category: Optional[str] = typer.Option(None, "--category", help="SARIF: the code scanning category (runAutomationDetails.id)."),
-    fail_on: FailOn = typer.Option(FailOn.warning, "--fail-on",
-                                   help="Lowest severity that makes the exit code 1."),
+    fail_on: Optional[FailOn] = typer.Option(None, "--fail-on",
+                                             help="Lowest severity that makes the exit code 1 (default: warning, or the config's fail-on)."),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Rule codes to run instead of the defaults (comma separated, repeatable; ids, prefixes, names or ALL)."),
     extend_select: Optional[List[str]] = typer.Option(None, "--extend-select", help="Rule codes to run in addition to the defaults."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Rule codes not to run."),
-    exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable)."),
+    exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable; added to the config's exclude)."),
     show_suppressed: bool = typer.Option(False, "--show-suppressed", help="List suppressed findings too."),
     no_default_exemptions: bool = typer.Option(
         False, "--no-default-exemptions",
         help="Do not recognise the built-in GPU system components (device plugins, GPU Operator, ...): report their findings as active."),
+    config_file: Optional[str] = typer.Option(None, "--config", help="Configuration file (.gpulint.yaml or pyproject.toml) instead of the one found from the first path."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Suppress the findings recorded in this baseline file."),
+    write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record the current findings in this baseline file (they are reported as suppressed)."),
 ) -> None:
     """Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."""
+    from gpulint.baseline import BaselineError
     from gpulint.discovery import discover
-    from gpulint.engine import ScanConfig, scan as run_scan
+    from gpulint.engine import scan as run_scan
     from gpulint.exemptions import system_component_suppressor
     from gpulint.findings import INVALID_INPUT
-    from gpulint.selection import SelectionError, select_rules, split_codes
+    from gpulint.runconfig import CliOptions, plan
+    from gpulint.selection import SelectionError, split_codes
 
     rules = _load_rules()
+    project = _project_config(paths or ["."], config_file, rules)
+    options = CliOptions(
+        select=split_codes(select) or None,
+        extend_select=split_codes(extend_select),
+        ignore=split_codes(ignore),
+        exclude=list(exclude or ()),
+        fail_on=fail_on.value if fail_on else None,
+        baseline=baseline,
+        write_baseline=write_baseline,
+    )
     try:
-        ignore_codes = split_codes(ignore)
-        chosen = select_rules(rules, split_codes(select), split_codes(extend_select), ignore_codes)
-    except SelectionError as error:
+        run = plan(rules, project, options,
+                   system=system_component_suppressor(builtin=not no_default_exemptions))
+    except (SelectionError, BaselineError) as error:
         raise _fail(str(error)) from None
-    invalid_ignored = any(rule.id == INVALID_INPUT for rule in select_rules(rules, ignore_codes)) if ignore_codes else False
 
-    found = discover(paths or ["."], tuple(exclude or ()))
-    config = ScanConfig(rules=chosen, all_rules=rules, report_invalid_input=not invalid_ignored,
-                        suppressors=[system_component_suppressor(builtin=not no_default_exemptions)])
-    result = run_scan(found.inputs, config)
+    found = discover(paths or ["."], tuple(options.exclude),
+                     skip=project.excludes if project.exclude else None)
+    result = run_scan(found.inputs, run.scan)
 
     if output_format is None:  # like yamllint: annotations when running in GitHub Actions
         output_format = ScanFormat.github if os.environ.get("GITHUB_ACTIONS") == "true" else ScanFormat.text
     problems = [f"{path}: no such file or directory" for path in found.missing]
     text = _render(output_format, result, show_suppressed, output is None,
-                   rules=rules, enabled=[r.id for r in chosen] + ([] if invalid_ignored else [INVALID_INPUT]),
+                   rules=rules,
+                   enabled=[r.id for r in run.scan.rules] + ([INVALID_INPUT] if run.scan.report_invalid_input else []),
                    category=category, problems=problems)
     if output is None:
         sys.stdout.write(text)
@@ -137,8 +151,41 @@ def scan(
         typer.echo(f"gpulint: {message} — this is a bug; please report it with the input at "
                    "https://github.com/gpulint/gpulint/issues", err=True)
     if found.missing or result.internal_errors:
+        if run.writer is not None:
+            typer.echo(f"gpulint: error: baseline {write_baseline} not written: the scan was incomplete",
+                       err=True)
         raise typer.Exit(EXIT_ERROR)
-    raise typer.Exit(_exit_code(result, fail_on))
+    if run.writer is not None:
+        try:
+            run.writer.write()
+        except BaselineError as error:
+            raise _fail(str(error)) from None
+        count = sum(run.writer.counts.values())
+        typer.echo(f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to baseline {write_baseline}",
+                   err=True)
+    raise typer.Exit(_exit_code(result, run.fail_on))
+
+
+def _project_config(paths: List[str], config_file: Optional[str], rules: dict) -> object:
+    """The configuration given with --config, or the one nearest to the first path."""
+    from pathlib import Path
+
+    from gpulint.config import ConfigError, default_config, find_config, load_config
+
+    if config_file is not None:
+        path: Optional[Path] = Path(config_file)
+        if not path.is_file():  # type: ignore[union-attr]
+            raise _fail(f"{config_file}: no such configuration file")
+    else:
+        path = find_config(paths)
+    if path is None:
+        return default_config()
+    try:
+        return load_config(path, rules)
+    except ConfigError as error:
+        for problem in error.problems:
+            typer.echo(f"gpulint: error: {problem}", err=True)
+        raise typer.Exit(EXIT_ERROR) from None
 
 
 def _render(output_format: ScanFormat, result: object, show_suppressed: bool, to_stdout: bool, *,
@@ -161,12 +208,12 @@ def _render(output_format: ScanFormat, result: object, show_suppressed: bool, to
     return text.render(result, show_suppressed=show_suppressed, colour=colour)  # type: ignore[arg-type]
 
 
-def _exit_code(result: object, fail_on: FailOn) -> int:
-    if fail_on is FailOn.never:
+def _exit_code(result: object, fail_on: str) -> int:
+    if fail_on == FailOn.never.value:
         return EXIT_CLEAN
     from gpulint.api import Severity
 
-    threshold = Severity(fail_on.value).rank
+    threshold = Severity(fail_on).rank
     for finding in result.findings:  # type: ignore[attr-defined]
         if finding.suppressed is None and finding.severity.rank >= threshold:
             return EXIT_FINDINGS
@@ -191,6 +238,32 @@ def list_rules(
     for rule in rules.values():
         default = "" if rule.enabled_by_default else "  (off by default)"
         typer.echo(f"{rule.id}  {rule.name:<{width}}  {rule.severity.value:<7}  {rule.summary}{default}")
+
+
+@app.command()
+def init(
+    directory: str = typer.Argument(".", help="Directory to write .gpulint.yaml into."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing configuration file."),
+) -> None:
+    """Write a commented starter configuration (.gpulint.yaml)."""
+    from pathlib import Path
+
+    from gpulint.config import CONFIG_FILES
+    from gpulint.starter import starter_config
+    from gpulint.output import write_atomic
+
+    target_dir = Path(directory)
+    if not target_dir.is_dir():
+        raise _fail(f"{directory}: no such directory")
+    existing = [target_dir / name for name in CONFIG_FILES if (target_dir / name).exists()]
+    if existing and not force:
+        raise _fail(f"{existing[0]} already exists; use --force to overwrite it")
+    target = target_dir / CONFIG_FILES[0]
+    try:
+        write_atomic(str(target), starter_config(_load_rules()))
+    except OSError as error:
+        raise _fail(f"cannot write {target}: {error.strerror or error}") from None
+    typer.echo(f"Wrote {target}")
 
 
 @app.command()

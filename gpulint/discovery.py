@@ -6,6 +6,7 @@ import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", "CVS"})
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -42,7 +43,10 @@ def _excluded(display: str, rel: str, name: str, patterns: tuple[str, ...]) -> b
     return False
 
 
-def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Discovery:
+def discover(paths: list[str], exclude: tuple[str, ...] = (),
+             skip: Callable[[Path], bool] | None = None) -> Discovery:
+    """Inputs under `paths`. `skip(path)` (the configuration's `exclude`) prunes
+    files and directories, including files named on the command line."""
     inputs: list[Input] = []
     missing: list[str] = []
     seen: set[str] = set()
@@ -58,8 +62,10 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Discovery:
             add(Input("-", "stdin"))
             continue
         path = Path(raw)
+        if skip is not None and path.exists() and skip(path):
+            continue
         if path.is_dir():
-            for item in _walk(raw, path, exclude):
+            for item in _walk(raw, path, exclude, skip):
                 add(item)
         elif path.exists():
             kind = "dockerfile" if is_dockerfile(path.name) else "manifest"
@@ -69,7 +75,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Discovery:
     return Discovery(inputs, missing)
 
 
-def _walk(display_root: str, root: Path, exclude: tuple[str, ...]) -> list[Input]:
+def _walk(display_root: str, root: Path, exclude: tuple[str, ...],
+          skip: Callable[[Path], bool] | None = None) -> list[Input]:
     found: list[Input] = []
     visited: set[tuple[int, int]] = set()
 
@@ -95,6 +102,8 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...]) -> list[Input
             child_display = _join(display, entry.name)
             child_rel = f"{rel}/{entry.name}" if rel else entry.name
             if _excluded(child_display, child_rel, entry.name, exclude):
+                continue
+            if skip is not None and skip(Path(entry.path)):
                 continue
             try:
                 is_dir = entry.is_dir()

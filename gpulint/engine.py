@@ -24,7 +24,7 @@ from gpulint.locations import Span
 from gpulint.model import Container, Workload
 from gpulint.objects import KubeObject, objects_in
 from gpulint.podspecs import workload_of
-from gpulint.suppress import SuppressionContext, Suppressor, apply as apply_suppressors
+from gpulint.suppress import ScanHook, SuppressionContext, Suppressor, apply as apply_suppressors
 from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, load_documents
 
 HELM_HINT = ("it looks like an unrendered Helm template: render it first, e.g. "
@@ -42,6 +42,7 @@ class ScanConfig:
     limits: Limits = DEFAULT_LIMITS
     report_invalid_input: bool = True                   # GPU000 enabled
     suppressors: list[Suppressor] = field(default_factory=list)  # applied in order
+    hooks: list[ScanHook] = field(default_factory=list)          # see suppress.ScanHook
 
     def severity_of(self, rule_id: str, default: Severity) -> Severity:
         return self.severities.get(rule_id, default)
@@ -86,6 +87,8 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
                 f"{item.display}: internal error: {type(error).__name__}: {error}"
             )
             result.files.append(FileReport(item.display, STATUS_ERROR))
+    for hook in config.hooks:
+        hook.scan_done(result, config)
     return result
 
 
@@ -143,6 +146,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
     ctx_for = _ContextFactory(config, index)
     if item.kind == "dockerfile":
         _scan_dockerfile(item.display, text, report, config, ctx_for)
+        for hook in config.hooks:
+            hook.file_done(report, text, config)
         return report
 
     found_objects = False
@@ -151,7 +156,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
             message = doc.message
             if "{{" in text:
                 message = f"{message}; {HELM_HINT}"
-            _invalid(report, config, Span(doc.line, doc.column, doc.line, doc.column + 1), message)
+            _invalid(report, config, Span(doc.line, doc.column, doc.line, doc.column + 1), message,
+                     file_text=text)
             continue
         report.documents += 1
         objects = list(objects_in(item.display, doc))
@@ -180,6 +186,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
     if not found_objects and not report.findings:
         report.status = STATUS_NOT_KUBERNETES
+    for hook in config.hooks:
+        hook.file_done(report, text, config)
     return report
 
 
@@ -218,7 +226,9 @@ def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanCo
 
 
 def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
-             obj: KubeObject | None = None, doc: Document | None = None) -> None:
+             obj: KubeObject | None = None, doc: Document | None = None,
+             file_text: str | None = None) -> None:
+    """Report GPU000. `file_text` (when there is no document) lets suppressors read the file's lines."""
     if not config.report_invalid_input:
         return
     rule = config.all_rules.get(INVALID_INPUT)
@@ -229,7 +239,7 @@ def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
         obj=obj.ref if obj else None, field_path=f"line:{span.line}",
         source=_source_of(obj) if obj else None,
     )
-    sctx = SuppressionContext(None, None, obj, doc.text if doc else None, doc.line_offset if doc else 0)
+    sctx = SuppressionContext(None, None, obj, doc.text if doc else file_text, doc.line_offset if doc else 0)
     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
 
 
@@ -303,6 +313,10 @@ def _stable_path(obj: KubeObject, path: Iterable) -> str:
             out += f".{item}" if out else str(item)
             data = data.get(item) if isinstance(data, dict) else None
     return out
+
+
+# Public: suppressors match a finding's field_path against pod templates.
+stable_path = _stable_path
 
 
 def _dotted(obj: KubeObject, path: tuple) -> str:

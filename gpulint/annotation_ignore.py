@@ -1,0 +1,137 @@
+"""Object annotations that suppress findings: `gpulint.io/ignore` + `gpulint.io/ignore-reason`.
+
+On a workload's `metadata.annotations` they cover every finding of the
+workload; on a pod template's annotations, the findings of that pod spec (a
+RayCluster's worker group, a PyTorchJob's Master replica). The annotations
+travel with the object, so they survive Helm, Kustomize and `kubectl get -o
+yaml` round trips, unlike comments.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from gpulint.findings import Finding, Suppression
+from gpulint.model import PodSpec, Workload
+from gpulint.suppress import (
+    KIND_ANNOTATION, META_RULES, NO_REASON, UNUSED_SUPPRESSION, SuppressionContext, add_finding,
+    code_matches, unused_label,
+)
+
+if TYPE_CHECKING:
+    from gpulint.engine import ScanConfig, ScanResult
+    from gpulint.findings import FileReport
+
+IGNORE = "gpulint.io/ignore"
+IGNORE_REASON = "gpulint.io/ignore-reason"
+_SPLIT_RE = re.compile(r"[\s,]+")
+
+
+@dataclass(frozen=True)
+class AnnotationIgnore:
+    """One `gpulint.io/ignore` annotation and where it is written."""
+
+    codes: tuple[str, ...]
+    reason: str                   # "" when missing or blank
+    annotations_path: tuple       # document path of the annotations mapping
+    pod: PodSpec | None           # None: on the workload itself
+
+    @property
+    def key_path(self) -> tuple:
+        return self.annotations_path + (IGNORE,)
+
+    @property
+    def reason_path(self) -> tuple:
+        return self.annotations_path + (IGNORE_REASON,)
+
+
+def parse_codes(value: object) -> tuple[str, ...]:
+    if not isinstance(value, str):
+        return ()
+    return tuple(code for code in _SPLIT_RE.split(value) if code)
+
+
+def ignores_of(workload: Workload) -> Iterator[AnnotationIgnore]:
+    """Every `gpulint.io/ignore` of the workload: its own, then its pod templates'."""
+    own_meta = workload.obj.path("metadata")
+    if IGNORE in workload.annotations:
+        yield _make(workload.annotations, own_meta + ("annotations",), None)
+    for pod in workload.pod_specs:
+        # A bare Pod's template metadata is the object's own metadata.
+        if pod.metadata_path is None or pod.metadata_path == own_meta:
+            continue
+        if IGNORE in pod.annotations:
+            yield _make(pod.annotations, pod.metadata_path + ("annotations",), pod)
+
+
+def _make(annotations: dict, path: tuple, pod: PodSpec | None) -> AnnotationIgnore:
+    reason = annotations.get(IGNORE_REASON)
+    reason = reason.strip() if isinstance(reason, str) else ""
+    return AnnotationIgnore(parse_codes(annotations.get(IGNORE)), reason, path, pod)
+
+
+class AnnotationSuppressions:
+    """The annotation suppressor, and the hook reporting annotation codes that matched nothing (GPU092)."""
+
+    def __init__(self) -> None:
+        # (file, document index, annotations path, code as written) that silenced a finding.
+        self.used: set[tuple[str, int, tuple, str]] = set()
+
+    def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
+        workload = ctx.workload
+        if workload is None or finding.rule_id in META_RULES:
+            return None
+        for ignore in ignores_of(workload):
+            if ignore.pod is not None and not _in_pod(ignore.pod, workload, finding, ctx):
+                continue
+            for code in ignore.codes:
+                if code_matches(code, finding):
+                    obj = workload.obj
+                    self.used.add((obj.file, obj.doc.index, ignore.annotations_path, code))
+                    return Suppression(KIND_ANNOTATION, ignore.reason or NO_REASON)
+        return None
+
+    def file_done(self, report: "FileReport", text: str, config: "ScanConfig") -> None:
+        # A workload's findings all come from its own file, so usage is complete here.
+        if IGNORE not in text or not any(r.id == UNUSED_SUPPRESSION for r in config.rules):
+            return
+        from gpulint.engine import stable_path
+        from gpulint.objects import objects_in
+        from gpulint.podspecs import workload_of
+        from gpulint.yamlload import Document, load_documents
+
+        for doc in load_documents(text, config.limits):
+            if not isinstance(doc, Document):
+                continue
+            for obj in objects_in(report.file, doc):
+                workload = workload_of(obj)
+                if workload is None:
+                    continue
+                for ignore in ignores_of(workload):
+                    unused = [unused_label(code, config) for code in ignore.codes
+                              if (obj.file, doc.index, ignore.annotations_path, code) not in self.used]
+                    if not unused:
+                        continue
+                    span = doc.span(ignore.key_path)
+                    if span is None:
+                        continue
+                    add_finding(report, config, UNUSED_SUPPRESSION, span,
+                                f"unused suppression: {', '.join(unused)}; remove it from {IGNORE} "
+                                f"({obj.ref.describe()})",
+                                SuppressionContext(workload, None, obj, doc.text, doc.line_offset),
+                                obj=obj, field_path=stable_path(obj, ignore.key_path))
+
+    def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None:
+        return None
+
+
+def _in_pod(pod: PodSpec, workload: Workload, finding: Finding, ctx: SuppressionContext) -> bool:
+    """Whether the finding belongs to `pod`: its container does, or its node is inside it."""
+    if ctx.container is not None:
+        return any(c is ctx.container for c in pod.containers)
+    from gpulint.engine import stable_path
+
+    prefix = stable_path(workload.obj, pod.path)
+    return finding.field_path == prefix or finding.field_path.startswith((prefix + ".", prefix + "["))
