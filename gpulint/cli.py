@@ -79,6 +79,13 @@ def scan(
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Rule codes not to run."),
     exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable)."),
     show_suppressed: bool = typer.Option(False, "--show-suppressed", help="List suppressed findings too."),
+    helm: Optional[str] = typer.Option(None, "--helm", metavar="PATH", help="helm executable for rendering charts (default: helm on PATH)."),
+    values: Optional[List[str]] = typer.Option(None, "--values", metavar="FILE", help="Helm values file for every chart scanned (repeatable, later wins)."),
+    set_values: Optional[List[str]] = typer.Option(None, "--set", metavar="KEY=VALUE", help="Helm value for every chart scanned, as `helm --set` (repeatable)."),
+    helm_release: str = typer.Option("release-name", "--helm-release", metavar="NAME", help="Release name charts are rendered with."),
+    helm_namespace: Optional[str] = typer.Option(None, "--helm-namespace", metavar="NAMESPACE", help="Namespace charts are rendered for (default: default)."),
+    helm_skip_tests: bool = typer.Option(False, "--helm-skip-tests", help="Leave out chart test hooks (templates/tests)."),
+    kustomize: Optional[str] = typer.Option(None, "--kustomize", metavar="PATH", help="kustomize or kubectl executable for building kustomizations (default: kustomize, else kubectl, on PATH)."),
 ) -> None:
     """Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."""
     from gpulint.discovery import discover
@@ -94,8 +101,11 @@ def scan(
         raise _fail(str(error)) from None
     invalid_ignored = any(rule.id == INVALID_INPUT for rule in select_rules(rules, ignore_codes)) if ignore_codes else False
 
+    render_options = _render_options(helm, values, set_values, helm_release, helm_namespace, helm_skip_tests,
+                                     kustomize)
     found = discover(paths or ["."], tuple(exclude or ()))
-    config = ScanConfig(rules=chosen, all_rules=rules, report_invalid_input=not invalid_ignored)
+    config = ScanConfig(rules=chosen, all_rules=rules, report_invalid_input=not invalid_ignored,
+                        render=render_options)
     result = run_scan(found.inputs, config)
 
     text = _render(output_format, result, show_suppressed, output is None)
@@ -118,6 +128,27 @@ def scan(
     if found.missing or result.internal_errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(_exit_code(result, fail_on))
+
+
+def _render_options(helm: Optional[str], values: Optional[List[str]], sets: Optional[List[str]], release: str,
+                    namespace: Optional[str], skip_tests: bool, kustomize: Optional[str]) -> object:
+    """Validated Helm/Kustomize settings; a bad one is a usage error (exit 2), not a finding."""
+    import os
+
+    from gpulint.render import RenderOptions
+
+    for values_file in values or ():
+        if values_file != "-" and not os.path.isfile(values_file):
+            raise _fail(f"--values {values_file}: no such file")
+        if values_file == "-":
+            raise _fail("--values -: values cannot be read from stdin")
+    for assignment in sets or ():
+        if "=" not in assignment:
+            raise _fail(f"--set {assignment!r}: expected KEY=VALUE")
+    if not release or release.startswith("-"):
+        raise _fail(f"--helm-release {release!r}: not a valid release name")
+    return RenderOptions(helm=helm, values=tuple(values or ()), sets=tuple(sets or ()), release=release,
+                         namespace=namespace or None, skip_tests=skip_tests, kustomize=kustomize)
 
 
 def _render(output_format: OutputFormat, result: object, show_suppressed: bool, to_stdout: bool) -> str:
