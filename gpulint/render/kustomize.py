@@ -184,7 +184,8 @@ class KustomizeMapper:
                 out.append(MappedLocation("origin", origin.display, Span(1, 1, 1, 1),
                                           f"kustomization whose {origin.generated_by} generated the object"))
             else:
-                found = self._in_file(origin.file, origin.display, obj, rel, key, "resource")
+                # After a patch that set the value, the resource only adds to it when it has the node too.
+                found = self._in_file(origin.file, origin.display, obj, rel, key, "resource", exact=bool(out))
                 if found is not None:
                     out.append(found)
         return out
@@ -262,7 +263,8 @@ class KustomizeMapper:
         text = _value(doc.data, patch.inline_path)
         if not isinstance(text, str):
             return None
-        inner = [d for d in load_documents(text) if isinstance(d, Document)]
+        # (a final newline keeps collection ends on the last line of `|-` text)
+        inner = [d for d in load_documents(text if text.endswith("\n") else text + "\n") if isinstance(d, Document)]
         for d in inner:
             if patch.json6902 or isinstance(d.data, list):
                 hit = _json6902_hit(d, (), rel, obj.data)
@@ -421,5 +423,4 @@ def _inline_to_file(doc: Document, path: tuple, inner: Span) -> Span:
     lines = doc.text.split("\n")
     index = first - 1 - doc.line_offset        # the first content line sets the block's indentation
     indent = len(lines[index]) - len(lines[index].lstrip(" ")) if 0 <= index < len(lines) else 0
-    return Span(line, indent + inner.column, line + inner.end_line - inner.line,
-                indent + inner.end_column if inner.end_line == inner.line else inner.end_column)
+    return Span(line, indent + inner.column, line + inner.end_line - inner.line, indent + inner.end_column)

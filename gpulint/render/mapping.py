@@ -314,7 +314,7 @@ class TemplateMapper:
                 if pos >= 0:
                     line, col = n, pos
                     break
-        end_col = len(tpl.lines[line].text.rstrip()) if hit.generator is None or hit.generator.end_line != line \
+        end_col = _content_end(tpl, line) if hit.generator is None or hit.generator.end_line != line \
             else hit.generator.end_col
         if end_col <= col:
             end_col = col + 1
@@ -408,6 +408,22 @@ def _truncate(path: tuple) -> tuple:
             break
         out.append(p)
     return tuple(out)
+
+
+def _content_end(tpl: Template, n: int) -> int:
+    """End of the line's text before any trailing `# comment` (outside actions and quotes)."""
+    line = tpl.lines[n]
+    content = line.content
+    quote = ""
+    for i, ch in enumerate(content):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'" and (i == 0 or content[i - 1] in " :-[{,"):
+            quote = ch
+        elif ch == "#" and i > 0 and content[i - 1] in " \t":
+            return len(line.text[:i].rstrip())
+    return len(line.text.rstrip())
 
 
 def _first_yaml(tpl: Template, block: list[int]) -> tuple[int, int]:
