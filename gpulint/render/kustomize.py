@@ -198,7 +198,7 @@ class KustomizeMapper:
                     continue
                 display = self._display_of(k.file if patch.file is None else patch.file)
                 if patch.file is not None:
-                    found = (self._in_json6902(patch.file, display, obj, rel)
+                    found = (self._in_json6902(patch.file, display, obj, rel, key)
                              if patch.json6902 or _is_json6902_file(self._load(patch.file))
                              else self._in_file(patch.file, display, obj, rel, key, "patch", exact=True,
                                                 match_name=not patch.target))
@@ -248,9 +248,10 @@ class KustomizeMapper:
         description = f"kustomize {what}" if complete else f"kustomize {what}, nearest line"
         return MappedLocation("origin", display, span, description)
 
-    def _in_json6902(self, file: Path, display: str, obj: KubeObject, rel: tuple) -> MappedLocation | None:
+    def _in_json6902(self, file: Path, display: str, obj: KubeObject, rel: tuple,
+                     key: bool) -> MappedLocation | None:
         for doc in self._load(file):
-            found = _json6902_hit(doc, (), rel, obj.data)
+            found = _json6902_hit(doc, (), rel, obj.data, key)
             if found is not None:
                 return MappedLocation("origin", display, found, "kustomize JSON patch")
         return None
@@ -267,7 +268,7 @@ class KustomizeMapper:
         inner = [d for d in load_documents(text if text.endswith("\n") else text + "\n") if isinstance(d, Document)]
         for d in inner:
             if patch.json6902 or isinstance(d.data, list):
-                hit = _json6902_hit(d, (), rel, obj.data)
+                hit = _json6902_hit(d, (), rel, obj.data, key)
             else:
                 if not _same_object(d.data, obj, not patch.target):
                     continue
@@ -385,7 +386,7 @@ def _span(doc: Document, path: tuple, key: bool) -> Span:
     return found if found is not None else Span(doc.line_offset + 1, 1, doc.line_offset + 1, 1)
 
 
-def _json6902_hit(doc: Document, base: tuple, rel: tuple, rendered: Any) -> Span | None:
+def _json6902_hit(doc: Document, base: tuple, rel: tuple, rendered: Any, key: bool = False) -> Span | None:
     """The value of the last add/replace operation whose path covers `rel`."""
     ops = doc.data
     if not isinstance(ops, list):
@@ -402,7 +403,12 @@ def _json6902_hit(doc: Document, base: tuple, rel: tuple, rendered: Any) -> Span
         remainder = rel[len(pointer):]
         rendered_at = _value(rendered, rel[: len(pointer)])
         path, complete = align(op.get("value"), remainder, rendered_at)
-        return doc.span(base + (i, "value") + (path if complete else ())) or doc.span(base + (i,))
+        where = base + (i, "value") + (path if complete else ())
+        if key and complete and path and isinstance(path[-1], str):
+            return doc.span(where, key=True) or doc.span(where)
+        if key and complete and not path and pointer and isinstance(pointer[-1], str):
+            return doc.span(base + (i, "path")) or doc.span(where)   # the key is named in the op's path
+        return doc.span(where) or doc.span(base + (i,))
     return None
 
 
