@@ -9,9 +9,12 @@ wrapper, which is exactly how overlays reach `../base`. Kustomize then writes
 the annotation from the text before any rule runs, so rendered positions are
 those of a plain `kustomize build DIR`.
 
-When the build fails, the plain build is run to report the tool's own message
-(the wrapper's indirection would only add noise); a kustomization that builds
-plainly but not through the wrapper is scanned without origins.
+A kustomization that reads files outside its directory only builds with
+`--load-restrictor LoadRestrictionsNone` (as Argo CD and Flux setups are often
+configured); when that is the only error, it is built that way. When the build
+fails, the plain build is run to report the tool's own message (the wrapper's
+indirection would only add noise); a kustomization that builds plainly but not
+through the wrapper is scanned without origins.
 """
 
 from __future__ import annotations
@@ -34,10 +37,14 @@ INSTALL_HINT = ("install kubectl (it includes `kubectl kustomize`) or kustomize,
                 "or build it yourself: `kubectl kustomize {dir} | gpulint scan -`")
 
 
-def _argv(tool: str, directory: str) -> list[str]:
+_RESTRICTOR_ERROR = "is not in or below"     # kustomize's load restrictor refused a file outside the root
+
+
+def _argv(tool: str, directory: str, unrestricted: bool = False) -> list[str]:
+    flags = ["--load-restrictor", "LoadRestrictionsNone"] if unrestricted else []
     if Path(tool).name.startswith("kubectl"):
-        return [tool, "kustomize", directory]
-    return [tool, "build", directory]
+        return [tool, "kustomize", *flags, directory]
+    return [tool, "build", *flags, directory]
 
 
 def render_kustomization(real: Path, display: str, options: RenderOptions) -> Rendered:
@@ -61,6 +68,10 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
             f"resources:\n- {_quote(relative)}\n"
             "buildMetadata:\n- originAnnotations\n", encoding="utf-8")
         result = run(_argv(tool, str(wrapper)), None, options.timeout, scratch)
+        if not result.ok and _RESTRICTOR_ERROR in result.message:
+            # Resources outside the kustomization's directory: build as Argo CD and Flux
+            # setups commonly do, rather than lose the whole directory.
+            result = run(_argv(tool, str(wrapper), unrestricted=True), None, options.timeout, scratch)
         if result.ok:
             text, origins = strip_origins(result.stdout, wrapper, target, display)
             return Rendered(name, text, KustomizeMapper(target, display, origins))
