@@ -136,6 +136,8 @@ def test_helper_constructs_map_to_values(helm: str, tmp_path: Path, monkeypatch:
         "envmap:\n  NVIDIA_VISIBLE_DEVICES: \"1\"\n"  # 4
         "hyphen-key:\n  devices: \"2\"\n"            # 6
         "extra:\n  - name: NVIDIA_VISIBLE_DEVICES\n    value: \"3\"\n"  # 8
+        "scaffold:\n  name: templated\n  securityContext:\n    privileged: false\n"  # 10
+        "  env:\n    - name: NVIDIA_VISIBLE_DEVICES\n      value: \"4\"\n"  # 15
     )
     pod = """apiVersion: v1
 kind: Pod
@@ -165,6 +167,16 @@ spec:
     - name: toyaml
       image: x
       env: {{- toYaml .Values.extra | nindent 8 }}
+    - name: {{ .Values.scaffold.name }}
+      {{- with .Values.scaffold.securityContext }}
+      securityContext:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      image: x
+      {{- with .Values.scaffold.env }}
+      env:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
 """
     chart = _chart(tmp_path, "constructs", {"pod.yaml": pod}, values)
     monkeypatch.chdir(tmp_path)
@@ -176,6 +188,9 @@ spec:
                       ("values", "constructs/values.yaml", 4, 3)],
         "index": [("template", "constructs/templates/pod.yaml", 24, 11), ("values", "constructs/values.yaml", 6, 3)],
         "toyaml": [("template", "constructs/templates/pod.yaml", 28, 7), ("values", "constructs/values.yaml", 8, 5)],
+        # `helm create` style: a templated container name and `with`/toYaml blocks inside the item.
+        "templated": [("template", "constructs/templates/pod.yaml", 37, 9),
+                      ("values", "constructs/values.yaml", 15, 7)],
     }
     assert chart.is_dir()
 

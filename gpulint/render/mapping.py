@@ -181,10 +181,12 @@ class TemplateMapper:
         return templated[0] if templated else None
 
     def _generators(self, tpl: Template, block: list[int]) -> list[Action]:
+        """Output actions at this level: not inside the value of a child key or list item."""
+        nested = _nested_lines(tpl, block)
         out = []
         for n in block:
             line = tpl.lines[n]
-            if line.yaml:
+            if line.yaml or n in nested:
                 continue
             out.extend(line.output_actions)
         return out
@@ -432,6 +434,23 @@ def _first_yaml(tpl: Template, block: list[int]) -> tuple[int, int]:
             return n, tpl.lines[n].key_col
     n = block[0] if block else 0
     return n, tpl.lines[n].indent if n < len(tpl.lines) else 0
+
+
+def _nested_lines(tpl: Template, block: list[int]) -> set[int]:
+    """Lines of `block` that belong to a child key's value or a list item's body."""
+    members = set(block)
+    level = _child_level(tpl, block)
+    items = set(_items(tpl, block))
+    nested: set[int] = set()
+    for n in block:
+        line = tpl.lines[n]
+        if not line.yaml or n in nested:
+            continue
+        if n in items:
+            nested.update(m for m in _item_block(tpl, n)[1:] if m in members)
+        elif line.key is not None and line.key_col == level:
+            nested.update(m for m in _key_block(tpl, n)[1:] if m in members)
+    return nested
 
 
 def _child_level(tpl: Template, block: list[int]) -> int:

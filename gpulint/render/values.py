@@ -120,9 +120,15 @@ def _partition_unescaped(text: str, sep: str) -> tuple[str, str, str]:
 
 
 def dotted(path: Path_) -> str:
+    """`gpu.visibleDevices`, `env[1]`, `resources.limits["nvidia.com/gpu"]`."""
     out = ""
     for item in path:
-        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+        if isinstance(item, int):
+            out += f"[{item}]"
+        elif "." in str(item) or not str(item):
+            out += f'["{item}"]'
+        else:
+            out += f".{item}" if out else str(item)
     return out
 
 
