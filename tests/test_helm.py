@@ -288,3 +288,84 @@ def test_corpus_rendered_charts_carry_their_template(corpus: Path, at_root: Path
     for finding in report["findings"]:
         if finding["object"] is not None:
             assert finding["source"] and finding["source"]["template"], finding
+
+
+SCAFFOLD_VALUES = """securityContext:
+  privileged: true
+  capabilities:
+    add: [SYS_ADMIN]
+resources:
+  limits:
+    nvidia.com/gpu: 1
+volumes:
+  - name: dev
+    hostPath:
+      path: /dev/nvidia0
+volumeMounts:
+  - name: dev
+    mountPath: /dev/nvidia0
+podLabels:
+  team: ml
+nodeSelector:
+  accelerator: a100
+tolerations:
+  - key: nvidia.com/gpu
+    operator: Exists
+ingress:
+  enabled: true
+autoscaling:
+  enabled: true
+"""
+
+
+def _every_key_maps_to_its_line(helm: str, chart: Path, display: str, values: tuple[str, ...] = ()) -> int:
+    """Each key of each rendered object maps to a template line naming that key, or to the
+    action that writes it with a values key ending in it."""
+    from gpulint.api import KeyAt
+    from gpulint.objects import objects_in
+    from gpulint.render import RenderOptions, render
+    from gpulint.yamlload import Document, load_documents
+
+    rendered = render("chart", chart, display, RenderOptions(helm=helm, values=values))
+    assert rendered.failure is None and rendered.text and rendered.mapper
+
+    def keys(data: object, path: tuple = ()):  # noqa: ANN202
+        if isinstance(data, dict):
+            for key, value in data.items():
+                yield path + (key,)
+                yield from keys(value, path + (key,))
+        elif isinstance(data, list):
+            for i, value in enumerate(data):
+                yield from keys(value, path + (i,))
+
+    checked = 0
+    for doc in load_documents(rendered.text):
+        assert isinstance(doc, Document)
+        for obj in objects_in(rendered.display, doc):
+            for path in keys(obj.data):
+                mapped = rendered.mapper.map(obj, KeyAt(path))
+                assert mapped, (obj.template, path)
+                first = mapped[0]
+                line = Path(first.file).read_text().split("\n")[first.span.line - 1]
+                key = path[-1]
+                if key in line and "{{" not in line[: line.find(key)]:
+                    checked += 1
+                    continue
+                values_keys = [m.description for m in mapped if m.role == "values"]
+                assert "{{" in line and any(v.rstrip('"]').endswith(key) for v in values_keys), (
+                    obj.template, path, first, line, values_keys)
+                checked += 1
+    return checked
+
+
+def test_every_key_of_a_helm_create_chart_maps_to_its_line(helm: str, tmp_path: Path) -> None:
+    env = {**os.environ, "HELM_CONFIG_HOME": str(tmp_path / "c"), "HELM_CACHE_HOME": str(tmp_path / "k"),
+           "HELM_DATA_HOME": str(tmp_path / "d")}
+    subprocess.run([helm, "create", "scaffold"], cwd=tmp_path, env=env, capture_output=True, timeout=60, check=True)
+    (tmp_path / "gpu.yaml").write_text(SCAFFOLD_VALUES)
+    display = str(tmp_path / "scaffold")
+    assert _every_key_maps_to_its_line(helm, Path(display), display, (str(tmp_path / "gpu.yaml"),)) > 100
+
+
+def test_every_key_of_the_fixture_chart_maps_to_its_line(helm: str, at_root: Path) -> None:
+    assert _every_key_maps_to_its_line(helm, Path(CHART), CHART) > 50

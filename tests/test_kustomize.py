@@ -182,3 +182,17 @@ def test_roots_and_consumed_files(tmp_path: Path) -> None:
     assert kinds == {"overlay": "kustomization", "overlay/notes.yaml": "manifest"}
     alone = discover([str(component)])
     assert [i.kind for i in alone.inputs] == ["manifest"]       # a component is never built on its own
+
+
+def test_resources_outside_the_directory_build_without_the_load_restrictor(kustomize: str, tmp_path: Path) -> None:
+    """Only buildable with --load-restrictor LoadRestrictionsNone (Argo CD / Flux style): built that way."""
+    (tmp_path / "shared.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: shared\nspec:\n  containers:\n    - name: c\n"
+        "      image: x\n      env:\n        - name: NVIDIA_VISIBLE_DEVICES\n          value: all\n")
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "kustomization.yaml").write_text("resources:\n  - ../shared.yaml\n")
+    _code, report = scan_json("--kustomize", kustomize, str(tmp_path))
+    [finding] = report["findings"]             # shared.yaml is read by the build, not scanned again
+    assert finding["rule"] == "GPU003" and finding["path"] == f"{app} (rendered)"
+    assert mapped_of(finding) == [("origin", f"{tmp_path}/shared.yaml", 10, 11)]

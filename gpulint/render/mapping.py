@@ -485,6 +485,8 @@ def _key_block(tpl: Template, n: int) -> list[int]:
     line = tpl.lines[n]
     col = line.key_col
     out = [n]
+    if line.inline_value and not _opens_block_scalar(line.inline_value):
+        return out                  # `key: value` or `key: {{ ... }}`: the value is on this line
     allow_same = not line.inline_value
     for m in range(n + 1, len(tpl.lines)):
         other = tpl.lines[m]
