@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 import tempfile
+from importlib.resources import files
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from conftest import FIXTURES, ROOT, run_cli, scan_json
@@ -51,6 +53,7 @@ def test_findings_map_to_template_and_values_lines(helm: str, at_root: Path) -> 
     code, report = scan_json("--helm", helm, CHART)
     assert code == 1
     markers = map_markers(FIXTURES / "charts" / "gpu-app")
+    jsonschema.validate(report, json.loads(files("gpulint").joinpath("schemas/report.schema.json").read_text()))
     rendered = _helm_template(helm, "release-name", CHART).split("\n")
     findings = [f for f in report["findings"] if f["rule"] == "GPU003"]
     assert {f["container"] for f in findings} == CONTAINERS

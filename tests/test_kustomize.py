@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 import tempfile
+from importlib.resources import files
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from conftest import FIXTURES, ROOT, run_cli, scan_json
@@ -40,6 +42,7 @@ def _build(tool: str, directory: str) -> str:
 def test_overlays_are_built_and_mapped_to_their_files(kustomize: str, at_root: Path) -> None:
     code, report = scan_json("--kustomize", kustomize, KUSTOMIZE)
     assert code == 1
+    jsonschema.validate(report, json.loads(files("gpulint").joinpath("schemas/report.schema.json").read_text()))
     # base/ is built through both overlays, components/ through dev: two roots, no loose file.
     assert report["summary"]["files"] == 2 and report["summary"]["scanned"] == 2
     assert sorted({f["path"] for f in report["findings"]}) == [
