@@ -169,7 +169,7 @@ class TemplateMapper:
             rng = _enclosing_range(tpl, n, block)
             if rng is None:
                 continue
-            collection = self._effective(walk, rng, self._range_source(walk, rng))
+            collection = self._effective(self._range_source(walk, rng))
             key = _match_element(collection, item)
             if key is not None:
                 walk.bindings[id(rng)] = key
@@ -208,7 +208,7 @@ class TemplateMapper:
                     return gen
                 continue
             for path in self._refs(walk, gen):
-                value = self._values.effective(path) if _concrete(path) else None
+                value = self._effective(path)
                 if isinstance(step, str) and isinstance(value, dict) and step in value:
                     return gen
                 if isinstance(value, list) and _match_element(value, child) is not None:
@@ -300,7 +300,8 @@ class TemplateMapper:
         path = self._resolve_token(walk, action, arg) if arg.startswith((".", "$")) else None
         return path if path is not None else UNKNOWN
 
-    def _effective(self, walk: Walk, opener: Action, path: tuple | None) -> Any:
+    def _effective(self, path: tuple | None) -> Any:
+        """The merged value at a values path, when the path is fully known."""
         if path is None or not _concrete(path):
             return None
         return self._values.effective(path)
@@ -372,7 +373,7 @@ class TemplateMapper:
         """Map the rendered rest of the path onto the values below `base` (lists by name)."""
         node = _walk_data(data, rel[: len(rel) - len(remaining)])
         out: list = []
-        values = self._values.effective(base) if _concrete(base) else None
+        values = self._effective(base)
         for step in remaining:
             child = _child(node, step)
             if isinstance(step, int) and isinstance(values, list):
