@@ -96,6 +96,13 @@ def scan(
     config_file: Optional[str] = typer.Option(None, "--config", help="Configuration file (.gpulint.yaml or pyproject.toml) instead of the one found from the first path."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Suppress the findings recorded in this baseline file."),
     write_baseline: Optional[str] = typer.Option(None, "--write-baseline", help="Record the current findings in this baseline file (they are reported as suppressed)."),
+    helm: Optional[str] = typer.Option(None, "--helm", metavar="PATH", help="helm executable for rendering charts (default: helm on PATH)."),
+    values: Optional[List[str]] = typer.Option(None, "--values", metavar="FILE", help="Helm values file for every chart scanned (repeatable, later wins)."),
+    set_values: Optional[List[str]] = typer.Option(None, "--set", metavar="KEY=VALUE", help="Helm value for every chart scanned, as `helm --set` (repeatable)."),
+    helm_release: str = typer.Option("release-name", "--helm-release", metavar="NAME", help="Release name charts are rendered with."),
+    helm_namespace: Optional[str] = typer.Option(None, "--helm-namespace", metavar="NAMESPACE", help="Namespace charts are rendered for (default: default)."),
+    helm_skip_tests: bool = typer.Option(False, "--helm-skip-tests", help="Leave out chart test hooks (templates/tests)."),
+    kustomize: Optional[str] = typer.Option(None, "--kustomize", metavar="PATH", help="kustomize or kubectl executable for building kustomizations (default: kustomize, else kubectl, on PATH)."),
 ) -> None:
     """Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."""
     from gpulint.baseline import BaselineError
@@ -123,6 +130,8 @@ def scan(
     except (SelectionError, BaselineError) as error:
         raise _fail(str(error)) from None
 
+    run.scan.render = _render_options(helm, values, set_values, helm_release, helm_namespace, helm_skip_tests,
+                                      kustomize)  # type: ignore[assignment]
     found = discover(paths or ["."], tuple(options.exclude),
                      skip=project.excludes if project.exclude else None)
     result = run_scan(found.inputs, run.scan)
@@ -186,6 +195,27 @@ def _project_config(paths: List[str], config_file: Optional[str], rules: dict) -
         for problem in error.problems:
             typer.echo(f"gpulint: error: {problem}", err=True)
         raise typer.Exit(EXIT_ERROR) from None
+
+
+def _render_options(helm: Optional[str], values: Optional[List[str]], sets: Optional[List[str]], release: str,
+                    namespace: Optional[str], skip_tests: bool, kustomize: Optional[str]) -> object:
+    """Validated Helm/Kustomize settings; a bad one is a usage error (exit 2), not a finding."""
+    import os
+
+    from gpulint.render import RenderOptions
+
+    for values_file in values or ():
+        if values_file != "-" and not os.path.isfile(values_file):
+            raise _fail(f"--values {values_file}: no such file")
+        if values_file == "-":
+            raise _fail("--values -: values cannot be read from stdin")
+    for assignment in sets or ():
+        if "=" not in assignment:
+            raise _fail(f"--set {assignment!r}: expected KEY=VALUE")
+    if not release or release.startswith("-"):
+        raise _fail(f"--helm-release {release!r}: not a valid release name")
+    return RenderOptions(helm=helm, values=tuple(values or ()), sets=tuple(sets or ()), release=release,
+                         namespace=namespace or None, skip_tests=skip_tests, kustomize=kustomize)
 
 
 def _render(output_format: ScanFormat, result: object, show_suppressed: bool, to_stdout: bool, *,

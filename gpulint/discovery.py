@@ -1,4 +1,18 @@
-"""Paths on the command line -> the inputs to scan, in a deterministic order."""
+"""Paths on the command line -> the inputs to scan, in a deterministic order.
+
+A directory holding `Chart.yaml` is one input, a Helm chart, rendered by the
+engine; nothing under it is scanned as a loose file (values.yaml is not
+Kubernetes, templates are not YAML). A file given on the command line that
+lives in a chart (a template, values.yaml: what a pre-commit hook passes)
+scans that chart instead.
+
+A directory holding a kustomization file is a kustomization. The roots among
+the kustomizations found are built: those no other kustomization of the scan
+builds on (a base used by an overlay is reached through the overlay; components
+are never built alone). Files a built kustomization reads (resources, patches,
+generator inputs, directly or through its bases) are not scanned again as loose
+files; other files in those directories are.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +25,7 @@ from typing import Callable
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", "CVS"})
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CHART_FILE = "Chart.yaml"
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
 @dataclass(frozen=True)
@@ -18,7 +33,7 @@ class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
     display: str
-    kind: str                 # "manifest", "dockerfile", "stdin" or "chart"
+    kind: str                 # "manifest", "dockerfile", "stdin", "chart" or "kustomization"
     real: Path | None = None  # None for stdin
 
 
@@ -57,6 +72,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             seen.add(key)
             inputs.append(item)
 
+    walked: set[str] = set()          # keys of files found by walking (not given explicitly)
     for raw in paths:
         if raw == "-":
             add(Input("-", "stdin"))
@@ -66,13 +82,63 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             continue
         if path.is_dir():
             for item in _walk(raw, path, exclude, skip):
+                if item.kind in ("manifest", "dockerfile") and item.real is not None:
+                    walked.add(str(item.real.resolve()))
                 add(item)
         elif path.exists():
+            chart = _enclosing_chart(raw)
+            if chart is not None:
+                add(Input(chart[0], "chart", chart[1]))
+                continue
             kind = "dockerfile" if is_dockerfile(path.name) else "manifest"
             add(Input(raw, kind, path))
         else:
             missing.append(raw)
-    return Discovery(inputs, missing)
+    return Discovery(_plan_kustomizations(inputs, walked), missing)
+
+
+def _plan_kustomizations(inputs: list[Input], walked: set[str]) -> list[Input]:
+    """Keep the root kustomizations and drop walked files that a built one reads."""
+    found = [item.real for item in inputs if item.kind == "kustomization" and item.real is not None]
+    if not found:
+        return inputs
+    from gpulint.render.kustomization import plan
+
+    chosen = plan(found)
+    roots = {str(p) for p in chosen.roots}
+    consumed = {str(p) for p in chosen.consumed}
+    out = []
+    for item in inputs:
+        if item.kind == "kustomization" and item.real is not None:
+            if str(item.real.resolve()) in roots:
+                out.append(item)
+            continue
+        if item.real is not None and item.kind in ("manifest", "dockerfile"):
+            key = str(item.real.resolve())
+            if key in walked and key in consumed:
+                continue
+        out.append(item)
+    return out
+
+
+def _enclosing_chart(raw: str) -> tuple[str, Path] | None:
+    """(display, path) of the chart a file given on the command line belongs to, if any.
+
+    The outermost chart wins when the file is in a subchart under `charts/`:
+    that is the chart Helm renders.
+    """
+    path = Path(raw)
+    chart: Path | None = None
+    for parent in path.parents:
+        if (parent / CHART_FILE).is_file():
+            chart = parent
+            break
+    if chart is None:
+        return None
+    while chart.parent.name == "charts" and (chart.parent.parent / CHART_FILE).is_file():
+        chart = chart.parent.parent
+    display = str(chart) if str(chart) != "" else "."
+    return display, chart
 
 
 def _walk(display_root: str, root: Path, exclude: tuple[str, ...],
@@ -90,8 +156,10 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...],
             return
         visited.add(ident)
         if (directory / CHART_FILE).is_file():
-            found.append(Input(_join(display, CHART_FILE), "chart", directory))
+            found.append(Input(display, "chart", directory))
             return
+        if any((directory / name).is_file() for name in KUSTOMIZATION_FILES):
+            found.append(Input(display, "kustomization", directory))
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as error:

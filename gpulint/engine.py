@@ -16,7 +16,7 @@ from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, Valu
 from gpulint.decode import BinaryInput, DecodeError, decode
 from gpulint.discovery import Input
 from gpulint.findings import (
-    INVALID_INPUT, STATUS_BINARY, STATUS_CHART, STATUS_ERROR, STATUS_NOT_KUBERNETES,
+    INVALID_INPUT, STATUS_BINARY, STATUS_ERROR, STATUS_NOT_KUBERNETES,
     STATUS_SCANNED, FileReport, Finding,
 )
 from gpulint.index import ConfigIndex
@@ -24,11 +24,13 @@ from gpulint.locations import Span
 from gpulint.model import Container, Workload
 from gpulint.objects import KubeObject, objects_in
 from gpulint.podspecs import workload_of
+from gpulint.render import Mapper, Rendered, RenderOptions, render, source_mapper
 from gpulint.suppress import ScanHook, SuppressionContext, Suppressor, apply as apply_suppressors
 from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, load_documents
 
-HELM_HINT = ("it looks like an unrendered Helm template: render it first, e.g. "
-             "`helm template RELEASE CHART | gpulint scan -`")
+HELM_HINT = ("it looks like an unrendered Helm template: scan its chart directory, or render it first, "
+             "e.g. `helm template RELEASE CHART | gpulint scan -`")
+RENDERED_KINDS = ("chart", "kustomization")
 _ROLE_WORDS = {"container": "container", "init": "init container", "ephemeral": "ephemeral container"}
 
 
@@ -43,6 +45,7 @@ class ScanConfig:
     report_invalid_input: bool = True                   # GPU000 enabled
     suppressors: list[Suppressor] = field(default_factory=list)  # applied in order
     hooks: list[ScanHook] = field(default_factory=list)          # see suppress.ScanHook
+    render: RenderOptions = field(default_factory=RenderOptions)  # Helm/Kustomize settings
 
     def severity_of(self, rule_id: str, default: Severity) -> Severity:
         return self.severities.get(rule_id, default)
@@ -61,10 +64,21 @@ class ScanResult:
 
 
 class InputReader:
-    """Reads each input once; stdin can only be read once, so it is kept."""
+    """Reads each input once; stdin can only be read once, so it is kept.
 
-    def __init__(self) -> None:
+    Charts and kustomizations are rendered once too, for the index pass and the scan.
+    """
+
+    def __init__(self, render_options: RenderOptions | None = None) -> None:
         self._stdin: bytes | None = None
+        self._render_options = render_options or RenderOptions()
+        self._rendered: dict[str, Rendered] = {}
+
+    def rendered(self, item: Input) -> Rendered:
+        key = str(item.real)
+        if key not in self._rendered:
+            self._rendered[key] = render(item.kind, item.real, item.display, self._render_options)
+        return self._rendered[key]
 
     def read(self, item: Input) -> bytes:
         if item.kind == "stdin":
@@ -76,7 +90,7 @@ class InputReader:
 
 
 def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None) -> ScanResult:
-    reader = reader or InputReader()
+    reader = reader or InputReader(config.render)
     index = build_index(inputs, reader, config.limits)
     result = ScanResult([])
     for item in inputs:
@@ -96,32 +110,47 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits) -> Con
     """First pass: ConfigMaps and Secrets of the whole scan."""
     index = ConfigIndex()
     for item in inputs:
-        if item.kind not in ("manifest", "stdin"):
-            continue
-        try:
-            data = reader.read(item)
-        except OSError:
-            continue
-        if b"ConfigMap" not in data and b"Secret" not in data:
-            continue
-        try:
-            text = decode(data)
-        except (BinaryInput, DecodeError):
+        display = item.display
+        if item.kind in RENDERED_KINDS:
+            rendered = reader.rendered(item)
+            if rendered.text is None or ("ConfigMap" not in rendered.text and "Secret" not in rendered.text):
+                continue
+            text, display = rendered.text, rendered.display
+        elif item.kind in ("manifest", "stdin"):
+            try:
+                data = reader.read(item)
+            except OSError:
+                continue
+            if b"ConfigMap" not in data and b"Secret" not in data:
+                continue
+            try:
+                text = decode(data)
+            except (BinaryInput, DecodeError):
+                continue
+        else:
             continue
         for doc in load_documents(text, limits):
             if isinstance(doc, Document):
-                for obj in objects_in(item.display, doc):
+                for obj in objects_in(display, doc):
                     index.add(obj)
     return index
 
 
 def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: InputReader) -> FileReport:
     report = FileReport(item.display, STATUS_SCANNED)
-    if item.kind == "chart":
-        report.status = STATUS_CHART
-        _invalid(report, config, Span(1, 1, 1, 1),
-                 "Helm chart directory: its templates are not rendered manifests; render it with "
-                 "`helm template RELEASE CHART_DIR | gpulint scan -`")
+    if item.kind in RENDERED_KINDS:
+        rendered = reader.rendered(item)
+        if rendered.failure is not None or rendered.text is None:
+            failure = rendered.failure
+            report.status = failure.status if failure else STATUS_ERROR
+            _invalid(report, config, failure.span if failure else Span(1, 1, 1, 1),
+                     failure.message if failure else "rendering produced no output",
+                     file=failure.file if failure else None)
+            return report
+        _scan_text(report, rendered.display, rendered.text, config, _ContextFactory(config, index),
+                   rendered.mapper)
+        for hook in config.hooks:
+            hook.file_done(report, rendered.text, config)
         return report
     if item.kind == "unreadable-dir":
         report.status = STATUS_ERROR
@@ -149,7 +178,15 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         for hook in config.hooks:
             hook.file_done(report, text, config)
         return report
+    _scan_text(report, item.display, text, config, ctx_for, source_mapper(text, config.render))
+    for hook in config.hooks:
+        hook.file_done(report, text, config)
+    return report
 
+
+def _scan_text(report: FileReport, display: str, text: str, config: ScanConfig, ctx_for: "_ContextFactory",
+               mapper: Mapper | None) -> None:
+    """Documents -> objects -> rules; `mapper` maps findings on rendered text back to their sources."""
     found_objects = False
     for doc in load_documents(text, config.limits):
         if isinstance(doc, LoadError):
@@ -157,14 +194,17 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
             if "{{" in text:
                 message = f"{message}; {HELM_HINT}"
             _invalid(report, config, Span(doc.line, doc.column, doc.line, doc.column + 1), message,
-                     file_text=text)
+                     file=display, file_text=text)
             continue
         report.documents += 1
-        objects = list(objects_in(item.display, doc))
+        objects = list(objects_in(display, doc))
+        if mapper is not None:
+            for obj in objects:
+                mapper.prepare(obj)
         if objects:
             found_objects = True
             for problem in doc.problems:
-                _invalid(report, config, problem.span, problem.message, doc=doc)
+                _invalid(report, config, problem.span, problem.message, doc=doc, file=display)
         for obj in objects:
             report.objects += 1
             workload = workload_of(obj)
@@ -174,21 +214,30 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
             for type_problem in workload.problems:
                 span = _locate(doc, ValueAt(type_problem.path))
                 _invalid(report, config, span, f"{type_problem.message} (at {_dotted(obj, type_problem.path)})",
-                         obj=obj, doc=doc)
+                         obj=obj, doc=doc, mapped=_mapped(mapper, display, obj, ValueAt(type_problem.path)))
             for rule in config.rules:
                 if rule.check is None:
                     continue
                 for violation in rule.check(workload, ctx_for(rule)):
                     finding = _finding(rule, violation, workload, config)
                     target = violation.located_in or obj
+                    finding.mapped = _mapped(mapper, display, target, violation.where)
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
     if not found_objects and not report.findings:
         report.status = STATUS_NOT_KUBERNETES
-    for hook in config.hooks:
-        hook.file_done(report, text, config)
-    return report
+
+
+
+def _mapped(mapper: Mapper | None, display: str, obj: KubeObject, where: Any) -> list:
+    """Template/values/origin locations; mapping is best effort and never costs a finding."""
+    if mapper is None or obj.file != display:  # e.g. a ConfigMap of another input
+        return []
+    try:
+        return mapper.map(obj, where)
+    except Exception:  # noqa: BLE001 - a mapping bug must not hide the finding itself
+        return []
 
 
 class _ContextFactory:
@@ -226,8 +275,8 @@ def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanCo
 
 
 def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
-             obj: KubeObject | None = None, doc: Document | None = None,
-             file_text: str | None = None) -> None:
+             obj: KubeObject | None = None, doc: Document | None = None, file: str | None = None,
+             mapped: list | None = None, file_text: str | None = None) -> None:
     """Report GPU000. `file_text` (when there is no document) lets suppressors read the file's lines."""
     if not config.report_invalid_input:
         return
@@ -235,9 +284,9 @@ def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
     name = rule.name if rule else "invalid-input"
     severity = config.severity_of(INVALID_INPUT, rule.severity if rule else Severity.ERROR)
     finding = Finding(
-        INVALID_INPUT, name, severity, message, report.file, span,
+        INVALID_INPUT, name, severity, message, file or (obj.file if obj else report.file), span,
         obj=obj.ref if obj else None, field_path=f"line:{span.line}",
-        source=_source_of(obj) if obj else None,
+        source=_source_of(obj) if obj else None, mapped=mapped or [],
     )
     sctx = SuppressionContext(None, None, obj, doc.text if doc else file_text, doc.line_offset if doc else 0)
     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))

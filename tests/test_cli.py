@@ -171,7 +171,8 @@ def test_discovery_order_exclude_vcs_and_symlink_loops(tmp_path: Path) -> None:
     assert [i.kind for i in found.inputs][:2] == ["dockerfile", "dockerfile"]
 
 
-def test_chart_directory_is_reported_not_skipped(tmp_path: Path) -> None:
+def test_chart_directory_is_reported_not_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-helm"))   # rendering with helm: tests/test_helm.py
     chart = tmp_path / "mychart"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: mychart\nversion: 0.1.0\n")

@@ -74,14 +74,17 @@ def test_fixtures_annotations_match_findings(monkeypatch: pytest.MonkeyPatch) ->
     for line, finding in zip(lines, active):
         command, props, message = parse(line)
         assert command == {"error": "error", "warning": "warning", "info": "notice"}[finding["severity"]]
-        assert props["file"] == finding["path"]        # fixtures/... relative to the repository root
-        assert (int(props["line"]), int(props["endLine"])) == (finding["line"], finding["end_line"])
-        if finding["line"] == finding["end_line"]:
-            assert (int(props["col"]), int(props["endColumn"])) == (finding["column"], finding["end_column"])
+        # Rendered Helm/Kustomize findings are annotated on their first mapped file.
+        where = finding["mapped"][0] if finding["mapped"] else finding
+        assert props["file"] == where["path"]          # fixtures/... relative to the repository root
+        assert (int(props["line"]), int(props["endLine"])) == (where["line"], where["end_line"])
+        if where["line"] == where["end_line"]:
+            assert (int(props["col"]), int(props["endColumn"])) == (where["column"], where["end_column"])
         else:   # GitHub accepts columns only on single-line annotations
             assert "col" not in props and "endColumn" not in props
         assert props["title"] == f"{finding['rule']} {finding['name']}"
-        assert message == finding["message"]
+        # ... followed, for a mapped finding, by where it was rendered.
+        assert message == finding["message"] or (finding["mapped"] and message.startswith(finding["message"] + " ("))
 
 
 def test_exact_annotation_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -33,6 +33,11 @@ def as_dict(finding: Finding) -> dict:
         "suppression": None if finding.suppressed is None else {
             "kind": finding.suppressed.kind, "reason": finding.suppressed.reason,
         },
+        "mapped": [
+            {"role": m.role, "path": m.file, "line": m.span.line, "column": m.span.column,
+             "end_line": m.span.end_line, "end_column": m.span.end_column, "description": m.description}
+            for m in finding.mapped
+        ],
     }
 
 

@@ -1,4 +1,8 @@
-"""`path:line:col: GPU003 [error] message`, then a summary line."""
+"""`path:line:col: GPU003 [error] message`, then a summary line.
+
+For rendered input the path is the template (or Kustomize source) line, and the
+values key and rendered position follow in brackets.
+"""
 
 from __future__ import annotations
 
@@ -26,8 +30,11 @@ def render(result: ScanResult, show_suppressed: bool = False, colour: bool = Fal
 
 
 def _line(finding: Finding, colour: bool) -> str:
-    s = finding.span
-    where = f"{finding.file}:{s.line}:{s.column}:"
+    # Rendered input (a chart, a kustomization): the file a human edits comes
+    # first, the position in the rendered output last.
+    primary = finding.mapped[0] if finding.mapped else None
+    s = primary.span if primary else finding.span
+    where = f"{primary.file if primary else finding.file}:{s.line}:{s.column}:"
     rule = finding.rule_id
     severity = f"[{finding.severity.value}]"
     if colour:
@@ -35,13 +42,25 @@ def _line(finding: Finding, colour: bool) -> str:
         rule = f"{_BOLD}{rule}{_RESET}"
         severity = f"{_COLOURS[finding.severity.value]}{severity}{_RESET}"
     text = f"{where} {rule} {severity} {finding.message}"
-    if finding.source:
+    if primary is not None:
+        text += f" [{_mapped_note(finding)}]"
+    elif finding.source:
         origin = finding.source.get("template") or finding.source.get("origin")
         text += f" [from {origin}]"
     if finding.suppressed is not None:
         note = f"[suppressed ({finding.suppressed.kind}): {finding.suppressed.reason}]"
         text += f" {_DIM}{note}{_RESET}" if colour else f" {note}"
     return text
+
+
+def _mapped_note(finding: Finding) -> str:
+    """`helper "x"; values key a.b at values.yaml:3:5; rendered at chart (rendered):40:15`."""
+    primary, *others = finding.mapped
+    parts = [] if primary.description == "template" else [primary.description]
+    for loc in others:
+        parts.append(f"{loc.description or loc.role} at {loc.file}:{loc.span.line}:{loc.span.column}")
+    parts.append(f"rendered at {finding.file}:{finding.span.line}:{finding.span.column}")
+    return "; ".join(parts)
 
 
 def _plural(n: int, word: str) -> str:

@@ -1,0 +1,38 @@
+"""Rendering Helm charts and Kustomize directories, and mapping findings back to their sources.
+
+The engine hands a chart or kustomization input to `render()` and gets the
+rendered text to scan plus a mapper; every finding on that text is then given
+its template/values/origin locations by `mapper.map()`. Output read from stdin
+or a file that carries Helm's `# Source:` comments gets a mapper too, when the
+chart it came from is found next to the working directory.
+"""
+
+from __future__ import annotations
+
+from gpulint.render.base import DEFAULT_RELEASE, Mapper, Rendered, RenderFailure, RenderOptions
+
+__all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "render",
+           "source_mapper"]
+
+
+def render(kind: str, real: "object", display: str, options: RenderOptions) -> Rendered:
+    """Render a "chart" or "kustomization" input."""
+    from pathlib import Path
+
+    path = Path(str(real))
+    if kind == "chart":
+        from gpulint.render.helm import render_chart
+
+        return render_chart(path, display, options)
+    from gpulint.render.kustomize import render_kustomization
+
+    return render_kustomization(path, display, options)
+
+
+def source_mapper(text: str, options: RenderOptions) -> Mapper | None:
+    """A mapper for already-rendered Helm output (stdin or a file), or None without `# Source:`."""
+    if "# Source:" not in text:
+        return None
+    from gpulint.render.helm import source_mapper as helm_source_mapper
+
+    return helm_source_mapper(text, options)

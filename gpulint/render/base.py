@@ -1,0 +1,67 @@
+"""What rendering hands the engine: text to scan, a mapper back to repo files, or a failure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gpulint.findings import MappedLocation
+from gpulint.locations import Span
+from gpulint.objects import KubeObject
+from gpulint.render.tools import DEFAULT_TIMEOUT
+
+DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unnamed release
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """Command-line settings for rendering charts and kustomizations."""
+
+    helm: str | None = None             # --helm PATH; else `helm` on PATH
+    values: tuple[str, ...] = ()        # --values FILE, in order
+    sets: tuple[str, ...] = ()          # --set a.b=c, in order
+    release: str = DEFAULT_RELEASE      # --helm-release
+    namespace: str | None = None        # --helm-namespace
+    skip_tests: bool = False            # --helm-skip-tests
+    kustomize: str | None = None        # --kustomize PATH; else kustomize or kubectl on PATH
+    timeout: float = DEFAULT_TIMEOUT
+
+
+class Mapper(Protocol):
+    """Turns a finding on rendered output into locations in files a human edits."""
+
+    def prepare(self, obj: KubeObject) -> None:
+        """Called for every object before rules run (e.g. to restore its origin)."""
+
+    def map(self, obj: KubeObject, where: Any) -> list[MappedLocation]:
+        """Template/values/origin locations of the node `where` points at, most specific first."""
+
+
+@dataclass
+class RenderFailure:
+    message: str
+    file: str          # display path the error is reported at (Chart.yaml, a template, kustomization.yaml)
+    span: Span
+    status: str        # the input's outcome in the summary
+
+
+@dataclass
+class Rendered:
+    display: str                    # the name findings on the rendered text carry
+    text: str | None = None
+    mapper: Mapper | None = None
+    failure: RenderFailure | None = None
+
+
+def rendered_name(display: str) -> str:
+    """`charts/gpu-app` -> `charts/gpu-app (rendered)`: never a temporary path."""
+    return f"{display.rstrip('/') or '/'} (rendered)"
+
+
+def join_display(display: str, rel: str) -> str:
+    """A path under `display` as the user would write it."""
+    import posixpath
+
+    if display in ("", "."):
+        return posixpath.normpath(rel)
+    return posixpath.normpath(display.rstrip("/") + "/" + rel)

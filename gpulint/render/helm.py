@@ -1,0 +1,316 @@
+"""Helm charts: render with `helm template`, map rendered objects back to templates and values.
+
+Rendering is offline: dependencies must already be in `charts/` (gpulint never
+runs `helm dependency update`), and Helm's configuration lives in a temporary
+directory. Helm writes `# Source: <chart>/templates/<file>` before each
+document; that names the template, and the chart tree on disk turns it into a
+repository path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from gpulint.api import KeyAt, TextAt, ValueAt
+from gpulint.findings import STATUS_CHART, MappedLocation
+from gpulint.locations import Span
+from gpulint.objects import KubeObject, helm_source
+from gpulint.render.base import Rendered, RenderFailure, RenderOptions, join_display, rendered_name
+from gpulint.render.mapping import TemplateMapper
+from gpulint.render.template import Template
+from gpulint.render.tools import ToolMissing, replace_paths, run, scratch_dir, which
+from gpulint.render.values import SetEntry, ValuesChain, ValuesFile, parse_set, read_values_file
+from gpulint.yamlload import Document, load_documents
+
+CHART_FILE = "Chart.yaml"
+INSTALL_HINT = ("install Helm 3 (https://helm.sh/docs/intro/install/) or pass --helm PATH, "
+                "or render it yourself: `helm template RELEASE {chart} | gpulint scan -`")
+_TEMPLATE_ERROR_RE = re.compile(r"template: ([^:\s]+):(\d+):(\d+):")
+_PARSE_ERROR_RE = re.compile(r"(?:YAML parse error on|error converting YAML to JSON.*? in) ([^:\s]+)")
+
+
+# --- the chart on disk ----------------------------------------------------------
+
+
+class Chart:
+    """A chart directory: its name, values, subcharts and templates."""
+
+    def __init__(self, real: Path, display: str) -> None:
+        self.real = real
+        self.display = display
+        self.name = _chart_name(real) or real.name
+        self._subcharts: dict[str, Chart] | None = None
+        self._templates: dict[Path, Template] = {}
+        self._values: ValuesFile | None = None
+        self._helpers: dict[str, tuple[Template, tuple[int, int]]] | None = None
+
+    def subcharts(self) -> dict[str, "Chart"]:
+        """Unpacked subcharts in charts/, by chart name (archives cannot be mapped)."""
+        if self._subcharts is None:
+            self._subcharts = {}
+            charts_dir = self.real / "charts"
+            if charts_dir.is_dir():
+                for entry in sorted(charts_dir.iterdir()):
+                    if (entry / CHART_FILE).is_file():
+                        sub = Chart(entry, join_display(self.display, f"charts/{entry.name}"))
+                        self._subcharts.setdefault(sub.name, sub)
+        return self._subcharts
+
+    def values(self) -> ValuesFile:
+        if self._values is None:
+            path = self.real / "values.yaml"
+            self._values = read_values_file(path, join_display(self.display, "values.yaml"))
+        return self._values
+
+    def template(self, path: Path) -> Template | None:
+        if path not in self._templates:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return None
+            rel = path.relative_to(self.real).as_posix()
+            self._templates[path] = Template(path, join_display(self.display, rel), text)
+        return self._templates[path]
+
+    def resolve(self, source: str) -> tuple[list["Chart"], Path] | None:
+        """`gpu-app/charts/sub/templates/x.yaml` -> (chart chain top..sub, template file)."""
+        parts = source.split("/")
+        if not parts or parts[0] != self.name:
+            return None
+        chain = [self]
+        rest = parts[1:]
+        while len(rest) >= 2 and rest[0] == "charts":
+            sub = chain[-1].subcharts().get(rest[1])
+            if sub is None:
+                return None
+            chain.append(sub)
+            rest = rest[2:]
+        path = chain[-1].real.joinpath(*rest)
+        return (chain, path) if path.is_file() else None
+
+    def helper(self, name: str) -> tuple[Template, tuple[int, int]] | None:
+        """Where `define "name"` is: in this chart or any subchart (defines are global)."""
+        if self._helpers is None:
+            self._helpers = {}
+            for chart in self._all_charts():
+                templates_dir = chart.real / "templates"
+                if not templates_dir.is_dir():
+                    continue
+                for path in sorted(templates_dir.rglob("*")):
+                    if not path.is_file() or path.suffix not in (".tpl", ".yaml", ".yml", ".txt"):
+                        continue
+                    try:
+                        if b"define" not in path.read_bytes():
+                            continue
+                    except OSError:
+                        continue
+                    tpl = chart.template(path)
+                    if tpl is None:
+                        continue
+                    for define, body in tpl.defines().items():
+                        self._helpers.setdefault(define, (tpl, body))
+        return self._helpers.get(name)
+
+    def _all_charts(self) -> list["Chart"]:
+        out = [self]
+        for sub in self.subcharts().values():
+            out.extend(sub._all_charts())
+        return out
+
+
+def _chart_name(real: Path) -> str | None:
+    try:
+        text = (real / CHART_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for doc in load_documents(text):
+        if isinstance(doc, Document) and isinstance(doc.data, dict) and isinstance(doc.data.get("name"), str):
+            return doc.data["name"]
+        break
+    return None
+
+
+# --- rendering ------------------------------------------------------------------
+
+
+def render_chart(real: Path, display: str, options: RenderOptions) -> Rendered:
+    name = rendered_name(display)
+    chart_file = join_display(display, CHART_FILE)
+    try:
+        helm = which(options.helm, "helm")
+    except ToolMissing as missing:
+        return Rendered(name, failure=RenderFailure(
+            f"Helm chart not rendered: {missing}; {INSTALL_HINT.format(chart=display)}",
+            chart_file, Span(1, 1, 1, 1), STATUS_CHART))
+    chart_arg = str(real) if real.is_absolute() or str(real).startswith(".") else os.path.join(".", str(real))
+    argv = [helm, "template", "--namespace", options.namespace or "default"]
+    for values_file in options.values:
+        argv += ["--values", values_file]
+    for assignment in options.sets:
+        argv += ["--set", assignment]
+    if options.skip_tests:
+        argv.append("--skip-tests")
+    argv += ["--", options.release, chart_arg]
+    with scratch_dir() as scratch:
+        result = run(argv, None, options.timeout, Path(scratch))
+        if not result.ok:
+            message = replace_paths(result.message, [(scratch, "(temporary directory)"),
+                                                     (str(real.resolve()), display)])
+            return Rendered(name, failure=_failure(message, real, display, chart_file))
+    chart = Chart(real, display)
+    user_files = [read_values_file(Path(v), v) for v in options.values]
+    sets = [entry for text in options.sets for entry in parse_set(text)]
+    return Rendered(name, result.stdout, HelmMapper(result.stdout, lambda n: chart if n == chart.name else None,
+                                                    user_files, sets))
+
+
+def _failure(message: str, real: Path, display: str, chart_file: str) -> RenderFailure:
+    text = f"helm template failed: {message}"
+    if "missing in charts/ directory" in message:
+        text += (f" (gpulint renders offline and never fetches dependencies: run "
+                 f"`helm dependency build {display}` first)")
+    chart = Chart(real, display)
+    match = _TEMPLATE_ERROR_RE.search(message)
+    if match:
+        resolved = chart.resolve(match.group(1))
+        if resolved is not None:
+            tpl = resolved[0][-1].template(resolved[1])
+            if tpl is not None:
+                line, col = int(match.group(2)), int(match.group(3))
+                return RenderFailure(text, tpl.display, Span(line, col, line, col + 1), STATUS_CHART)
+    match = _PARSE_ERROR_RE.search(message)
+    if match:
+        resolved = chart.resolve(match.group(1))
+        if resolved is not None:
+            tpl = resolved[0][-1].template(resolved[1])
+            if tpl is not None:
+                return RenderFailure(text, tpl.display, Span(1, 1, 1, 1), STATUS_CHART)
+    return RenderFailure(text, chart_file, Span(1, 1, 1, 1), STATUS_CHART)
+
+
+# --- mapping --------------------------------------------------------------------
+
+
+class HelmMapper:
+    """Maps objects of `helm template` output (one stream) to templates and values."""
+
+    def __init__(self, text: str, chart_for: Callable[[str], Chart | None],
+                 user_files: list[ValuesFile], sets: list[SetEntry]) -> None:
+        self._text = text
+        self._chart_for = chart_for
+        self._user_files = user_files
+        self._sets = sets
+        self._positions: dict[int, tuple[int, int, int, int]] | None = None
+
+    def prepare(self, obj: KubeObject) -> None:
+        return None
+
+    def map(self, obj: KubeObject, where: Any) -> list[MappedLocation]:
+        if not obj.template or not isinstance(where, (KeyAt, ValueAt, TextAt)):
+            return []
+        chart = self._chart_for(obj.template.split("/", 1)[0])
+        resolved = chart.resolve(obj.template) if chart is not None else None
+        if resolved is None:
+            return []
+        chain, path = resolved
+        tpl = chain[-1].template(path)
+        if tpl is None:
+            return []
+        region = self._region(tpl, obj)
+        values = ValuesChain.build([c.values() for c in chain], [c.name for c in chain[1:]],
+                                   self._user_files, self._sets)
+        mapper = TemplateMapper(chain[0].helper, values)
+        rel = tuple(where.path)[len(obj.base):]
+        target = None
+        if isinstance(where, TextAt):
+            value = _value_at(obj.doc.data, tuple(where.path))
+            if isinstance(value, str):
+                target = value[where.start:where.end].split("\n", 1)[0] or None
+        return mapper.locate(tpl, region, obj.data, rel, target)
+
+    def _region(self, tpl: Template, obj: KubeObject) -> tuple[int, int]:
+        """Lines of the template that produced `obj` (a template may emit several documents)."""
+        regions = tpl.regions()
+        if len(regions) <= 1:
+            return regions[0] if regions else (0, len(tpl.lines))
+        ordinal, count, kind_ordinal, kind_count = self._position(obj)
+        if len(regions) == count:
+            return regions[ordinal]
+        kind = obj.ref.kind
+        with_kind = [r for r in regions if _region_kind(tpl, r) == kind]
+        if len(with_kind) == 1:
+            return with_kind[0]
+        if len(with_kind) == kind_count and kind_count:
+            return with_kind[kind_ordinal]
+        return (0, len(tpl.lines))
+
+    def _position(self, obj: KubeObject) -> tuple[int, int, int, int]:
+        """(n-th document of its template, documents of that template, same for its kind)."""
+        if self._positions is None:
+            keys: list[tuple[int, str | None, Any]] = []
+            for doc in load_documents(self._text):
+                if isinstance(doc, Document):
+                    kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
+                    keys.append((doc.index, helm_source(doc), kind))
+            totals: dict[Any, int] = {}
+            for _index, source, kind in keys:
+                totals[source] = totals.get(source, 0) + 1
+                totals[(source, kind)] = totals.get((source, kind), 0) + 1
+            seen: dict[Any, int] = {}
+            self._positions = {}
+            for index, source, kind in keys:
+                nth, nth_kind = seen.get(source, 0), seen.get((source, kind), 0)
+                self._positions[index] = (nth, totals[source], nth_kind, totals[(source, kind)])
+                seen[source], seen[(source, kind)] = nth + 1, nth_kind + 1
+        return self._positions.get(obj.doc.index, (0, 1, 0, 1))
+
+
+def _region_kind(tpl: Template, region: tuple[int, int]) -> str | None:
+    lines = [tpl.lines[n] for n in range(*region) if tpl.lines[n].yaml]
+    if not lines:
+        return None
+    level = min(line.key_col for line in lines)
+    for line in lines:
+        if line.key == "kind" and line.key_col == level and "\x01" not in line.inline_value:
+            return line.inline_value.split(" #", 1)[0].strip().strip("\"'")
+    return None
+
+
+def _value_at(data: Any, path: tuple) -> Any:
+    for step in path:
+        if isinstance(step, int):
+            data = data[step] if isinstance(data, list) and 0 <= step < len(data) else None
+        else:
+            data = data.get(step) if isinstance(data, dict) else None
+    return data
+
+
+# --- piped output ---------------------------------------------------------------
+
+
+def find_local_chart(name: str, cwd: Path | None = None) -> Chart | None:
+    """The chart `name` near the working directory: `.`, `./NAME` or `./charts/NAME`."""
+    base = cwd or Path(".")
+    for rel in (".", name, f"charts/{name}"):
+        directory = base / rel
+        if (directory / CHART_FILE).is_file() and _chart_name(directory) == name:
+            display = "." if rel == "." else rel
+            return Chart(directory, display)
+    return None
+
+
+def source_mapper(text: str, options: RenderOptions) -> HelmMapper:
+    """A mapper for Helm output read from a file or stdin (`helm template ... | gpulint scan -`)."""
+    cache: dict[str, Chart | None] = {}
+
+    def chart_for(name: str) -> Chart | None:
+        if name not in cache:
+            cache[name] = find_local_chart(name)
+        return cache[name]
+
+    user_files = [read_values_file(Path(v), v) for v in options.values]
+    sets = [entry for t in options.sets for entry in parse_set(t)]
+    return HelmMapper(text, chart_for, user_files, sets)

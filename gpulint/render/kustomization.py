@@ -1,0 +1,215 @@
+"""Reading kustomization files: what they reference, and which ones are roots.
+
+Discovery uses this to build each kustomization once and not scan its inputs
+again as loose files; the Kustomize mapper uses it to find the patches that may
+have set a value.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from gpulint.decode import BinaryInput, DecodeError, decode
+from gpulint.yamlload import Document, load_documents
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def kustomization_file(directory: Path) -> Path | None:
+    for name in KUSTOMIZATION_FILES:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def is_remote(ref: str) -> bool:
+    """Git URLs and HTTP resources are fetched by kustomize, never by gpulint."""
+    lower = ref.lower()
+    return ("://" in lower or lower.startswith(("git@", "github.com/", "gitlab.com/", "bitbucket.org/"))
+            or "?ref=" in lower or "//" in ref.split("?", 1)[0].lstrip("/"))
+
+
+@dataclass
+class Patch:
+    """A patch a kustomization applies: a file, or inline text inside the kustomization file."""
+
+    file: Path | None               # the patch file, when not inline
+    inline_path: tuple = ()         # path of the inline text inside the kustomization document
+    target: dict = field(default_factory=dict)   # the `target` selector, if any
+    json6902: bool = False
+
+
+@dataclass
+class Kustomization:
+    directory: Path                 # resolved
+    file: Path
+    doc: Document | None
+
+    @property
+    def data(self) -> dict:
+        return self.doc.data if self.doc is not None and isinstance(self.doc.data, dict) else {}
+
+    @property
+    def is_component(self) -> bool:
+        return self.data.get("kind") == "Component"
+
+    def _local(self, refs: Iterable[Any]) -> list[Path]:
+        out = []
+        for ref in refs:
+            if isinstance(ref, str) and ref and not is_remote(ref):
+                out.append(Path(os.path.normpath(self.directory / ref)))
+        return out
+
+    def resource_dirs(self) -> list[Path]:
+        """Other kustomizations this one builds on: resources, bases and components that are directories."""
+        data = self.data
+        refs = self._local(_strings(data.get("resources")) + _strings(data.get("bases"))
+                           + _strings(data.get("components")))
+        return [p for p in refs if p.is_dir()]
+
+    def component_dirs(self) -> list[Path]:
+        return [p for p in self._local(_strings(self.data.get("components"))) if p.is_dir()]
+
+    def referenced_files(self) -> set[Path]:
+        """Every local file this kustomization reads (resources, patches, generator inputs, ...)."""
+        data = self.data
+        refs: list[str] = []
+        for key in ("resources", "bases", "crds", "configurations", "generators", "transformers", "validators"):
+            refs += _strings(data.get(key))
+        refs += [s for s in _strings(data.get("patchesStrategicMerge")) if "\n" not in s]
+        for key in ("patches", "patchesJson6902", "replacements"):
+            for entry in _list(data.get(key)):
+                if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                    refs.append(entry["path"])
+        for key in ("configMapGenerator", "secretGenerator"):
+            for entry in _list(data.get(key)):
+                if not isinstance(entry, dict):
+                    continue
+                for item in _strings(entry.get("files")):
+                    refs.append(item.split("=", 1)[-1])
+                refs += _strings(entry.get("envs"))
+                if isinstance(entry.get("env"), str):
+                    refs.append(entry["env"])
+        openapi = data.get("openapi")
+        if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
+            refs.append(openapi["path"])
+        return {p for p in self._local(refs) if p.is_file()} | {self.file.resolve()}
+
+    def patches(self) -> list[Patch]:
+        """Patches in the order kustomize applies them (later ones win)."""
+        data = self.data
+        out: list[Patch] = []
+        for i, entry in enumerate(_list(data.get("patchesStrategicMerge"))):
+            if isinstance(entry, str) and "\n" not in entry and not is_remote(entry):
+                out.append(Patch(Path(os.path.normpath(self.directory / entry))))
+            elif isinstance(entry, str):
+                out.append(Patch(None, ("patchesStrategicMerge", i)))
+        for key, json6902 in (("patchesJson6902", True), ("patches", False)):
+            for i, entry in enumerate(_list(data.get(key))):
+                if not isinstance(entry, dict):
+                    continue
+                target = entry.get("target") if isinstance(entry.get("target"), dict) else {}
+                if isinstance(entry.get("path"), str) and not is_remote(entry["path"]):
+                    out.append(Patch(Path(os.path.normpath(self.directory / entry["path"])), (), target, json6902))
+                elif isinstance(entry.get("patch"), str):
+                    out.append(Patch(None, (key, i, "patch"), target, json6902))
+        return out
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in _list(value) if isinstance(v, str)]
+
+
+def load(directory: Path) -> Kustomization | None:
+    file = kustomization_file(directory)
+    if file is None:
+        return None
+    doc = None
+    try:
+        text = decode(file.read_bytes())
+    except (OSError, BinaryInput, DecodeError):
+        text = ""
+    for item in load_documents(text):
+        if isinstance(item, Document):
+            doc = item
+        break
+    return Kustomization(directory.resolve(), file, doc)
+
+
+@dataclass
+class Plan:
+    """Which kustomizations of a scan to build, and which files they consume."""
+
+    roots: list[Path]               # resolved directories, in discovery order
+    consumed: set[Path]             # resolved files read by a built kustomization
+
+
+def plan(directories: list[Path]) -> Plan:
+    """Roots are the kustomizations no other kustomization of the scan builds on.
+
+    Components are never roots (they cannot be built alone). Files a built
+    kustomization reads, directly or through the kustomizations it builds on,
+    are consumed: they are scanned through the build, not again as loose files.
+    """
+    loaded = {d.resolve(): k for d in directories if (k := load(d)) is not None}
+    referenced: set[Path] = set()
+    for k in loaded.values():
+        referenced.update(p.resolve() for p in k.resource_dirs())
+    roots = [d for d, k in loaded.items() if d not in referenced and not k.is_component]
+    reached = _reach(roots, loaded)
+    # A cycle leaves kustomizations unreached: build them rather than lose them.
+    for d, k in loaded.items():
+        if d not in reached and not k.is_component:
+            roots.append(d)
+            reached |= _reach([d], loaded)
+    consumed: set[Path] = set()
+    for d in reached:
+        k = loaded.get(d)
+        if k is not None:
+            consumed |= {p.resolve() for p in k.referenced_files()}
+    return Plan(roots, consumed)
+
+
+def _reach(starts: list[Path], loaded: dict[Path, Kustomization]) -> set[Path]:
+    seen: set[Path] = set()
+    todo = list(starts)
+    while todo:
+        d = todo.pop()
+        if d in seen:
+            continue
+        seen.add(d)
+        k = loaded.get(d) or load(d)
+        if k is not None:
+            todo.extend(p.resolve() for p in k.resource_dirs())
+    return seen
+
+
+def chain(root: Path) -> list[Kustomization]:
+    """The root and every local kustomization it builds on, outermost first."""
+    out: list[Kustomization] = []
+    seen: set[Path] = set()
+
+    def visit(directory: Path) -> None:
+        directory = directory.resolve()
+        if directory in seen:
+            return
+        seen.add(directory)
+        k = load(directory)
+        if k is None:
+            return
+        out.append(k)
+        for component in reversed(k.component_dirs()):
+            visit(component)
+        for sub in reversed(k.resource_dirs()):
+            visit(sub)
+
+    visit(root)
+    return out
