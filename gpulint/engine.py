@@ -7,13 +7,16 @@ at the parser's position and the scan goes on.
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import IO, Any, Iterable, Iterator
 
 from gpulint import dockerfile as dockerfile_mod
 from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, ValueAt, Violation
-from gpulint.decode import BinaryInput, DecodeError, decode
+from gpulint.decode import WHOLE_MAX, BinaryInput, DecodeError, ReadError, Text, decode_lenient
 from gpulint.discovery import Input
 from gpulint.findings import (
     INVALID_INPUT, STATUS_BINARY, STATUS_CHART, STATUS_ERROR, STATUS_NOT_KUBERNETES,
@@ -25,10 +28,16 @@ from gpulint.model import Container, Workload
 from gpulint.objects import KubeObject, objects_in
 from gpulint.podspecs import workload_of
 from gpulint.suppress import SuppressionContext, Suppressor, apply as apply_suppressors
-from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, load_documents
+from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, Problem, load_documents, load_stream
 
 HELM_HINT = ("it looks like an unrendered Helm template: render it first, e.g. "
              "`helm template RELEASE CHART | gpulint scan -`")
+HELM_LITERAL_HINT = ("unrendered Helm template (`{{ ... }}`): only its literal text was checked, each "
+                     "action read as a placeholder; render it for a full check, e.g. "
+                     "`helm template RELEASE CHART | gpulint scan -`")
+# Words whose presence in a value a duplicate key hides is worth naming in the message.
+_HIDDEN_WORDS = ("NVIDIA_VISIBLE_DEVICES", "nvidia.com/gpu", "privileged", "hostPath", "/dev/nvidia",
+                 "runtimeClassName", "docker", "nsenter")
 _ROLE_WORDS = {"container": "container", "init": "init container", "ephemeral": "ephemeral container"}
 
 
@@ -60,18 +69,38 @@ class ScanResult:
 
 
 class InputReader:
-    """Reads each input once; stdin can only be read once, so it is kept."""
+    """Opens inputs; stdin can only be read once, so it is kept (on disk when large)."""
 
     def __init__(self) -> None:
-        self._stdin: bytes | None = None
+        self._stdin: IO[bytes] | None = None
 
-    def read(self, item: Input) -> bytes:
+    @contextmanager
+    def open(self, item: Input) -> Iterator[IO[bytes]]:
+        """A binary stream of the input, positioned at its start."""
         if item.kind == "stdin":
             if self._stdin is None:
-                self._stdin = sys.stdin.buffer.read()
-            return self._stdin
+                spool = tempfile.SpooledTemporaryFile(max_size=WHOLE_MAX)
+                shutil.copyfileobj(sys.stdin.buffer, spool)
+                self._stdin = spool  # type: ignore[assignment]
+            assert self._stdin is not None
+            self._stdin.seek(0)
+            yield self._stdin
+            return
         assert item.real is not None
-        return item.real.read_bytes()
+        with open(item.real, "rb") as handle:
+            yield handle
+
+    def read(self, item: Input) -> bytes:
+        with self.open(item) as stream:
+            return stream.read()
+
+
+def _documents(source: Text, limits: Limits, only: tuple[str, ...] = ()) -> Iterator[Document | LoadError]:
+    whole = source.whole
+    if whole is not None:
+        return load_documents(whole, limits, only=only)
+    assert source.blocks is not None
+    return load_stream(source.blocks, limits, only=only)
 
 
 def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None) -> ScanResult:
@@ -82,33 +111,44 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
         try:
             result.files.append(scan_input(item, config, index, reader))
         except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
-            result.internal_errors.append(
-                f"{item.display}: internal error: {type(error).__name__}: {error}"
-            )
+            result.internal_errors.append(internal_error_message(item.display, error))
             result.files.append(FileReport(item.display, STATUS_ERROR))
     return result
 
 
+def internal_error_message(display: str, error: BaseException) -> str:
+    """One line naming the input and the exception (the CLI adds the issue-report hint)."""
+    detail = " ".join(str(error).split())
+    if isinstance(error, RecursionError):
+        detail = "maximum recursion depth exceeded"
+    return f"{display}: internal error: {type(error).__name__}" + (f": {detail}" if detail else "")
+
+
+_INDEXED_KINDS = ("ConfigMap", "Secret")
+
+
 def build_index(inputs: list[Input], reader: InputReader, limits: Limits) -> ConfigIndex:
-    """First pass: ConfigMaps and Secrets of the whole scan."""
+    """First pass: ConfigMaps and Secrets of the whole scan.
+
+    Errors are ignored here: the second pass reads the same input and reports them.
+    """
     index = ConfigIndex()
     for item in inputs:
         if item.kind not in ("manifest", "stdin"):
             continue
         try:
-            data = reader.read(item)
-        except OSError:
+            with reader.open(item) as stream:
+                source = Text(stream)
+                if not source.may_contain(_INDEXED_KINDS):
+                    continue
+                for doc in _documents(source, limits, only=_INDEXED_KINDS):
+                    if isinstance(doc, Document):
+                        for obj in objects_in(item.display, doc):
+                            index.add(obj)
+        except (OSError, ReadError, BinaryInput):
             continue
-        if b"ConfigMap" not in data and b"Secret" not in data:
+        except Exception:  # noqa: BLE001 - a bug; scan_input meets it again and reports it
             continue
-        try:
-            text = decode(data)
-        except (BinaryInput, DecodeError):
-            continue
-        for doc in load_documents(text, limits):
-            if isinstance(doc, Document):
-                for obj in objects_in(item.display, doc):
-                    index.add(obj)
     return index
 
 
@@ -125,31 +165,43 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         _invalid(report, config, Span(1, 1, 1, 1), "cannot read directory")
         return report
     try:
-        data = reader.read(item)
-    except OSError as error:
-        report.status = STATUS_ERROR
-        _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {error.strerror or error}")
-        return report
-    try:
-        text = decode(data)
+        with reader.open(item) as stream:
+            if item.kind == "dockerfile":
+                text, decode_error = decode_lenient(stream.read())
+                if decode_error is not None:
+                    _decode_problem(report, config, decode_error)
+                _scan_dockerfile(item.display, text, report, config, _ContextFactory(config, index))
+                return report
+            source = Text(stream)
+            _scan_manifests(item, source, report, config, index)
+            if source.error is not None:
+                _decode_problem(report, config, source.error)
     except BinaryInput:
         report.status = STATUS_BINARY
         return report
-    except DecodeError as error:
-        report.status = STATUS_ERROR
-        _invalid(report, config, Span(error.line, error.column, error.line, error.column + 1), error.message)
+    except (OSError, ReadError) as error:
+        reason = error.reason if isinstance(error, ReadError) else (error.strerror or str(error))
+        if not report.documents:
+            report.status = STATUS_ERROR
+        _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {reason}")
         return report
+    return report
 
+
+def _decode_problem(report: FileReport, config: ScanConfig, error: DecodeError) -> None:
+    _invalid(report, config, Span(error.line, error.column, error.line, error.column + 1), error.message)
+
+
+def _scan_manifests(item: Input, source: Text, report: FileReport, config: ScanConfig,
+                    index: ConfigIndex) -> None:
     ctx_for = _ContextFactory(config, index)
-    if item.kind == "dockerfile":
-        _scan_dockerfile(item.display, text, report, config, ctx_for)
-        return report
-
     found_objects = False
-    for doc in load_documents(text, config.limits):
+    for doc in _documents(source, config.limits):
         if isinstance(doc, LoadError):
             message = doc.message
-            if "{{" in text:
+            if doc.literal_checked:
+                message = f"{HELM_LITERAL_HINT} (YAML parser: {message})"
+            elif doc.template:
                 message = f"{message}; {HELM_HINT}"
             _invalid(report, config, Span(doc.line, doc.column, doc.line, doc.column + 1), message)
             continue
@@ -158,7 +210,7 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         if objects:
             found_objects = True
             for problem in doc.problems:
-                _invalid(report, config, problem.span, problem.message, doc=doc)
+                _invalid(report, config, problem.span, _problem_message(doc, problem), doc=doc)
         for obj in objects:
             report.objects += 1
             workload = workload_of(obj)
@@ -167,6 +219,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
             report.workloads += 1
             for type_problem in workload.problems:
                 span = _locate(doc, ValueAt(type_problem.path))
+                if doc.placeholders and doc.in_placeholder(span):
+                    continue  # the value is an unrendered `{{ ... }}`
                 _invalid(report, config, span, f"{type_problem.message} (at {_dotted(obj, type_problem.path)})",
                          obj=obj, doc=doc)
             for rule in config.rules:
@@ -175,12 +229,29 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                 for violation in rule.check(workload, ctx_for(rule)):
                     finding = _finding(rule, violation, workload, config)
                     target = violation.located_in or obj
+                    if target.doc.placeholders and target.doc.in_placeholder(finding.span):
+                        continue  # about a value the template has not rendered yet
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
     if not found_objects and not report.findings:
         report.status = STATUS_NOT_KUBERNETES
-    return report
+
+
+def _problem_message(doc: Document, problem: Problem) -> str:
+    """A load problem's message; for a duplicate key, what the ignored value held."""
+    if problem.hidden is None:
+        return problem.message
+    first = problem.hidden.line - doc.line_offset - 1
+    last = problem.hidden.end_line - doc.line_offset - 1
+    hidden = "\n".join(doc.text.split("\n")[first:last + 1])
+    words = [word for word in _HIDDEN_WORDS if word in hidden]
+    where = (f"line {problem.hidden.line}" if problem.hidden.end_line == problem.hidden.line
+             else f"lines {problem.hidden.line}-{problem.hidden.end_line}")
+    message = f"{problem.message} ({where})"
+    if words:
+        message += f"; the ignored value holds {', '.join(words)}"
+    return message
 
 
 class _ContextFactory:
