@@ -397,7 +397,7 @@ def _build(events: list, line_offset: int, with_locs: bool, limits: Limits) -> t
             value, loc, size = anchors[name]
             expanded += size
             if expanded > limits.max_expanded_nodes:
-                raise fail(f"aliases expand to more than {limits.max_expanded_nodes} nodes, a YAML bomb? "
+                raise fail(f"alias expansion exceeds {limits.max_expanded_nodes} nodes, a YAML bomb? "
                            "(limit: --max-alias-nodes)", event, False)
             frame = stack[-1] if stack else None
             if frame is not None and frame.key is _MISSING and isinstance(frame.value, dict):
