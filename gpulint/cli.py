@@ -79,12 +79,17 @@ def scan(
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Rule codes not to run."),
     exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable)."),
     show_suppressed: bool = typer.Option(False, "--show-suppressed", help="List suppressed findings too."),
+    max_depth: int = typer.Option(500, "--max-depth", min=1, max=10_000,
+                                  help="Deepest nesting of a document; deeper input is reported as GPU000."),
+    max_alias_nodes: int = typer.Option(1_000_000, "--max-alias-nodes", min=0,
+                                        help="Most nodes YAML aliases may add to a document (bounds alias bombs)."),
 ) -> None:
     """Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."""
     from gpulint.discovery import discover
     from gpulint.engine import ScanConfig, scan as run_scan
     from gpulint.findings import INVALID_INPUT
     from gpulint.selection import SelectionError, select_rules, split_codes
+    from gpulint.yamlload import Limits
 
     rules = _load_rules()
     try:
@@ -95,7 +100,8 @@ def scan(
     invalid_ignored = any(rule.id == INVALID_INPUT for rule in select_rules(rules, ignore_codes)) if ignore_codes else False
 
     found = discover(paths or ["."], tuple(exclude or ()))
-    config = ScanConfig(rules=chosen, all_rules=rules, report_invalid_input=not invalid_ignored)
+    config = ScanConfig(rules=chosen, all_rules=rules, report_invalid_input=not invalid_ignored,
+                        limits=Limits(max_depth=max_depth, max_expanded_nodes=max_alias_nodes))
     result = run_scan(found.inputs, config)
 
     text = _render(output_format, result, show_suppressed, output is None)

@@ -95,12 +95,13 @@ class InputReader:
             return stream.read()
 
 
-def _documents(source: Text, limits: Limits, only: tuple[str, ...] = ()) -> Iterator[Document | LoadError]:
+def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (),
+               strict_json: bool = False) -> Iterator[Document | LoadError]:
     whole = source.whole
     if whole is not None:
-        return load_documents(whole, limits, only=only)
+        return load_documents(whole, limits, only=only, strict_json=strict_json)
     assert source.blocks is not None
-    return load_stream(source.blocks, limits, only=only)
+    return load_stream(source.blocks, limits, only=only, strict_json=strict_json)
 
 
 def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None) -> ScanResult:
@@ -196,7 +197,7 @@ def _scan_manifests(item: Input, source: Text, report: FileReport, config: ScanC
                     index: ConfigIndex) -> None:
     ctx_for = _ContextFactory(config, index)
     found_objects = False
-    for doc in _documents(source, config.limits):
+    for doc in _documents(source, config.limits, strict_json=item.display.lower().endswith(".json")):
         if isinstance(doc, LoadError):
             message = doc.message
             if doc.literal_checked:
@@ -240,18 +241,18 @@ def _scan_manifests(item: Input, source: Text, report: FileReport, config: ScanC
 
 def _problem_message(doc: Document, problem: Problem) -> str:
     """A load problem's message; for a duplicate key, what the ignored value held."""
-    if problem.hidden is None:
+    hidden = problem.hidden
+    if hidden is None:
         return problem.message
-    first = problem.hidden.line - doc.line_offset - 1
-    last = problem.hidden.end_line - doc.line_offset - 1
-    hidden = "\n".join(doc.text.split("\n")[first:last + 1])
-    words = [word for word in _HIDDEN_WORDS if word in hidden]
-    where = (f"line {problem.hidden.line}" if problem.hidden.end_line == problem.hidden.line
-             else f"lines {problem.hidden.line}-{problem.hidden.end_line}")
-    message = f"{problem.message} ({where})"
+    lines = doc.text.split("\n")[hidden.line - doc.line_offset - 1:hidden.end_line - doc.line_offset]
+    if lines:
+        lines[-1] = lines[-1][:hidden.end_column - 1]
+        lines[0] = lines[0][hidden.column - 1:]
+    text = "\n".join(lines)
+    words = [word for word in _HIDDEN_WORDS if word in text]
     if words:
-        message += f"; the ignored value holds {', '.join(words)}"
-    return message
+        return f"{problem.message}; the ignored value holds {', '.join(words)}"
+    return problem.message
 
 
 class _ContextFactory:

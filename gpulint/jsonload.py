@@ -134,3 +134,25 @@ def json_events(text: str) -> list[list[Any]]:
     if stack or events or not documents:
         raise JSONSyntaxError("unexpected end of input")
     return documents
+
+
+def json_error(text: str) -> tuple[int, int, str] | None:
+    """Where `text` (which libyaml read) stops being JSON: (0-based line, 0-based column, reason).
+
+    YAML accepts what JSON does not (trailing commas, comments, single quotes,
+    unquoted keys); Kubernetes' decoders read a `.json` file as JSON and reject
+    those, so for `.json` files they are reported.
+    """
+    try:
+        json.loads(text)
+    except RecursionError:
+        return None  # nesting beyond Python's stack: the loader's depth limit reports it
+    except json.JSONDecodeError as error:
+        if error.msg == "Extra data":
+            try:
+                json_events(text)  # several values in a row, each valid
+                return None
+            except JSONSyntaxError:
+                pass
+        return error.lineno - 1, error.colno - 1, error.msg
+    return None

@@ -4,7 +4,7 @@ A chart's `templates/*.yaml` is Go-template text, not YAML: `{{ ... }}` actions
 break the parser. When such a file is met outside its chart (copied alone, or
 linted file by file), gpulint still reports it as GPU000 and, best effort,
 checks its literal text: lines holding only actions (`{{- if ... }}`,
-`{{- toYaml . | nindent 8 }}`, `{{- end }}`) become blank, and an action inside
+`{{- toYaml . | nindent 8 }}`, `{{- end }}`; a comment may follow) become blank, and an action inside
 a line (`image: {{ .Values.image }}`) becomes a same-length placeholder scalar
 that still names it (`image: ___.Values.image___`).
 Every other character keeps its line and column, so findings on the literal
@@ -56,8 +56,10 @@ def mask(text: str) -> tuple[str, list[tuple[int, int, int]]]:
         chars = list(line)
         for begin, end, continued in ranges:
             chars[begin:end] = " " * (end - begin)
-        if not "".join(chars).strip():
-            out.append("")  # only actions: the line renders to YAML that cannot be seen here
+        rest = "".join(chars).strip()
+        if not rest or rest.startswith("#"):
+            # Only actions (and a comment): the line renders to YAML that cannot be seen here.
+            out.append("".join(chars).rstrip())
             continue
         for begin, end, continued in ranges:
             if not continued:  # the rest of a multi-line action stays blank

@@ -69,8 +69,8 @@ class LoadError(Exception):
 class Problem:
     """A non-fatal defect found while loading (e.g. a duplicate key).
 
-    For a duplicate key, `hidden` is the span from the first occurrence of the
-    key to the end of its value: text Kubernetes ignores.
+    For a duplicate key, `hidden` is the span of the first value: text
+    Kubernetes ignores.
     """
 
     message: str
@@ -429,9 +429,7 @@ def _build(events: list, line_offset: int, with_locs: bool, limits: Limits) -> t
             else:
                 first, first_loc = parent.loc.children[key]  # type: ignore[index]
                 where = f" (first defined at line {first.line})" if first else ""
-                hidden = None
-                if first is not None and first_loc is not None:
-                    hidden = Span(first.line, first.column, first_loc.span.end_line, first_loc.span.end_column)
+                hidden = first_loc.span if first_loc is not None else None
                 problems.append(Problem(
                     f"duplicate key {key!r}{where}: Kubernetes keeps only the last value (strict field "
                     "validation rejects the object), so the first one is ignored and not checked",
@@ -558,25 +556,28 @@ def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
 
 
 def load_documents(text: str, limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
-                   only: tuple[str, ...] = ()) -> Iterator[Document | LoadError]:
+                   only: tuple[str, ...] = (), strict_json: bool = False) -> Iterator[Document | LoadError]:
     """Yield every non-empty document of `text`, or a LoadError where one fails.
 
     With `unrendered`, a document that fails and holds `{{ ... }}` yields its
     LoadError (marked `template`) and then, when masking the template actions
     makes it parse, the masked document (see unrendered.py). With `only`,
-    documents whose text holds none of these words are skipped unparsed.
+    documents whose text holds none of these words are skipped unparsed. With
+    `strict_json` (a `.json` file), JSON-looking text that YAML accepts but JSON
+    does not (trailing commas, comments) also yields a LoadError, before the
+    document read as YAML.
     """
-    return _load_chunks(split_documents(text), limits, unrendered, only)
+    return _load_chunks(split_documents(text), limits, unrendered, only, strict_json)
 
 
 def load_stream(blocks: Iterable[str], limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
-                only: tuple[str, ...] = ()) -> Iterator[Document | LoadError]:
+                only: tuple[str, ...] = (), strict_json: bool = False) -> Iterator[Document | LoadError]:
     """`load_documents` over text arriving in blocks; memory is bounded by the largest document."""
-    return _load_chunks(split_stream(blocks), limits, unrendered, only)
+    return _load_chunks(split_stream(blocks), limits, unrendered, only, strict_json)
 
 
 def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: bool,
-                 only: tuple[str, ...]) -> Iterator[Document | LoadError]:
+                 only: tuple[str, ...], strict_json: bool = False) -> Iterator[Document | LoadError]:
     index = 0
     for chunk, line_offset in chunks:
         if only and not any(word in chunk for word in only):
@@ -586,6 +587,11 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
         try:
             docs, is_json = _parse_any(chunk, line_offset, limits)
         except LoadError as error:
+            if strict_json and error.syntax and jsonload.looks_like_json(chunk):
+                where = jsonload.json_error(chunk)
+                if where is not None:  # a `.json` file: say what JSON finds wrong
+                    error = LoadError(f"invalid JSON: {where[2]}", line_offset + where[0] + 1, where[1] + 1,
+                                      syntax=True)
             if unrendered and error.syntax and unrendered_mod.has_actions(chunk):
                 error.template = True
                 text, marks = unrendered_mod.mask(chunk)
@@ -600,6 +606,13 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
             else:
                 docs = []
             yield error
+        else:
+            if strict_json and not is_json and jsonload.looks_like_json(chunk):
+                where = jsonload.json_error(chunk)
+                if where is not None:
+                    line, column, reason = where
+                    yield LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
+                                    line_offset + line + 1, column + 1, syntax=True)
         for nth, (events, data, has_problems, content_start) in enumerate(docs):
             yield Document(index, data, text, line_offset, events, has_problems, content_start,
                            limits=limits, nth=nth, is_json=is_json, placeholders=placeholders)
@@ -689,9 +702,20 @@ def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:
         reason = getattr(error, "reason", "not allowed")
         return LoadError(f"invalid YAML: unacceptable {what}: {reason}",
                          line + line_offset + 1, column + 1, syntax=True)
-    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    problem_mark = getattr(error, "problem_mark", None)
+    context_mark = getattr(error, "context_mark", None)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
     context = getattr(error, "context", None)
+    mark = problem_mark or context_mark
+    if context and context_mark is not None and problem_mark is not None and (
+            context_mark.line, context_mark.column) != (problem_mark.line, problem_mark.column):
+        if "end of stream" in str(problem):
+            # An unterminated quote: the end of the document says little, its start says where.
+            mark = context_mark
+            context = f"{context} (never closed)"
+        else:
+            context = f"{context} started at line {context_mark.line + line_offset + 1}, column " \
+                      f"{context_mark.column + 1}"
     message = f"{context}: {problem}" if context else str(problem)
     if mark is None:
         return LoadError(f"invalid YAML: {message}", line_offset + 1, 1, syntax=True)
