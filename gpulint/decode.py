@@ -123,8 +123,8 @@ class TextBlocks:
 
     def __init__(self, stream: BinaryIO, block_size: int = 1 << 20, head: bytes = b"") -> None:
         self._stream = stream
-        self._block_size = max(block_size, BINARY_SNIFF)
-        self._first = head if len(head) >= BINARY_SNIFF else head + _read(stream, self._block_size)
+        self._block_size = max(block_size, 1)
+        self._first = head if len(head) >= BINARY_SNIFF else head + _read(stream, BINARY_SNIFF - len(head))
         self.encoding, skip = detect_encoding(self._first[:BINARY_SNIFF])
         self._offset = skip          # bytes of the stream handed to the decoder so far
         self._first = self._first[skip:]
@@ -174,12 +174,15 @@ class ReadError(Exception):
 # Inputs up to this size are read and decoded whole (the fast path); larger
 # ones are decoded block by block and split into documents as they arrive.
 WHOLE_MAX = 8 << 20
+BLOCK_SIZE = 1 << 20
 
 
 class Text:
     """The text of one input: whole when small, a stream of blocks when large."""
 
-    def __init__(self, stream: BinaryIO, whole_max: int = WHOLE_MAX, block_size: int = 1 << 20) -> None:
+    def __init__(self, stream: BinaryIO, whole_max: int | None = None, block_size: int | None = None) -> None:
+        whole_max = WHOLE_MAX if whole_max is None else whole_max
+        block_size = BLOCK_SIZE if block_size is None else block_size
         head = _read(stream, whole_max + 1)
         self._raw: bytes | None = None
         self._whole: str | None = None

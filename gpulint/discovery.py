@@ -17,7 +17,7 @@ class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
     display: str
-    kind: str                 # "manifest", "dockerfile", "stdin" or "chart"
+    kind: str                 # "manifest", "dockerfile", "stdin", "chart" or "unreadable-dir"
     real: Path | None = None  # None for stdin
 
 
@@ -48,7 +48,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Discovery:
     seen: set[str] = set()
 
     def add(item: Input) -> None:
-        key = str(item.real.resolve()) if item.real is not None else "-"
+        # os.path.realpath, unlike Path.resolve before Python 3.13, survives symlink loops.
+        key = os.path.realpath(item.real) if item.real is not None else "-"
         if key not in seen:
             seen.add(key)
             inputs.append(item)
@@ -86,10 +87,10 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...]) -> list[Input
             found.append(Input(_join(display, CHART_FILE), "chart", directory))
             return
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as error:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda e: e.name)
+        except OSError:
             found.append(Input(display, "unreadable-dir", directory))
-            _ = error
             return
         for entry in entries:
             child_display = _join(display, entry.name)
@@ -98,12 +99,18 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...]) -> list[Input
                 continue
             try:
                 is_dir = entry.is_dir()
+                # A FIFO, socket or device named x.yaml would block or never end:
+                # only regular files are read, and symlinks that resolve to no file
+                # at all (dangling, or a loop), which are reported as unreadable.
+                is_file = entry.is_file() or (entry.is_symlink() and not is_dir and not _exists(entry.path))
             except OSError:
-                continue
+                is_dir, is_file = False, True  # cannot even stat it: reported when read
             if is_dir:
                 if entry.name in VCS_DIRS:
                     continue
                 visit(Path(entry.path), child_display, child_rel)
+            elif not is_file:
+                continue
             elif entry.name.endswith(MANIFEST_SUFFIXES):
                 found.append(Input(child_display, "manifest", Path(entry.path)))
             elif is_dockerfile(entry.name):
@@ -111,6 +118,14 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...]) -> list[Input
 
     visit(root, display_root, "")
     return found
+
+
+def _exists(path: str) -> bool:
+    try:
+        os.stat(path)
+    except OSError:
+        return False
+    return True
 
 
 def _join(display: str, name: str) -> str:

@@ -16,7 +16,8 @@ from typing import IO, Any, Iterable, Iterator
 
 from gpulint import dockerfile as dockerfile_mod
 from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, ValueAt, Violation
-from gpulint.decode import WHOLE_MAX, BinaryInput, DecodeError, ReadError, Text, decode_lenient
+from gpulint import decode as decode_mod
+from gpulint.decode import BinaryInput, DecodeError, ReadError, Text, decode_lenient
 from gpulint.discovery import Input
 from gpulint.findings import (
     INVALID_INPUT, STATUS_BINARY, STATUS_CHART, STATUS_ERROR, STATUS_NOT_KUBERNETES,
@@ -79,7 +80,7 @@ class InputReader:
         """A binary stream of the input, positioned at its start."""
         if item.kind == "stdin":
             if self._stdin is None:
-                spool = tempfile.SpooledTemporaryFile(max_size=WHOLE_MAX)
+                spool = tempfile.SpooledTemporaryFile(max_size=decode_mod.WHOLE_MAX)
                 shutil.copyfileobj(sys.stdin.buffer, spool)
                 self._stdin = spool  # type: ignore[assignment]
             assert self._stdin is not None

@@ -542,7 +542,7 @@ def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
         # next block: search them again then.
         keep = end
         while keep > start:
-            prev = text.rfind("\n", start, keep - 1) + 1
+            prev = max(text.rfind("\n", start, keep - 1) + 1, start)
             if not text.startswith("%", prev):
                 break
             keep = prev
