@@ -9,7 +9,10 @@ decoded block by block (`TextBlocks`) so that memory stays bounded.
 from __future__ import annotations
 
 import codecs
+import io
+import os
 import re
+import stat
 from typing import BinaryIO, Iterator
 
 # How much of the start of a file is searched for NUL bytes to call it binary.
@@ -183,16 +186,19 @@ class Text:
     def __init__(self, stream: BinaryIO, whole_max: int | None = None, block_size: int | None = None) -> None:
         whole_max = WHOLE_MAX if whole_max is None else whole_max
         block_size = BLOCK_SIZE if block_size is None else block_size
-        head = _read(stream, whole_max + 1)
         self._raw: bytes | None = None
         self._whole: str | None = None
         self._error: DecodeError | None = None
         self.blocks: TextBlocks | None = None
-        if len(head) <= whole_max:
+        size = _file_size(stream)
+        # A large regular file streams from its first block; anything else
+        # (pipes, stdin) is read up to the limit first to learn its size.
+        head = _read(stream, whole_max + 1) if size is None or size <= whole_max else None
+        if head is not None and len(head) <= whole_max:
             self.encoding, _skip = detect_encoding(head[:BINARY_SNIFF])
             self._raw = head
         else:
-            self.blocks = TextBlocks(stream, block_size, head=head)
+            self.blocks = TextBlocks(stream, block_size, head=head or b"")
             self.encoding = self.blocks.encoding
 
     @property
@@ -213,6 +219,17 @@ class Text:
         if self._raw is None or self.encoding != "utf-8":
             return True
         return any(word.encode() in self._raw for word in words)
+
+
+def _file_size(stream: BinaryIO) -> int | None:
+    """Size of a regular file opened with open(); None for anything else."""
+    if not isinstance(stream, io.BufferedReader):
+        return None  # e.g. a SpooledTemporaryFile, whose fileno() would move it to disk
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, ValueError):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
 def _read(stream: BinaryIO, size: int) -> bytes:
