@@ -82,11 +82,11 @@ class Document:
     """One YAML document: plain data, its raw text, and positions on demand."""
 
     __slots__ = ("index", "data", "text", "line_offset", "content_start", "_has_problems",
-                 "_problems", "_events", "_root", "_limits", "_nth", "_is_json", "placeholders")
+                 "_problems", "_events", "_root", "_limits", "_raw", "_is_json", "placeholders")
 
     def __init__(self, index: int, data: Any, text: str, line_offset: int,
                  events: list | None, has_problems: bool, content_start: int | None = None, *,
-                 limits: Limits = DEFAULT_LIMITS, nth: int = 0, is_json: bool = False,
+                 limits: Limits = DEFAULT_LIMITS, raw: int = 0, is_json: bool = False,
                  placeholders: tuple[Span, ...] = ()) -> None:
         self.index = index
         self.data = data
@@ -102,7 +102,7 @@ class Document:
         self._events: list | None = events   # None: parse `text` again when needed
         self._root: LocNode | None = None
         self._limits = limits
-        self._nth = nth                      # which document of `text` this is
+        self._raw = raw                      # which document of `text` this is (empty ones count)
         self._is_json = is_json              # `text` was read by the JSON reader
         # Where `{{ ... }}` actions of an unrendered template were replaced
         # (empty for ordinary documents); see unrendered.py.
@@ -124,9 +124,9 @@ class Document:
 
     def root(self) -> LocNode:
         if self._root is None:
-            events = self._events
+            events: Iterable[Any] | None = self._events
             if events is None:
-                events = _node_events(self.text, self._nth, self._is_json, self._limits)
+                events = _node_events(self.text, self._raw, self._is_json)
             _data, root, problems = _build(events, self.line_offset, True, self._limits)
             assert root is not None
             self._root = root
@@ -326,7 +326,7 @@ class _Frame:
         self.merges: list | None = None
 
 
-def _build(events: list, line_offset: int, with_locs: bool, limits: Limits) -> tuple[Any, LocNode | None, list[Problem] | bool]:
+def _build(events: Iterable[Any], line_offset: int, with_locs: bool, limits: Limits) -> tuple[Any, LocNode | None, list[Problem] | bool]:
     """Turn one document's node events into (data, location tree, problems).
 
     Without locations, problems cannot be placed: the third item is then only
@@ -593,14 +593,17 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
                     error = LoadError(f"invalid JSON: {where[2]}", line_offset + where[0] + 1, where[1] + 1,
                                       syntax=True)
             if unrendered and error.syntax and unrendered_mod.has_actions(chunk):
-                error.template = True
                 text, marks = unrendered_mod.mask(chunk)
                 try:
                     docs, is_json = list(_parse_chunk(text, line_offset, limits)), False
                 except LoadError:
                     docs = []
+                    # Still a template if the parser stumbled on a line holding an action.
+                    lines = chunk.split("\n")
+                    at = error.line - line_offset - 1
+                    error.template = any("{{" in line or "}}" in line for line in lines[max(at - 1, 0):at + 1])
                 else:
-                    error.literal_checked = True
+                    error.template = error.literal_checked = True
                     placeholders = tuple(Span(line_offset + ln + 1, start + 1, line_offset + ln + 1, end + 1)
                                          for ln, start, end in marks)
             else:
@@ -613,13 +616,14 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
                     line, column, reason = where
                     yield LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
                                     line_offset + line + 1, column + 1, syntax=True)
-        for nth, (events, data, has_problems, content_start) in enumerate(docs):
+        for events, data, has_problems, content_start, raw in docs:
             yield Document(index, data, text, line_offset, events, has_problems, content_start,
-                           limits=limits, nth=nth, is_json=is_json, placeholders=placeholders)
+                           limits=limits, raw=raw, is_json=is_json, placeholders=placeholders)
             index += 1
 
 
-def _parse_any(chunk: str, line_offset: int, limits: Limits) -> tuple[list[tuple[list | None, Any, bool, int]], bool]:
+def _parse_any(chunk: str, line_offset: int,
+               limits: Limits) -> tuple[list[tuple[list | None, Any, bool, int, int]], bool]:
     """Documents of `chunk` as YAML, or as JSON where libyaml rejects valid JSON; and which."""
     try:
         return list(_parse_chunk(chunk, line_offset, limits)), False
@@ -632,57 +636,88 @@ def _parse_any(chunk: str, line_offset: int, limits: Limits) -> tuple[list[tuple
             raise error from None
     out = []
     keep = len(chunk) <= KEEP_EVENTS_MAX
-    for events in documents:
+    for raw, events in enumerate(documents):
         data, _loc, has_problems = _build(events, line_offset, False, limits)
-        out.append(((events if keep else None), data, bool(has_problems), events[0].start_mark.index))
+        out.append(((events if keep else None), data, bool(has_problems), events[0].start_mark.index, raw))
     return out, True
 
 
-def _node_event_lists(text: str) -> Iterator[list]:
-    """The node events of each document of `text` (libyaml)."""
+class _DocumentEvents:
+    """The node events of one document, read from the parser as they are consumed.
+
+    A large document is built straight from the parser, so its events (about
+    30 times the size of its text) never exist all at once.
+    """
+
+    __slots__ = ("_parser", "first", "count", "done")
+
+    def __init__(self, parser: Any) -> None:
+        self._parser = parser
+        self.first: Any = None
+        self.count = 0
+        self.done = False
+
+    def __iter__(self) -> Iterator[Any]:
+        parser = self._parser
+        while not self.done:
+            event = parser.get_event()
+            if type(event) is ev.DocumentEndEvent:
+                self.done = True
+                return
+            if self.first is None:
+                self.first = event
+            self.count += 1
+            yield event
+
+    def is_empty(self) -> bool:
+        first = self.first
+        return self.count == 1 and type(first) is _SCALAR and first.value == "" and first.style == ""
+
+
+def _documents_of(text: str) -> Iterator[_DocumentEvents]:
+    """Each document of `text` (libyaml), its events to be consumed in order."""
     parser = CParser(text)
-    events: list = []
     while True:
         event = parser.get_event()
         cls = type(event)
-        if cls is ev.DocumentEndEvent:
-            yield events
-            events = []
-        elif cls is ev.StreamEndEvent:
+        if cls is ev.StreamEndEvent:
             return
-        elif cls is not ev.StreamStartEvent and cls is not ev.DocumentStartEvent:
-            events.append(event)
+        if cls is ev.DocumentStartEvent:
+            document = _DocumentEvents(parser)
+            yield document
+            for _event in document:  # whatever the consumer left unread
+                pass
 
 
-def _parse_chunk(chunk: str, line_offset: int, limits: Limits) -> Iterator[tuple[list | None, Any, bool, int]]:
-    """(events, data, has problems, offset of the first node) of each non-empty document.
+def _parse_chunk(chunk: str, line_offset: int,
+                 limits: Limits) -> Iterator[tuple[list | None, Any, bool, int, int]]:
+    """(events, data, has problems, offset of the first node, raw index) of each non-empty document.
 
-    Events are dropped (None) for a large chunk: they cost about 30 times the
-    text, and the location tree can be built from a second parse instead.
+    For a large chunk, events are not kept (None): the document is built as
+    they are parsed, and parsed again if a finding needs its location tree.
+    The raw index counts empty documents too, to find the document again.
     """
     keep = len(chunk) <= KEEP_EVENTS_MAX
     try:
-        for events in _node_event_lists(chunk):
+        for raw, document in enumerate(_documents_of(chunk)):
+            events: Any = list(document) if keep else document
             data, _loc, has_problems = _build(events, line_offset, False, limits)
-            if data is not None and not _is_empty(events):
-                yield (events if keep else None), data, bool(has_problems), events[0].start_mark.index
+            if data is not None and not document.is_empty():
+                yield (events if keep else None), data, bool(has_problems), document.first.start_mark.index, raw
     except LoadError:
         raise
     except Exception as error:  # the C parser raises ruamel's MarkedYAMLError or ReaderError
         raise _as_load_error(error, chunk, line_offset) from None
 
 
-def _node_events(text: str, nth: int, is_json: bool, limits: Limits) -> list:
-    """The node events of the nth document `_parse_chunk`/`_parse_any` kept, parsed again."""
+def _node_events(text: str, raw: int, is_json: bool) -> Iterable[Any]:
+    """The node events of document `raw` of `text`, parsed again."""
     if is_json:
-        return jsonload.json_events(text)[nth]
-    seen = 0
-    for events in _node_event_lists(text):
-        if _build(events, 0, False, limits)[0] is not None and not _is_empty(events):
-            if seen == nth:
-                return events
-            seen += 1
-    raise LookupError(f"document {nth} vanished on a second parse")
+        return jsonload.json_events(text)[raw]
+    for index, document in enumerate(_documents_of(text)):
+        if index == raw:
+            return document
+    raise LookupError(f"document {raw} vanished on a second parse")
 
 
 def _is_empty(events: list) -> bool:

@@ -345,6 +345,19 @@ def test_template_literal_text_is_checked_and_placeholders_are_not() -> None:
     assert "helm template" in report["findings"][0]["message"]
 
 
+def test_a_template_that_cannot_be_masked_says_how_to_render() -> None:
+    _, report = scan_json(str(FIXTURES / "invalid" / "helm-template-unparseable.yaml"))
+    (finding,) = report["findings"]
+    assert "unrendered Helm template" in finding["message"]
+    assert "`helm template RELEASE CHART | gpulint scan -`" in finding["message"]
+
+
+def test_invalid_yaml_mentioning_braces_elsewhere_is_not_called_a_template() -> None:
+    text = "note: uses {{ .Values.x }} later\nbad: [\n  - x\n: y\n"
+    (error,) = load_documents(text)
+    assert isinstance(error, LoadError) and not error.template
+
+
 def test_argo_expressions_in_valid_yaml_are_not_templates() -> None:
     text = pod() + '    args: ["{{inputs.parameters.message}}", "echo {{workflow.name}}"]\n'
     _, report = scan_json("-", input=text)
