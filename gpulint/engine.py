@@ -36,6 +36,8 @@ HELM_HINT = ("it looks like an unrendered Helm template: render it first, e.g. "
 HELM_LITERAL_HINT = ("unrendered Helm template (`{{ ... }}`): only its literal text was checked, each "
                      "action read as a placeholder; render it for a full check, e.g. "
                      "`helm template RELEASE CHART | gpulint scan -`")
+# Documents of one file that fail to load are listed up to this many; the rest is counted.
+MAX_LOAD_ERRORS = 100
 # Words whose presence in a value a duplicate key hides is worth naming in the message.
 _HIDDEN_WORDS = ("NVIDIA_VISIBLE_DEVICES", "nvidia.com/gpu", "privileged", "hostPath", "/dev/nvidia",
                  "runtimeClassName", "docker", "nsenter")
@@ -198,8 +200,14 @@ def _scan_manifests(item: Input, source: Text, report: FileReport, config: ScanC
                     index: ConfigIndex) -> None:
     ctx_for = _ContextFactory(config, index)
     found_objects = False
+    load_errors = 0
+    unlisted: LoadError | None = None
     for doc in _documents(source, config.limits, strict_json=item.display.lower().endswith(".json")):
         if isinstance(doc, LoadError):
+            load_errors += 1
+            if load_errors > MAX_LOAD_ERRORS:
+                unlisted = unlisted or doc  # a file of garbage must not make a million findings
+                continue
             message = doc.message
             if doc.literal_checked:
                 message = f"{HELM_LITERAL_HINT} (YAML parser: {message})"
@@ -236,21 +244,21 @@ def _scan_manifests(item: Input, source: Text, report: FileReport, config: ScanC
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+    if unlisted is not None:
+        _invalid(report, config, Span(unlisted.line, unlisted.column, unlisted.line, unlisted.column + 1),
+                 f"{load_errors - MAX_LOAD_ERRORS} more documents from here on could not be loaded "
+                 f"(only the first {MAX_LOAD_ERRORS} are listed)")
     if not found_objects and not report.findings:
         report.status = STATUS_NOT_KUBERNETES
 
 
 def _problem_message(doc: Document, problem: Problem) -> str:
     """A load problem's message; for a duplicate key, what the ignored value held."""
-    hidden = problem.hidden
-    if hidden is None:
+    if problem.hidden_range is None:
         return problem.message
-    lines = doc.text.split("\n")[hidden.line - doc.line_offset - 1:hidden.end_line - doc.line_offset]
-    if lines:
-        lines[-1] = lines[-1][:hidden.end_column - 1]
-        lines[0] = lines[0][hidden.column - 1:]
-    text = "\n".join(lines)
-    words = [word for word in _HIDDEN_WORDS if word in text]
+    start, end = problem.hidden_range
+    hidden = doc.text[start:end]
+    words = [word for word in _HIDDEN_WORDS if word in hidden]
     if words:
         return f"{problem.message}; the ignored value holds {', '.join(words)}"
     return problem.message

@@ -15,16 +15,34 @@ the real value is unknown until the chart is rendered.
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
-# Go template actions; `{{/* comments */}}` included. Non-greedy: `{{ "{{" }}` is one action.
-_ACTION_RE = re.compile(r"\{\{.*?\}\}", re.S)
 # What of an action a placeholder keeps: characters valid in a plain scalar in
 # block, flow and quoted context alike; the others become "_".
 _UNSAFE_RE = re.compile(r"[^A-Za-z0-9._/-]")
 
 
+def actions(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each Go template action `{{ ... }}`, comments `{{/* */}}` included.
+
+    Each `{{` ends at the first `}}` after it (`{{ "{{" }}` is one action).
+    Plain `find` keeps this linear on hostile text (a regex with `.*?` is
+    quadratic when thousands of `{{` have no `}}`).
+    """
+    pos = 0
+    while True:
+        start = text.find("{{", pos)
+        if start < 0:
+            return
+        end = text.find("}}", start + 2)
+        if end < 0:
+            return
+        yield start, end + 2
+        pos = end + 2
+
+
 def has_actions(text: str) -> bool:
-    return "{{" in text and _ACTION_RE.search(text) is not None
+    return next(actions(text), None) is not None
 
 
 def mask(text: str) -> tuple[str, list[tuple[int, int, int]]]:
@@ -38,15 +56,15 @@ def mask(text: str) -> tuple[str, list[tuple[int, int, int]]]:
     # Per line, the column ranges actions cover (an action may span lines).
     covered: dict[int, list[tuple[int, int, bool]]] = {}
     number = 0
-    for match in _ACTION_RE.finditer(text):
-        while starts[number + 1] <= match.start():
+    for action_start, action_end in actions(text):
+        while starts[number + 1] <= action_start:
             number += 1
         first = number
-        while starts[number + 1] <= match.end() - 1:
+        while starts[number + 1] <= action_end - 1:
             number += 1
         for ln in range(first, number + 1):
-            begin = max(match.start(), starts[ln]) - starts[ln]
-            end = min(match.end(), starts[ln + 1] - 1) - starts[ln]
+            begin = max(action_start, starts[ln]) - starts[ln]
+            end = min(action_end, starts[ln + 1] - 1) - starts[ln]
             covered.setdefault(ln, []).append((begin, end, ln > first))
     for ln, line in enumerate(lines):
         ranges = covered.get(ln)

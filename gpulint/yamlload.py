@@ -76,6 +76,7 @@ class Problem:
     message: str
     span: Span
     hidden: Span | None = None
+    hidden_range: tuple[int, int] | None = None   # the same, as offsets in the document's text
 
 
 class Document:
@@ -189,24 +190,29 @@ class Document:
         if first_word and first_word != target:
             candidates.append(first_word)
         for needle in candidates:
+            if not needle:
+                continue  # an empty target occurs everywhere (and would never advance)
             nth = _count(value, needle, start)
             pos = _nth_index(raw, needle, nth)
             if pos < 0:
                 continue
             abs_start = node.start + pos
-            line, col = self._line_col(abs_start)
+            line, col = self._line_col(abs_start, node)
             line_end = self.text.find("\n", abs_start)
             if line_end < 0:
                 line_end = len(self.text)
             stop = min(abs_start + len(target), line_end)
-            end_line, end_col = self._line_col(stop)
+            end_line, end_col = self._line_col(stop, node)
             return Span(line, col, end_line, end_col)
         return node.span
 
-    def _line_col(self, index: int) -> tuple[int, int]:
-        line = self.text.count("\n", 0, index)
-        line_start = self.text.rfind("\n", 0, index) + 1
-        return self.line_offset + line + 1, index - line_start + 1
+    def _line_col(self, index: int, node: LocNode) -> tuple[int, int]:
+        """File line and column of `index`, counted from `node`'s start (cost: the node, not the document)."""
+        newlines = self.text.count("\n", node.start, index)
+        if not newlines:
+            return node.span.line, node.span.column + index - node.start
+        line_start = self.text.rfind("\n", node.start, index) + 1
+        return node.span.line + newlines, index - line_start + 1
 
 
 def _value_at(data: Any, path: tuple) -> Any:
@@ -429,11 +435,12 @@ def _build(events: Iterable[Any], line_offset: int, with_locs: bool, limits: Lim
             else:
                 first, first_loc = parent.loc.children[key]  # type: ignore[index]
                 where = f" (first defined at line {first.line})" if first else ""
-                hidden = first_loc.span if first_loc is not None else None
                 problems.append(Problem(
                     f"duplicate key {key!r}{where}: Kubernetes keeps only the last value (strict field "
                     "validation rejects the object), so the first one is ignored and not checked",
-                    parent.key_span or _span(event, line_offset), hidden))
+                    parent.key_span or _span(event, line_offset),
+                    first_loc.span if first_loc is not None else None,
+                    (first_loc.start, first_loc.end) if first_loc is not None else None))
         container[key] = value
         if parent.loc is not None:
             parent.loc.children[key] = (parent.key_span, loc)  # type: ignore[index]
@@ -490,8 +497,26 @@ def _apply_merges(frame: _Frame) -> None:
 # --- streams -> documents ---------------------------------------------------
 
 # A document starts at a `---` line (with any directives just before it) and ends
-# after a `...` line. YAML forbids both at column 0 inside scalars.
-_BOUNDARY_RE = re.compile(r"^(?:(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|\.\.\.[ \t]*(?:\r?\n|$))", re.M)
+# after a `...` line. YAML forbids both at column 0 inside scalars. Directive
+# lines are found by walking back from a `---`, at most MAX_DIRECTIVES of them: a
+# regex for them is quadratic on thousands of `%` lines.
+_BOUNDARY_RE = re.compile(r"^(?:---(?=[ \t\r\n]|$)|\.\.\.[ \t]*(?:\r?\n|$))", re.M)
+MAX_DIRECTIVES = 64
+
+
+def _cut(text: str, match: re.Match, floor: int) -> int:
+    """Where a boundary cuts `text`: after a `...` line, before a `---` line and its directives."""
+    if text.startswith(".", match.start()):
+        return match.end()
+    pos = match.start()
+    for _ in range(MAX_DIRECTIVES):
+        if pos <= floor:
+            break
+        prev = max(text.rfind("\n", floor, pos - 1) + 1, floor)
+        if not text.startswith("%", prev):
+            break
+        pos = prev
+    return pos
 
 
 def split_documents(text: str) -> Iterator[tuple[str, int]]:
@@ -499,10 +524,7 @@ def split_documents(text: str) -> Iterator[tuple[str, int]]:
     start = 0
     line = 0
     for match in _BOUNDARY_RE.finditer(text):
-        if match.group(0).startswith("..."):
-            cut = match.end()
-        else:
-            cut = match.start()
+        cut = _cut(text, match, start)
         if cut > start:
             chunk = text[start:cut]
             yield chunk, line
@@ -530,7 +552,7 @@ def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
         end = text.rfind("\n") + 1
         start = 0
         for match in _BOUNDARY_RE.finditer(text, 0, end):
-            cut = match.end() if match.group(0).startswith("...") else match.start()
+            cut = _cut(text, match, start)
             pieces.append(text[start:cut])
             chunk = "".join(pieces)
             pieces = []
@@ -539,9 +561,11 @@ def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
                 line += chunk.count("\n")
             start = cut
         # Directive lines at the end belong to a `---` that may come with the
-        # next block: search them again then.
+        # next block: keep them (as many as a `---` may claim) to search again.
         keep = end
-        while keep > start:
+        for _ in range(MAX_DIRECTIVES):
+            if keep <= start:
+                break
             prev = max(text.rfind("\n", start, keep - 1) + 1, start)
             if not text.startswith("%", prev):
                 break
@@ -582,11 +606,14 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
     for chunk, line_offset in chunks:
         if only and not any(word in chunk for word in only):
             continue
+        if chunk.startswith("...") and not chunk[3:].strip():
+            continue  # a bare document end marker: valid YAML 1.2 that libyaml refuses
         placeholders: tuple[Span, ...] = ()
         text = chunk
         try:
             docs, is_json = _parse_any(chunk, line_offset, limits)
         except LoadError as error:
+            error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
             if strict_json and error.syntax and jsonload.looks_like_json(chunk):
                 where = jsonload.json_error(chunk)
                 if where is not None:  # a `.json` file: say what JSON finds wrong
@@ -645,20 +672,25 @@ def _parse_any(chunk: str, line_offset: int,
 class _DocumentEvents:
     """The node events of one document, read from the parser as they are consumed.
 
-    A large document is built straight from the parser, so its events (about
-    30 times the size of its text) never exist all at once.
+    Consuming them while the document is built lets a limit stop libyaml early:
+    its time grows with the square of the nesting depth (a million `[` would
+    take minutes). With `keep`, the events are also kept in `kept` for the
+    location tree; a large document does without (they take about 30 times the
+    size of its text) and is parsed again when a finding needs positions.
     """
 
-    __slots__ = ("_parser", "first", "count", "done")
+    __slots__ = ("_parser", "first", "count", "done", "kept")
 
-    def __init__(self, parser: Any) -> None:
+    def __init__(self, parser: Any, keep: bool = False) -> None:
         self._parser = parser
         self.first: Any = None
         self.count = 0
         self.done = False
+        self.kept: list | None = [] if keep else None
 
     def __iter__(self) -> Iterator[Any]:
         parser = self._parser
+        kept = self.kept
         while not self.done:
             event = parser.get_event()
             if type(event) is ev.DocumentEndEvent:
@@ -667,6 +699,8 @@ class _DocumentEvents:
             if self.first is None:
                 self.first = event
             self.count += 1
+            if kept is not None:
+                kept.append(event)
             yield event
 
     def is_empty(self) -> bool:
@@ -674,7 +708,7 @@ class _DocumentEvents:
         return self.count == 1 and type(first) is _SCALAR and first.value == "" and first.style == ""
 
 
-def _documents_of(text: str) -> Iterator[_DocumentEvents]:
+def _documents_of(text: str, keep: bool = False) -> Iterator[_DocumentEvents]:
     """Each document of `text` (libyaml), its events to be consumed in order."""
     parser = CParser(text)
     while True:
@@ -683,7 +717,7 @@ def _documents_of(text: str) -> Iterator[_DocumentEvents]:
         if cls is ev.StreamEndEvent:
             return
         if cls is ev.DocumentStartEvent:
-            document = _DocumentEvents(parser)
+            document = _DocumentEvents(parser, keep)
             yield document
             for _event in document:  # whatever the consumer left unread
                 pass
@@ -697,17 +731,39 @@ def _parse_chunk(chunk: str, line_offset: int,
     they are parsed, and parsed again if a finding needs its location tree.
     The raw index counts empty documents too, to find the document again.
     """
-    keep = len(chunk) <= KEEP_EVENTS_MAX
+    if "%" in chunk:
+        _check_directives(chunk, line_offset)
     try:
-        for raw, document in enumerate(_documents_of(chunk)):
-            events: Any = list(document) if keep else document
-            data, _loc, has_problems = _build(events, line_offset, False, limits)
+        for raw, document in enumerate(_documents_of(chunk, keep=len(chunk) <= KEEP_EVENTS_MAX)):
+            data, _loc, has_problems = _build(document, line_offset, False, limits)
             if data is not None and not document.is_empty():
-                yield (events if keep else None), data, bool(has_problems), document.first.start_mark.index, raw
+                yield document.kept, data, bool(has_problems), document.first.start_mark.index, raw
     except LoadError:
         raise
     except Exception as error:  # the C parser raises ruamel's MarkedYAMLError or ReaderError
         raise _as_load_error(error, chunk, line_offset) from None
+
+
+def _check_directives(chunk: str, line_offset: int) -> None:
+    """Refuse more than MAX_DIRECTIVES directive lines before a document.
+
+    libyaml compares each `%TAG` with every earlier one: thousands of them take
+    quadratic time. Real documents have one or two.
+    """
+    count = line = pos = 0
+    while pos < len(chunk):
+        end = chunk.find("\n", pos)
+        end = len(chunk) if end < 0 else end
+        first = chunk[pos:pos + 1]
+        if first == "%":
+            count += 1
+            if count > MAX_DIRECTIVES:
+                raise LoadError(f"more than {MAX_DIRECTIVES} directives (`%...` lines) before a document",
+                                line_offset + line + 1, 1, syntax=True)
+        elif first != "#" and chunk[pos:end].strip():
+            return  # the header ends at the first content line
+        pos = end + 1
+        line += 1
 
 
 def _node_events(text: str, raw: int, is_json: bool) -> Iterable[Any]:

@@ -833,3 +833,63 @@ def test_a_crash_while_indexing_does_not_stop_the_scan(monkeypatch: pytest.Monke
 def test_recursion_error_message_stays_one_line() -> None:
     message = engine.internal_error_message("x.yaml", RecursionError("maximum recursion depth exceeded\nwhile"))
     assert message == "x.yaml: internal error: RecursionError: maximum recursion depth exceeded"
+
+
+# --- hostile text against quadratic paths ------------------------------------------------------
+# Sizes where a quadratic algorithm would take minutes and a linear one milliseconds.
+
+
+def test_thousands_of_directive_lines_split_in_linear_time() -> None:
+    text = "".join(f"%TAG !t{i}! tag:example.com:\n" for i in range(200_000)) + "---\n" + pod()
+    chunks = list(split_documents(text))
+    assert len(chunks) == 2 and chunks[1][0].count("%TAG") == 64  # a `---` claims at most 64 directives
+    blocks = [text[i:i + 4096] for i in range(0, len(text), 4096)]
+    assert list(split_stream(blocks)) == chunks
+    _, report = scan_json("-", input=text)
+    assert ("GPU003", 200_000 + 11, 7) in active(report)
+
+
+def test_thousands_of_unclosed_template_braces_are_linear() -> None:
+    text = pod() + "  x: " + "{{" * 500_000 + "\n"
+    _, report = scan_json("-", input=text)
+    assert active(report) == [("GPU000", 12, 7)]  # `{{` is a complex key: libyaml is stopped there
+    assert mask("{{" * 500_000) == ("{{" * 500_000, [])
+
+
+@pytest.mark.parametrize("opener", ["[", "{"])
+def test_a_million_nested_brackets_stop_at_the_depth_limit(opener: str) -> None:
+    # libyaml's time grows with the square of the depth: it must not be run to the end.
+    (error,) = load_documents("a: " + opener * 1_000_000 + "\n")
+    assert isinstance(error, LoadError)
+    assert ("nesting deeper than 500" if opener == "[" else "complex (non-scalar) mapping keys") in error.message
+    (error,) = load_documents("a: " + "[{a: " * 500_000 + "\n")
+    assert isinstance(error, LoadError) and "nesting deeper than 500" in error.message
+
+
+def test_a_helm_source_comment_with_a_huge_blank_run_is_linear() -> None:
+    text = "# Source: chart/templates/a.yaml" + " " * 1_000_000 + "x\n# Source: chart/templates/b.yaml  \n---\n" + pod()
+    # the `---` separates the comment block from the document
+    docs = [d for d in load_documents(text.replace("\n---\n", "\n", 1)) if isinstance(d, Document)]
+    from gpulint.objects import helm_source
+
+    assert helm_source(docs[0]) == "chart/templates/b.yaml"
+
+
+def test_empty_text_target_does_not_hang() -> None:
+    (doc,) = load_documents("s: abc\n")
+    assert doc.text_span(("s",), 1, 1) == doc.span(("s",))
+
+
+def test_bare_document_end_markers_are_not_errors() -> None:
+    out = list(load_documents("...\n...\na: 1\n...\n...\n"))
+    assert [d.data for d in out] == [{"a": 1}]
+
+
+def test_a_file_of_broken_documents_lists_the_first_hundred_and_counts_the_rest() -> None:
+    text = "a: [\n---\n" * 250 + pod()
+    _, report = scan_json("-", input=text)
+    errors = [f for f in report["findings"] if f["rule"] == "GPU000"]
+    assert len(errors) == 101
+    assert errors[-1]["line"] == 202  # where the first unlisted error is
+    assert errors[-1]["message"].startswith("150 more documents from here on could not be loaded")
+    assert ("GPU003", 500 + 10, 7) in active(report)  # documents after them are still checked
