@@ -340,7 +340,7 @@ def test_template_literal_text_is_checked_and_placeholders_are_not() -> None:
     assert doc.span(("spec", "template", "spec", "containers", 1, "env", 0, "value")) == Span(31, 18, 31, 47)
     _, report = scan_json("-", input=TEMPLATE)
     # The literal `all` is found; the templated value of container d is unknown, so not reported.
-    assert active(report) == [("GPU000", 1, 3), ("GPU003", 16, 11)]
+    assert active(report) == [("GPU000", 1, 2), ("GPU003", 16, 11)]
     assert "only its literal text was checked" in report["findings"][0]["message"]
     assert "helm template" in report["findings"][0]["message"]
 
