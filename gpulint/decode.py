@@ -17,6 +17,10 @@ from typing import BinaryIO, Iterator
 
 # How much of the start of a file is searched for NUL bytes to call it binary.
 BINARY_SNIFF = 8192
+# Inputs up to this size are read and decoded whole (the fast path); larger
+# ones are decoded block by block and split into documents as they arrive.
+WHOLE_MAX = 8 << 20
+BLOCK_SIZE = 1 << 20
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),  # before UTF-16 LE: it starts with the same two bytes
@@ -45,6 +49,14 @@ class DecodeError(Exception):
         self.message = message
         self.line = line
         self.column = column
+
+
+class ReadError(Exception):
+    """Reading the input failed part way (an OSError from the stream)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.reason = error.strerror or str(error)
 
 
 def detect_encoding(head: bytes) -> tuple[str, int]:
@@ -164,20 +176,6 @@ class TextBlocks:
             if final:
                 return
             data = _read(self._stream, self._block_size)
-
-
-class ReadError(Exception):
-    """Reading the input failed part way (an OSError from the stream)."""
-
-    def __init__(self, error: OSError) -> None:
-        super().__init__(error.strerror or str(error))
-        self.reason = error.strerror or str(error)
-
-
-# Inputs up to this size are read and decoded whole (the fast path); larger
-# ones are decoded block by block and split into documents as they arrive.
-WHOLE_MAX = 8 << 20
-BLOCK_SIZE = 1 << 20
 
 
 class Text:

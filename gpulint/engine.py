@@ -109,8 +109,8 @@ def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (),
 
 def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None) -> ScanResult:
     reader = reader or InputReader()
-    index = build_index(inputs, reader, config.limits)
     result = ScanResult([])
+    index = build_index(inputs, reader, config.limits, result.internal_errors)
     for item in inputs:
         try:
             result.files.append(scan_input(item, config, index, reader))
@@ -131,10 +131,12 @@ def internal_error_message(display: str, error: BaseException) -> str:
 _INDEXED_KINDS = ("ConfigMap", "Secret")
 
 
-def build_index(inputs: list[Input], reader: InputReader, limits: Limits) -> ConfigIndex:
+def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
+                internal_errors: list[str] | None = None) -> ConfigIndex:
     """First pass: ConfigMaps and Secrets of the whole scan.
 
-    Errors are ignored here: the second pass reads the same input and reports them.
+    Input errors are ignored here: the second pass reads the same input and
+    reports them. A bug is recorded in `internal_errors` and the scan goes on.
     """
     index = ConfigIndex()
     for item in inputs:
@@ -151,8 +153,9 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits) -> Con
                             index.add(obj)
         except (OSError, ReadError, BinaryInput):
             continue
-        except Exception:  # noqa: BLE001 - a bug; scan_input meets it again and reports it
-            continue
+        except Exception as error:  # a bug in gpulint: say where, keep going
+            if internal_errors is not None:
+                internal_errors.append(internal_error_message(item.display, error))
     return index
 
 

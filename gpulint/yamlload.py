@@ -776,10 +776,6 @@ def _node_events(text: str, raw: int, is_json: bool) -> Iterable[Any]:
     raise LookupError(f"document {raw} vanished on a second parse")
 
 
-def _is_empty(events: list) -> bool:
-    return len(events) == 1 and type(events[0]) is _SCALAR and events[0].value == "" and events[0].style == ""
-
-
 def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:
     position = getattr(error, "position", None)
     if isinstance(position, int):

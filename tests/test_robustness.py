@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from conftest import FIXTURES, ROOT, active, run_cli, scan_json
 from gpulint import decode as decode_mod
@@ -818,7 +818,7 @@ def test_a_crashing_rule_is_reported_in_one_line_and_the_rest_is_written(
     counts_add_up(report)
 
 
-def test_a_crash_while_indexing_does_not_stop_the_scan(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_crash_while_indexing_is_reported_and_does_not_stop_the_scan(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
     (tmp_path / "p.yaml").write_text(pod())
 
@@ -826,8 +826,11 @@ def test_a_crash_while_indexing_does_not_stop_the_scan(monkeypatch: pytest.Monke
         raise ValueError("index bug")
 
     monkeypatch.setattr(engine.ConfigIndex, "add", broken_add)
-    code, report = scan_json(str(tmp_path))
-    assert active(report) == [("GPU003", 10, 7)]
+    code, out, err = run_cli("scan", "--format", "json", str(tmp_path))
+    assert code == 2
+    assert err.strip() == (f"gpulint: {tmp_path / 'cm.yaml'}: internal error: ValueError: index bug — this is a "
+                           "bug; please report it with the input at https://github.com/gpulint/gpulint/issues")
+    assert active(json.loads(out)) == [("GPU003", 10, 7)]
 
 
 def test_recursion_error_message_stays_one_line() -> None:
