@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterable, Iterator
 
+from gpulint import decode as decode_mod
 from gpulint import dockerfile as dockerfile_mod
 from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, ValueAt, Violation
-from gpulint import decode as decode_mod
 from gpulint.decode import BinaryInput, DecodeError, ReadError, Text, decode_lenient
 from gpulint.discovery import Input
 from gpulint.findings import (
@@ -40,7 +40,7 @@ HELM_LITERAL_HINT = ("unrendered Helm template (`{{ ... }}`): only its literal t
 MAX_LOAD_ERRORS = 100
 # Words whose presence in a value a duplicate key hides is worth naming in the message.
 _HIDDEN_WORDS = ("NVIDIA_VISIBLE_DEVICES", "nvidia.com/gpu", "privileged", "hostPath", "/dev/nvidia",
-                 "runtimeClassName", "docker", "nsenter")
+                 "runtimeClassName", "docker.sock", "containerd.sock")
 _ROLE_WORDS = {"container": "container", "init": "init container", "ephemeral": "ephemeral container"}
 
 
@@ -180,9 +180,11 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                 _scan_dockerfile(item.display, text, report, config, _ContextFactory(config, index))
                 return report
             source = Text(stream)
-            _scan_manifests(item, source, report, config, index)
-            if source.error is not None:
+            found_objects = _scan_manifests(item, source, report, config, index)
+            if source.error is not None:  # known once the stream has been read past it
                 _decode_problem(report, config, source.error)
+            if not found_objects and not report.findings:
+                report.status = STATUS_NOT_KUBERNETES
     except BinaryInput:
         report.status = STATUS_BINARY
         return report
@@ -200,7 +202,8 @@ def _decode_problem(report: FileReport, config: ScanConfig, error: DecodeError) 
 
 
 def _scan_manifests(item: Input, source: Text, report: FileReport, config: ScanConfig,
-                    index: ConfigIndex) -> None:
+                    index: ConfigIndex) -> bool:
+    """Check every document of a manifest input; whether it held Kubernetes objects."""
     ctx_for = _ContextFactory(config, index)
     found_objects = False
     load_errors = 0
@@ -251,8 +254,7 @@ def _scan_manifests(item: Input, source: Text, report: FileReport, config: ScanC
         _invalid(report, config, Span(unlisted.line, unlisted.column, unlisted.line, unlisted.column + 1),
                  f"{load_errors - MAX_LOAD_ERRORS} more documents from here on could not be loaded "
                  f"(only the first {MAX_LOAD_ERRORS} are listed)")
-    if not found_objects and not report.findings:
-        report.status = STATUS_NOT_KUBERNETES
+    return found_objects
 
 
 def _problem_message(doc: Document, problem: Problem) -> str:

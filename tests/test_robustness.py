@@ -161,13 +161,17 @@ def test_streamed_split_equals_whole_split(lines: list[str], sizes: list[int]) -
     assert list(split_stream(blocks)) == list(split_documents(text))
 
 
-def test_streamed_input_gives_the_same_report_as_whole_input(monkeypatch: pytest.MonkeyPatch) -> None:
-    files = [str(p) for p in plain_fixture_files()]
+def test_streamed_input_gives_the_same_report_as_whole_input(monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_bytes(b"replicas: 2\n# caf\xe9\n")  # Latin-1 in a file that is not Kubernetes
+    files = [str(p) for p in plain_fixture_files()] + [str(values)]
     _, whole = scan_json(*files)
     monkeypatch.setattr(decode_mod, "WHOLE_MAX", 0)    # every input streamed...
     monkeypatch.setattr(decode_mod, "BLOCK_SIZE", 7)   # ...in tiny blocks
     _, streamed = scan_json(*files)
     assert streamed == whole
+    assert [(f["line"], f["column"]) for f in whole["findings"] if f["path"] == str(values)] == [(2, 6)]
 
 
 def test_stdin_is_read_once_and_streamed_when_large(monkeypatch: pytest.MonkeyPatch) -> None:
