@@ -57,14 +57,18 @@ def counts_add_up(report: dict) -> None:
     assert s["files"] == sum(s[k] for k in STATUSES), s
 
 
+_RENDERED_BY = ("Chart.yaml", "kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
 def plain_fixture_files() -> list[Path]:
-    """Every fixture that is a plain manifest or Dockerfile (no chart or kustomization to render)."""
+    """Every fixture that is a plain manifest or Dockerfile (nothing inside a chart or kustomization)."""
     out = []
     for path in sorted(FIXTURES.rglob("*")):
         parts = path.relative_to(FIXTURES).parts
         if not path.is_file() or path.name.endswith(".expect") or "charts" in parts or "kustomize" in parts:
             continue
-        if path.name in ("Chart.yaml", "kustomization.yaml", "kustomization.yml"):
+        if any((parent / name).exists() for parent in path.parents if FIXTURES in parent.parents or
+               parent == FIXTURES for name in _RENDERED_BY):
             continue
         if path.suffix in (".yaml", ".yml", ".json") or "dockerfile" in path.name.lower():
             out.append(path)
@@ -734,15 +738,25 @@ def test_output_is_byte_identical_across_runs_and_hash_seeds(output_format: str,
     for seed in ("0", "1", "4242"):
         out = tmp_path / f"out-{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed, "NO_COLOR": "1"}
+        files = [str(p.relative_to(ROOT)) for p in plain_fixture_files()]
         proc = subprocess.run([sys.executable, "-m", "gpulint", "scan", "--format", output_format, "--output",
-                               str(out), "fixtures"], capture_output=True, cwd=ROOT, env=env)
+                               str(out), *files], capture_output=True, cwd=ROOT, env=env)
         assert proc.returncode == 1, proc.stderr
         outputs.add(out.read_bytes())
     assert len(outputs) == 1
 
 
-def test_output_does_not_depend_on_directory_listing_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    _, expected = scan_json(str(FIXTURES))
+def test_output_does_not_depend_on_directory_listing_order(monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:
+    import shutil
+
+    for path in plain_fixture_files():
+        target = tmp_path / path.relative_to(FIXTURES)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
+        if path.with_name(path.name + ".expect").exists():
+            shutil.copy(path.with_name(path.name + ".expect"), target.with_name(target.name + ".expect"))
+    _, expected = scan_json(str(tmp_path))
     real_scandir = os.scandir
 
     class Shuffled:
@@ -762,8 +776,9 @@ def test_output_does_not_depend_on_directory_listing_order(monkeypatch: pytest.M
             self._inner.close()
 
     monkeypatch.setattr(os, "scandir", Shuffled)
-    _, shuffled = scan_json(str(FIXTURES))
+    _, shuffled = scan_json(str(tmp_path))
     assert shuffled == expected
+    assert expected["summary"]["files"] == len(plain_fixture_files())
 
 
 # --- internal errors -----------------------------------------------------------------------------
