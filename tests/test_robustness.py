@@ -510,9 +510,10 @@ def test_a_large_multi_document_file_streams_in_bounded_memory(tmp_path: Path) -
     assert code == 1
     assert report["summary"]["documents"] == docs
     assert len(report["findings"]) == (docs + 499) // 500
-    # Reading the file whole costs at least twice its size (bytes + text).
+    # Reading the file whole costs at least twice its size (bytes + text); streaming
+    # costs a few blocks and one document (measured: about 6 MiB).
     grown_mib = (peak - baseline) / 1024
-    assert grown_mib < megabytes / 3, f"peak RSS grew by {grown_mib:.0f} MiB for a {megabytes} MiB file"
+    assert grown_mib < min(megabytes / 2, 16), f"peak RSS grew by {grown_mib:.0f} MiB for a {megabytes} MiB file"
     if megabytes >= 200:
         assert peak < 300 * 1024
 
