@@ -22,6 +22,7 @@ from gpulint.suppress import (
 
 if TYPE_CHECKING:
     from gpulint.engine import ScanConfig, ScanResult
+    from gpulint.yamlload import Document
     from gpulint.findings import FileReport
 
 IGNORE = "gpulint.io/ignore"
@@ -93,35 +94,31 @@ class AnnotationSuppressions:
                     return Suppression(KIND_ANNOTATION, ignore.reason or NO_REASON)
         return None
 
-    def file_done(self, report: "FileReport", text: str, config: "ScanConfig") -> None:
-        # A workload's findings all come from its own file, so usage is complete here.
-        if IGNORE not in text or not any(r.id == UNUSED_SUPPRESSION for r in config.rules):
+    def text_done(self, report: "FileReport", text: str, line_offset: int, config: "ScanConfig") -> None:
+        return None
+
+    def document_done(self, report: "FileReport", doc: "Document", workloads: "list[Workload]",
+                      config: "ScanConfig") -> None:
+        # A workload's findings all come from its own document, so usage is complete here.
+        if not any(r.id == UNUSED_SUPPRESSION for r in config.rules):
             return
         from gpulint.engine import stable_path
-        from gpulint.objects import objects_in
-        from gpulint.podspecs import workload_of
-        from gpulint.yamlload import Document, load_documents
 
-        for doc in load_documents(text, config.limits):
-            if not isinstance(doc, Document):
-                continue
-            for obj in objects_in(report.file, doc):
-                workload = workload_of(obj)
-                if workload is None:
+        for workload in workloads:
+            obj = workload.obj
+            for ignore in ignores_of(workload):
+                unused = [unused_label(code, config) for code in ignore.codes
+                          if (obj.file, doc.index, ignore.annotations_path, code) not in self.used]
+                if not unused:
                     continue
-                for ignore in ignores_of(workload):
-                    unused = [unused_label(code, config) for code in ignore.codes
-                              if (obj.file, doc.index, ignore.annotations_path, code) not in self.used]
-                    if not unused:
-                        continue
-                    span = doc.span(ignore.key_path)
-                    if span is None:
-                        continue
-                    add_finding(report, config, UNUSED_SUPPRESSION, span,
-                                f"unused suppression: {', '.join(unused)}; remove it from {IGNORE} "
-                                f"({obj.ref.describe()})",
-                                SuppressionContext(workload, None, obj, doc.text, doc.line_offset),
-                                obj=obj, field_path=stable_path(obj, ignore.key_path))
+                span = doc.span(ignore.key_path)
+                if span is None:
+                    continue
+                add_finding(report, config, UNUSED_SUPPRESSION, span,
+                            f"unused suppression: {', '.join(unused)}; remove it from {IGNORE} "
+                            f"({obj.ref.describe()})",
+                            SuppressionContext(workload, None, obj, doc.text, doc.line_offset),
+                            obj=obj, field_path=stable_path(obj, ignore.key_path))
 
     def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None:
         return None

@@ -103,6 +103,10 @@ def scan(
     helm_namespace: Optional[str] = typer.Option(None, "--helm-namespace", metavar="NAMESPACE", help="Namespace charts are rendered for (default: default)."),
     helm_skip_tests: bool = typer.Option(False, "--helm-skip-tests", help="Leave out chart test hooks (templates/tests)."),
     kustomize: Optional[str] = typer.Option(None, "--kustomize", metavar="PATH", help="kustomize or kubectl executable for building kustomizations (default: kustomize, else kubectl, on PATH)."),
+    max_depth: int = typer.Option(500, "--max-depth", min=1, max=10_000,
+                                  help="Deepest nesting of a document; deeper input is reported as GPU000."),
+    max_alias_nodes: int = typer.Option(1_000_000, "--max-alias-nodes", min=0,
+                                        help="Most nodes YAML aliases may add to a document (bounds alias bombs)."),
 ) -> None:
     """Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."""
     from gpulint.baseline import BaselineError
@@ -112,6 +116,7 @@ def scan(
     from gpulint.findings import INVALID_INPUT
     from gpulint.runconfig import CliOptions, plan
     from gpulint.selection import SelectionError, split_codes
+    from gpulint.yamlload import Limits
 
     rules = _load_rules()
     project = _project_config(paths or ["."], config_file, rules)
@@ -132,6 +137,7 @@ def scan(
 
     run.scan.render = _render_options(helm, values, set_values, helm_release, helm_namespace, helm_skip_tests,
                                       kustomize)  # type: ignore[assignment]
+    run.scan.limits = Limits(max_depth=max_depth, max_expanded_nodes=max_alias_nodes)
     found = discover(paths or ["."], tuple(options.exclude),
                      skip=project.excludes if project.exclude else None)
     result = run_scan(found.inputs, run.scan)

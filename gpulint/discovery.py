@@ -33,7 +33,7 @@ class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
     display: str
-    kind: str                 # "manifest", "dockerfile", "stdin", "chart" or "kustomization"
+    kind: str                 # "manifest", "dockerfile", "stdin", "chart", "kustomization" or "unreadable-dir"
     real: Path | None = None  # None for stdin
 
 
@@ -67,7 +67,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
     seen: set[str] = set()
 
     def add(item: Input) -> None:
-        key = str(item.real.resolve()) if item.real is not None else "-"
+        # os.path.realpath, unlike Path.resolve before Python 3.13, survives symlink loops.
+        key = os.path.realpath(item.real) if item.real is not None else "-"
         if key not in seen:
             seen.add(key)
             inputs.append(item)
@@ -83,7 +84,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
         if path.is_dir():
             for item in _walk(raw, path, exclude, skip):
                 if item.kind in ("manifest", "dockerfile") and item.real is not None:
-                    walked.add(str(item.real.resolve()))
+                    walked.add(os.path.realpath(item.real))
                 add(item)
         elif path.exists():
             chart = _enclosing_chart(raw)
@@ -110,11 +111,11 @@ def _plan_kustomizations(inputs: list[Input], walked: set[str]) -> list[Input]:
     out = []
     for item in inputs:
         if item.kind == "kustomization" and item.real is not None:
-            if str(item.real.resolve()) in roots:
+            if os.path.realpath(item.real) in roots:
                 out.append(item)
             continue
         if item.real is not None and item.kind in ("manifest", "dockerfile"):
-            key = str(item.real.resolve())
+            key = os.path.realpath(item.real)
             if key in walked and key in consumed:
                 continue
         out.append(item)
@@ -161,10 +162,10 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...],
         if any((directory / name).is_file() for name in KUSTOMIZATION_FILES):
             found.append(Input(display, "kustomization", directory))
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as error:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda e: e.name)
+        except OSError:
             found.append(Input(display, "unreadable-dir", directory))
-            _ = error
             return
         for entry in entries:
             child_display = _join(display, entry.name)
@@ -175,12 +176,18 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...],
                 continue
             try:
                 is_dir = entry.is_dir()
+                # A FIFO, socket or device named x.yaml would block or never end:
+                # only regular files are read, and symlinks that resolve to no file
+                # at all (dangling, or a loop), which are reported as unreadable.
+                is_file = entry.is_file() or (entry.is_symlink() and not is_dir and not _exists(entry.path))
             except OSError:
-                continue
+                is_dir, is_file = False, True  # cannot even stat it: reported when read
             if is_dir:
                 if entry.name in VCS_DIRS:
                     continue
                 visit(Path(entry.path), child_display, child_rel)
+            elif not is_file:
+                continue
             elif entry.name.endswith(MANIFEST_SUFFIXES):
                 found.append(Input(child_display, "manifest", Path(entry.path)))
             elif is_dockerfile(entry.name):
@@ -188,6 +195,14 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...],
 
     visit(root, display_root, "")
     return found
+
+
+def _exists(path: str) -> bool:
+    try:
+        os.stat(path)
+    except OSError:
+        return False
+    return True
 
 
 def _join(display: str, name: str) -> str:

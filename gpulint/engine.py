@@ -7,13 +7,17 @@ at the parser's position and the scan goes on.
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import IO, Any, Iterable, Iterator
 
+from gpulint import decode as decode_mod
 from gpulint import dockerfile as dockerfile_mod
 from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, ValueAt, Violation
-from gpulint.decode import BinaryInput, DecodeError, decode
+from gpulint.decode import BinaryInput, DecodeError, ReadError, Text, decode_lenient
 from gpulint.discovery import Input
 from gpulint.findings import (
     INVALID_INPUT, STATUS_BINARY, STATUS_ERROR, STATUS_NOT_KUBERNETES,
@@ -26,11 +30,19 @@ from gpulint.objects import KubeObject, objects_in
 from gpulint.podspecs import workload_of
 from gpulint.render import Mapper, Rendered, RenderOptions, render, source_mapper
 from gpulint.suppress import ScanHook, SuppressionContext, Suppressor, apply as apply_suppressors
-from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, load_documents
+from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, Problem, load_documents, load_stream
 
 HELM_HINT = ("it looks like an unrendered Helm template: scan its chart directory, or render it first, "
              "e.g. `helm template RELEASE CHART | gpulint scan -`")
 RENDERED_KINDS = ("chart", "kustomization")
+HELM_LITERAL_HINT = ("unrendered Helm template (`{{ ... }}`): only its literal text was checked, each "
+                     "action read as a placeholder; render it for a full check, e.g. "
+                     "`helm template RELEASE CHART | gpulint scan -`")
+# Documents of one file that fail to load are listed up to this many; the rest is counted.
+MAX_LOAD_ERRORS = 100
+# Words whose presence in a value a duplicate key hides is worth naming in the message.
+_HIDDEN_WORDS = ("NVIDIA_VISIBLE_DEVICES", "nvidia.com/gpu", "privileged", "hostPath", "/dev/nvidia",
+                 "runtimeClassName", "docker.sock", "containerd.sock")
 _ROLE_WORDS = {"container": "container", "init": "init container", "ephemeral": "ephemeral container"}
 
 
@@ -64,13 +76,13 @@ class ScanResult:
 
 
 class InputReader:
-    """Reads each input once; stdin can only be read once, so it is kept.
+    """Opens inputs; stdin can only be read once, so it is kept (on disk when large).
 
-    Charts and kustomizations are rendered once too, for the index pass and the scan.
+    Charts and kustomizations are rendered once, for the index pass and the scan.
     """
 
     def __init__(self, render_options: RenderOptions | None = None) -> None:
-        self._stdin: bytes | None = None
+        self._stdin: IO[bytes] | None = None
         self._render_options = render_options or RenderOptions()
         self._rendered: dict[str, Rendered] = {}
 
@@ -80,59 +92,96 @@ class InputReader:
             self._rendered[key] = render(item.kind, item.real, item.display, self._render_options)
         return self._rendered[key]
 
-    def read(self, item: Input) -> bytes:
+    @contextmanager
+    def open(self, item: Input) -> Iterator[IO[bytes]]:
+        """A binary stream of the input, positioned at its start."""
         if item.kind == "stdin":
             if self._stdin is None:
-                self._stdin = sys.stdin.buffer.read()
-            return self._stdin
+                spool = tempfile.SpooledTemporaryFile(max_size=decode_mod.WHOLE_MAX)
+                shutil.copyfileobj(sys.stdin.buffer, spool)
+                self._stdin = spool  # type: ignore[assignment]
+            assert self._stdin is not None
+            self._stdin.seek(0)
+            yield self._stdin
+            return
         assert item.real is not None
-        return item.real.read_bytes()
+        with open(item.real, "rb") as handle:
+            yield handle
+
+    def read(self, item: Input) -> bytes:
+        with self.open(item) as stream:
+            return stream.read()
+
+
+def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (),
+               strict_json: bool = False) -> Iterator[Document | LoadError]:
+    whole = source.whole
+    if whole is not None:
+        return load_documents(whole, limits, only=only, strict_json=strict_json)
+    assert source.blocks is not None
+    return load_stream(source.blocks, limits, only=only, strict_json=strict_json)
 
 
 def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None) -> ScanResult:
     reader = reader or InputReader(config.render)
-    index = build_index(inputs, reader, config.limits)
     result = ScanResult([])
+    index = build_index(inputs, reader, config.limits, result.internal_errors)
     for item in inputs:
         try:
             result.files.append(scan_input(item, config, index, reader))
         except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
-            result.internal_errors.append(
-                f"{item.display}: internal error: {type(error).__name__}: {error}"
-            )
+            result.internal_errors.append(internal_error_message(item.display, error))
             result.files.append(FileReport(item.display, STATUS_ERROR))
     for hook in config.hooks:
         hook.scan_done(result, config)
     return result
 
 
-def build_index(inputs: list[Input], reader: InputReader, limits: Limits) -> ConfigIndex:
-    """First pass: ConfigMaps and Secrets of the whole scan."""
+def internal_error_message(display: str, error: BaseException) -> str:
+    """One line naming the input and the exception (the CLI adds the issue-report hint)."""
+    detail = " ".join(str(error).split())
+    if isinstance(error, RecursionError):
+        detail = "maximum recursion depth exceeded"
+    return f"{display}: internal error: {type(error).__name__}" + (f": {detail}" if detail else "")
+
+
+_INDEXED_KINDS = ("ConfigMap", "Secret")
+
+
+def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
+                internal_errors: list[str] | None = None) -> ConfigIndex:
+    """First pass: ConfigMaps and Secrets of the whole scan.
+
+    Input errors are ignored here: the second pass reads the same input and
+    reports them. A bug is recorded in `internal_errors` and the scan goes on.
+    """
     index = ConfigIndex()
     for item in inputs:
-        display = item.display
         if item.kind in RENDERED_KINDS:
             rendered = reader.rendered(item)
-            if rendered.text is None or ("ConfigMap" not in rendered.text and "Secret" not in rendered.text):
-                continue
-            text, display = rendered.text, rendered.display
-        elif item.kind in ("manifest", "stdin"):
-            try:
-                data = reader.read(item)
-            except OSError:
-                continue
-            if b"ConfigMap" not in data and b"Secret" not in data:
-                continue
-            try:
-                text = decode(data)
-            except (BinaryInput, DecodeError):
-                continue
-        else:
+            text = rendered.text
+            if text is not None and any(kind in text for kind in _INDEXED_KINDS):
+                for doc in load_documents(text, limits, only=_INDEXED_KINDS):
+                    if isinstance(doc, Document):
+                        for obj in objects_in(rendered.display, doc):
+                            index.add(obj)
             continue
-        for doc in load_documents(text, limits):
-            if isinstance(doc, Document):
-                for obj in objects_in(display, doc):
-                    index.add(obj)
+        if item.kind not in ("manifest", "stdin"):
+            continue
+        try:
+            with reader.open(item) as stream:
+                source = Text(stream)
+                if not source.may_contain(_INDEXED_KINDS):
+                    continue
+                for doc in _documents(source, limits, only=_INDEXED_KINDS):
+                    if isinstance(doc, Document):
+                        for obj in objects_in(item.display, doc):
+                            index.add(obj)
+        except (OSError, ReadError, BinaryInput):
+            continue
+        except Exception as error:  # a bug in gpulint: say where, keep going
+            if internal_errors is not None:
+                internal_errors.append(internal_error_message(item.display, error))
     return index
 
 
@@ -147,54 +196,84 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                      failure.message if failure else "rendering produced no output",
                      file=failure.file if failure else None)
             return report
-        _scan_text(report, rendered.display, rendered.text, config, _ContextFactory(config, index),
-                   rendered.mapper)
-        for hook in config.hooks:
-            hook.file_done(report, rendered.text, config)
+        found = _scan_documents(report, rendered.display, load_documents(rendered.text, config.limits),
+                                config, index, rendered.mapper, rendered.text)
+        if not found and not report.findings:
+            report.status = STATUS_NOT_KUBERNETES
+        _text_done(report, rendered.text, 0, config)
         return report
     if item.kind == "unreadable-dir":
         report.status = STATUS_ERROR
         _invalid(report, config, Span(1, 1, 1, 1), "cannot read directory")
         return report
     try:
-        data = reader.read(item)
-    except OSError as error:
-        report.status = STATUS_ERROR
-        _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {error.strerror or error}")
-        return report
-    try:
-        text = decode(data)
+        with reader.open(item) as stream:
+            if item.kind == "dockerfile":
+                text, decode_error = decode_lenient(stream.read())
+                if decode_error is not None:
+                    _decode_problem(report, config, decode_error)
+                _scan_dockerfile(item.display, text, report, config, _ContextFactory(config, index))
+                _text_done(report, text, 0, config)
+                return report
+            source = Text(stream)
+            whole = source.whole
+            documents = _documents(source, config.limits, strict_json=item.display.lower().endswith(".json"))
+            found_objects = _scan_documents(report, item.display, documents, config, index,
+                                            source_mapper(whole, config.render) if whole is not None else None,
+                                            whole)
+            if source.error is not None:  # known once the stream has been read past it
+                _decode_problem(report, config, source.error)
+            if not found_objects and not report.findings:
+                report.status = STATUS_NOT_KUBERNETES
+            if whole is not None:  # a streamed input's text is handed over document by document
+                _text_done(report, whole, 0, config)
     except BinaryInput:
         report.status = STATUS_BINARY
         return report
-    except DecodeError as error:
-        report.status = STATUS_ERROR
-        _invalid(report, config, Span(error.line, error.column, error.line, error.column + 1), error.message)
+    except (OSError, ReadError) as error:
+        reason = error.reason if isinstance(error, ReadError) else (error.strerror or str(error))
+        if not report.documents:
+            report.status = STATUS_ERROR
+        _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {reason}")
         return report
-
-    ctx_for = _ContextFactory(config, index)
-    if item.kind == "dockerfile":
-        _scan_dockerfile(item.display, text, report, config, ctx_for)
-        for hook in config.hooks:
-            hook.file_done(report, text, config)
-        return report
-    _scan_text(report, item.display, text, config, ctx_for, source_mapper(text, config.render))
-    for hook in config.hooks:
-        hook.file_done(report, text, config)
     return report
 
 
-def _scan_text(report: FileReport, display: str, text: str, config: ScanConfig, ctx_for: "_ContextFactory",
-               mapper: Mapper | None) -> None:
-    """Documents -> objects -> rules; `mapper` maps findings on rendered text back to their sources."""
+def _decode_problem(report: FileReport, config: ScanConfig, error: DecodeError) -> None:
+    _invalid(report, config, Span(error.line, error.column, error.line, error.column + 1), error.message)
+
+
+def _text_done(report: FileReport, text: str, line_offset: int, config: ScanConfig) -> None:
+    for hook in config.hooks:
+        hook.text_done(report, text, line_offset, config)
+
+
+def _scan_documents(report: FileReport, display: str, documents: Iterable[Document | LoadError],
+                    config: ScanConfig, index: ConfigIndex, mapper: Mapper | None,
+                    file_text: str | None) -> bool:
+    """Documents -> objects -> rules; whether there were Kubernetes objects.
+
+    `mapper` maps findings on rendered text back to their template, values or
+    origin files; `file_text` (None when streamed) lets suppressors read lines
+    where no document could be loaded.
+    """
+    ctx_for = _ContextFactory(config, index)
     found_objects = False
-    for doc in load_documents(text, config.limits):
+    load_errors = 0
+    unlisted: LoadError | None = None
+    for doc in documents:
         if isinstance(doc, LoadError):
+            load_errors += 1
+            if load_errors > MAX_LOAD_ERRORS:
+                unlisted = unlisted or doc  # a file of garbage must not make a million findings
+                continue
             message = doc.message
-            if "{{" in text:
+            if doc.literal_checked:
+                message = f"{HELM_LITERAL_HINT} (YAML parser: {message})"
+            elif doc.template:
                 message = f"{message}; {HELM_HINT}"
             _invalid(report, config, Span(doc.line, doc.column, doc.line, doc.column + 1), message,
-                     file=display, file_text=text)
+                     file=display, file_text=file_text)
             continue
         report.documents += 1
         objects = list(objects_in(display, doc))
@@ -204,15 +283,19 @@ def _scan_text(report: FileReport, display: str, text: str, config: ScanConfig, 
         if objects:
             found_objects = True
             for problem in doc.problems:
-                _invalid(report, config, problem.span, problem.message, doc=doc, file=display)
+                _invalid(report, config, problem.span, _problem_message(doc, problem), doc=doc, file=display)
+        workloads = []
         for obj in objects:
             report.objects += 1
             workload = workload_of(obj)
             if workload is None:
                 continue
             report.workloads += 1
+            workloads.append(workload)
             for type_problem in workload.problems:
                 span = _locate(doc, ValueAt(type_problem.path))
+                if doc.placeholders and doc.in_placeholder(span):
+                    continue  # the value is an unrendered `{{ ... }}`
                 _invalid(report, config, span, f"{type_problem.message} (at {_dotted(obj, type_problem.path)})",
                          obj=obj, doc=doc, mapped=_mapped(mapper, display, obj, ValueAt(type_problem.path)))
             for rule in config.rules:
@@ -221,13 +304,31 @@ def _scan_text(report: FileReport, display: str, text: str, config: ScanConfig, 
                 for violation in rule.check(workload, ctx_for(rule)):
                     finding = _finding(rule, violation, workload, config)
                     target = violation.located_in or obj
+                    if target.doc.placeholders and _about_placeholder(target.doc, violation.where, finding.span):
+                        continue  # about a value the template has not rendered yet
                     finding.mapped = _mapped(mapper, display, target, violation.where)
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
-    if not found_objects and not report.findings:
-        report.status = STATUS_NOT_KUBERNETES
+        for hook in config.hooks:
+            if file_text is None:
+                hook.text_done(report, doc.text, doc.line_offset, config)
+            hook.document_done(report, doc, workloads, config)
+    if unlisted is not None:
+        _invalid(report, config, Span(unlisted.line, unlisted.column, unlisted.line, unlisted.column + 1),
+                 f"{load_errors - MAX_LOAD_ERRORS} more documents from here on could not be loaded "
+                 f"(only the first {MAX_LOAD_ERRORS} are listed)")
+    return found_objects
 
+
+def _about_placeholder(doc: Document, where: Any, span: Span) -> bool:
+    """Whether a finding is about an unrendered `{{ ... }}` (at it, or at the key holding it)."""
+    if doc.in_placeholder(span):
+        return True
+    if isinstance(where, KeyAt):
+        value = doc.span(where.path)
+        return value is not None and doc.in_placeholder(value)
+    return False
 
 
 def _mapped(mapper: Mapper | None, display: str, obj: KubeObject, where: Any) -> list:
@@ -238,6 +339,18 @@ def _mapped(mapper: Mapper | None, display: str, obj: KubeObject, where: Any) ->
         return mapper.map(obj, where)
     except Exception:  # noqa: BLE001 - a mapping bug must not hide the finding itself
         return []
+
+
+def _problem_message(doc: Document, problem: Problem) -> str:
+    """A load problem's message; for a duplicate key, what the ignored value held."""
+    if problem.hidden_range is None:
+        return problem.message
+    start, end = problem.hidden_range
+    hidden = doc.text[start:end]
+    words = [word for word in _HIDDEN_WORDS if word in hidden]
+    if words:
+        return f"{problem.message}; the ignored value holds {', '.join(words)}"
+    return problem.message
 
 
 class _ContextFactory:

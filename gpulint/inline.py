@@ -25,6 +25,8 @@ from gpulint.suppress import (
 if TYPE_CHECKING:
     from gpulint.engine import ScanConfig, ScanResult
     from gpulint.findings import FileReport
+    from gpulint.model import Workload
+    from gpulint.yamlload import Document
 
 # `#` starts a comment at the start of a line or after whitespace (YAML and
 # Dockerfile alike); `a#b` is not a comment.
@@ -88,8 +90,8 @@ class InlineSuppressions:
     def __init__(self) -> None:
         # (file, line, code as written) of every directive code that silenced a finding.
         self.used: set[tuple[str, int, str]] = set()
-        # Directives seen per file, with the file's text (for later findings).
-        self.seen: dict[str, tuple[str, list[Directive]]] = {}
+        # Directives seen per file, each with a context over the text it is in (for later findings).
+        self.seen: dict[str, list[tuple[Directive, SuppressionContext]]] = {}
 
     # --- the suppressor -------------------------------------------------------
 
@@ -112,37 +114,39 @@ class InlineSuppressions:
 
     # --- the hook -------------------------------------------------------------
 
-    def file_done(self, report: "FileReport", text: str, config: "ScanConfig") -> None:
+    def text_done(self, report: "FileReport", text: str, line_offset: int, config: "ScanConfig") -> None:
         if not _QUICK_RE.search(text):
             return
-        directives = []
-        for number, line_text in enumerate(text.split("\n"), start=1):
+        found = []
+        for number, line_text in enumerate(text.split("\n"), start=line_offset + 1):
             directive = parse_directive(line_text.rstrip("\r"), number)
             if directive is not None:
-                directives.append(directive)
-        if not directives:
+                found.append((directive, SuppressionContext(None, None, None, text, line_offset)))
+        if not found:
             return
-        self.seen[report.file] = (text, directives)
-        for d in directives:
+        self.seen.setdefault(report.file, []).extend(found)
+        for d, ctx in found:
             if not d.codes:
                 add_finding(report, config, SUPPRESSION_WITHOUT_CODES, d.span,
                         f"`{d.text}` names no rule, so it suppresses nothing; list the codes it is "
-                        "for, e.g. `# gpulint: ignore[GPU003] reason`",
-                        SuppressionContext(None, None, None, text, 0))
+                        "for, e.g. `# gpulint: ignore[GPU003] reason`", ctx)
             elif not d.reason:
                 add_finding(report, config, SUPPRESSION_WITHOUT_REASON, d.span,
-                        f"`{d.text}` gives no reason; say after the codes why the finding is acceptable",
-                        SuppressionContext(None, None, None, text, 0))
+                        f"`{d.text}` gives no reason; say after the codes why the finding is acceptable", ctx)
+
+    def document_done(self, report: "FileReport", doc: "Document", workloads: "list[Workload]",
+                      config: "ScanConfig") -> None:
+        return None
 
     def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None:
         if not any(rule.id == UNUSED_SUPPRESSION for rule in config.rules):
             return
         reports = {report.file: report for report in result.files}
-        for file, (text, directives) in self.seen.items():
+        for file, directives in self.seen.items():
             report = reports.get(file)
             if report is None:
                 continue
-            for d in directives:
+            for d, ctx in directives:
                 unused = []
                 for code in d.codes:
                     if (file, d.line, code) in self.used:
@@ -150,6 +154,4 @@ class InlineSuppressions:
                     unused.append(unused_label(code, config))
                 if unused:
                     add_finding(report, config, UNUSED_SUPPRESSION, d.span,
-                            f"unused suppression: {', '.join(unused)}; remove it from `{d.text}`",
-                            SuppressionContext(None, None, None, text, 0))
-
+                            f"unused suppression: {', '.join(unused)}; remove it from `{d.text}`", ctx)

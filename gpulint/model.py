@@ -35,10 +35,15 @@ class Problems(list):
 
     def expect(self, value: Any, kind: type | tuple, path: tuple, what: str) -> Any:
         """Return `value` when it has the expected type (or is absent), else None."""
-        if value is None or isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+        # bool is an int subclass, but `true` is no integer or quantity to Kubernetes.
+        if value is None or isinstance(value, kind) and not (isinstance(value, bool) and not _takes_bool(kind)):
             return value
         self.append(TypeProblem(path, f"{what} must be {_type_name(kind)}, not {_type_name(type(value))}"))
         return None
+
+
+def _takes_bool(kind: type | tuple) -> bool:
+    return bool in kind if isinstance(kind, tuple) else kind is bool
 
 
 def _type_name(kind: type | tuple) -> str:

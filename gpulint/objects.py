@@ -16,7 +16,8 @@ from typing import Any, Iterator
 from gpulint.yamlload import Document
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
-_SOURCE_RE = re.compile(r"^# Source: *(\S.*?)\s*$", re.M)
+# `(\S[^\n]*)` then rstrip: a lazy `.*?` before `\s*$` is quadratic on a long line of blanks.
+_SOURCE_RE = re.compile(r"^# Source: *(\S[^\n]*)", re.M)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def helm_source(doc: Document) -> str | None:
     match = None
     for match in _SOURCE_RE.finditer(header):
         pass
-    return match.group(1) if match else None
+    return match.group(1).rstrip() if match else None
 
 
 def objects_in(file: str, doc: Document) -> Iterator[KubeObject]:

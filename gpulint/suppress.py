@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from gpulint.engine import ScanConfig, ScanResult
     from gpulint.findings import FileReport
     from gpulint.locations import Span
+    from gpulint.yamlload import Document
 
 KIND_INLINE = "inline"
 KIND_ANNOTATION = "annotation"
@@ -89,15 +90,22 @@ Suppressor = Callable[[Finding, SuppressionContext], Optional[Suppression]]
 
 
 class ScanHook(Protocol):
-    """Sees every decoded input and the finished scan; may add findings.
+    """Sees the text and documents of every input and the finished scan; may add findings.
 
     Used for what no single workload shows: suppression comments anywhere in a
     file, and suppressions that matched nothing (known only at the end).
     """
 
-    def file_done(self, report: "FileReport", text: str, config: "ScanConfig") -> None: ...
+    def text_done(self, report: "FileReport", text: str, line_offset: int, config: "ScanConfig") -> None:
+        """A stretch of checked input text, starting at 0-based file line `line_offset`: a whole
+        file when it was read whole, each document when it was streamed."""
 
-    def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None: ...
+    def document_done(self, report: "FileReport", doc: "Document", workloads: "list[Workload]",
+                      config: "ScanConfig") -> None:
+        """A document whose workloads have all been checked."""
+
+    def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None:
+        """The whole scan."""
 
 
 def apply(finding: Finding, ctx: SuppressionContext, suppressors: list[Suppressor]) -> Finding:

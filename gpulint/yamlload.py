@@ -21,12 +21,18 @@ from typing import Any, Iterable, Iterator
 from _ruamel_yaml import CParser
 from ruamel.yaml import events as ev
 
+from gpulint import jsonload
+from gpulint import unrendered as unrendered_mod
 from gpulint.locations import LocNode, Span
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds that keep hostile input from exhausting time or memory."""
+    """Bounds that keep hostile input from exhausting time or memory.
+
+    `max_depth` bounds nesting (flow `[[[[`, block or JSON); `max_expanded_nodes`
+    bounds the nodes aliases add to a document (the "billion laughs" bomb).
+    """
 
     max_depth: int = 500
     max_expanded_nodes: int = 1_000_000
@@ -34,48 +40,80 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
+# Documents larger than this (in characters) do not keep their parser events,
+# which take about 30 times the size of the text, for the location tree: it is
+# built from a second parse when a finding needs it.
+KEEP_EVENTS_MAX = 1 << 20
+
 
 class LoadError(Exception):
-    """A document could not be loaded; `line`/`column` are 1-based in the file."""
+    """A document could not be loaded; `line`/`column` are 1-based in the file.
 
-    def __init__(self, message: str, line: int, column: int) -> None:
+    `syntax`: the parser rejected the text (not a limit of ours).
+    `template`: the text holds Go-template actions (`{{ ... }}`), so it is most
+    likely an unrendered Helm template. `literal_checked`: masking the actions
+    made it parse, and the masked document follows this error.
+    """
+
+    def __init__(self, message: str, line: int, column: int, syntax: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
         self.column = column
+        self.syntax = syntax
+        self.template = False
+        self.literal_checked = False
 
 
 @dataclass
 class Problem:
-    """A non-fatal defect found while loading (e.g. a duplicate key)."""
+    """A non-fatal defect found while loading (e.g. a duplicate key).
+
+    For a duplicate key, `hidden` is the span of the first value: text
+    Kubernetes ignores.
+    """
 
     message: str
     span: Span
+    hidden: Span | None = None
+    hidden_range: tuple[int, int] | None = None   # the same, as offsets in the document's text
 
 
 class Document:
     """One YAML document: plain data, its raw text, and positions on demand."""
 
     __slots__ = ("index", "data", "text", "line_offset", "content_start", "_has_problems",
-                 "_problems", "_events", "_root")
+                 "_problems", "_events", "_root", "_limits", "_raw", "_is_json", "placeholders")
 
     def __init__(self, index: int, data: Any, text: str, line_offset: int,
-                 events: list, has_problems: bool) -> None:
+                 events: list | None, has_problems: bool, content_start: int | None = None, *,
+                 limits: Limits = DEFAULT_LIMITS, raw: int = 0, is_json: bool = False,
+                 placeholders: tuple[Span, ...] = ()) -> None:
         self.index = index
         self.data = data
         self.text = text
         self.line_offset = line_offset  # 0-based line of `text` in the file
         # Offset in `text` of the first node: what precedes it is the header
         # (`---`, comments such as Helm's `# Source:`).
-        self.content_start: int = events[0].start_mark.index if events else 0
+        if content_start is None:
+            content_start = events[0].start_mark.index if events else 0
+        self.content_start: int = content_start
         self._has_problems = has_problems
         self._problems: list[Problem] = []
-        self._events: list | None = events
+        self._events: list | None = events   # None: parse `text` again when needed
         self._root: LocNode | None = None
+        self._limits = limits
+        self._raw = raw                      # which document of `text` this is (empty ones count)
+        self._is_json = is_json              # `text` was read by the JSON reader
+        # Where `{{ ... }}` actions of an unrendered template were replaced
+        # (empty for ordinary documents); see unrendered.py.
+        self.placeholders = placeholders
 
     @property
     def problems(self) -> list[Problem]:
         """Defects such as duplicate keys, with their positions."""
+        if self.placeholders:
+            return []  # `{{ if }}`/`{{ else }}` branches of a template repeat keys legitimately
         if self._has_problems:
             self.root()
         return self._problems
@@ -87,12 +125,23 @@ class Document:
 
     def root(self) -> LocNode:
         if self._root is None:
-            assert self._events is not None
-            _data, root, problems = _build(self._events, self.line_offset, True, DEFAULT_LIMITS)
+            events: Iterable[Any] | None = self._events
+            if events is None:
+                events = _node_events(self.text, self._raw, self._is_json)
+            _data, root, problems = _build(events, self.line_offset, True, self._limits)
+            assert root is not None
             self._root = root
             self._problems = problems  # type: ignore[assignment]
             self._events = None
         return self._root
+
+    def in_placeholder(self, span: Span) -> bool:
+        """Whether `span` overlaps text that stands in for an unrendered template action."""
+        for mark in self.placeholders:
+            if ((mark.line, mark.column) < (span.end_line, span.end_column)
+                    and (span.line, span.column) < (mark.end_line, mark.end_column)):
+                return True
+        return False
 
     def node(self, path: Iterable) -> LocNode | None:
         """The location node at `path`, or None when the path does not exist."""
@@ -141,24 +190,29 @@ class Document:
         if first_word and first_word != target:
             candidates.append(first_word)
         for needle in candidates:
+            if not needle:
+                continue  # an empty target occurs everywhere (and would never advance)
             nth = _count(value, needle, start)
             pos = _nth_index(raw, needle, nth)
             if pos < 0:
                 continue
             abs_start = node.start + pos
-            line, col = self._line_col(abs_start)
+            line, col = self._line_col(abs_start, node)
             line_end = self.text.find("\n", abs_start)
             if line_end < 0:
                 line_end = len(self.text)
             stop = min(abs_start + len(target), line_end)
-            end_line, end_col = self._line_col(stop)
+            end_line, end_col = self._line_col(stop, node)
             return Span(line, col, end_line, end_col)
         return node.span
 
-    def _line_col(self, index: int) -> tuple[int, int]:
-        line = self.text.count("\n", 0, index)
-        line_start = self.text.rfind("\n", 0, index) + 1
-        return self.line_offset + line + 1, index - line_start + 1
+    def _line_col(self, index: int, node: LocNode) -> tuple[int, int]:
+        """File line and column of `index`, counted from `node`'s start (cost: the node, not the document)."""
+        newlines = self.text.count("\n", node.start, index)
+        if not newlines:
+            return node.span.line, node.span.column + index - node.start
+        line_start = self.text.rfind("\n", node.start, index) + 1
+        return node.span.line + newlines, index - line_start + 1
 
 
 def _value_at(data: Any, path: tuple) -> Any:
@@ -278,7 +332,7 @@ class _Frame:
         self.merges: list | None = None
 
 
-def _build(events: list, line_offset: int, with_locs: bool, limits: Limits) -> tuple[Any, LocNode | None, list[Problem] | bool]:
+def _build(events: Iterable[Any], line_offset: int, with_locs: bool, limits: Limits) -> tuple[Any, LocNode | None, list[Problem] | bool]:
     """Turn one document's node events into (data, location tree, problems).
 
     Without locations, problems cannot be placed: the third item is then only
@@ -294,9 +348,9 @@ def _build(events: list, line_offset: int, with_locs: bool, limits: Limits) -> t
     result: Any = None
     result_loc: LocNode | None = None
 
-    def fail(message: str, event: Any) -> LoadError:
+    def fail(message: str, event: Any, syntax: bool = True) -> LoadError:
         m = event.start_mark
-        return LoadError(message, m.line + line_offset + 1, m.column + 1)
+        return LoadError(message, m.line + line_offset + 1, m.column + 1, syntax)
 
     for event in events:
         cls = type(event)
@@ -320,7 +374,7 @@ def _build(events: list, line_offset: int, with_locs: bool, limits: Limits) -> t
             if stack and isinstance(stack[-1].value, dict) and stack[-1].key is _MISSING:
                 raise fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event)
             if len(stack) >= limits.max_depth:
-                raise fail(f"nesting deeper than {limits.max_depth} levels", event)
+                raise fail(f"nesting deeper than {limits.max_depth} levels (limit: --max-depth)", event, False)
             loc = LocNode(_span(event, line_offset), event.start_mark.index, 0) if with_locs else None
             if loc is not None:
                 loc.children = {} if cls is _MAP_START else []
@@ -349,7 +403,8 @@ def _build(events: list, line_offset: int, with_locs: bool, limits: Limits) -> t
             value, loc, size = anchors[name]
             expanded += size
             if expanded > limits.max_expanded_nodes:
-                raise fail(f"alias expansion exceeds {limits.max_expanded_nodes} nodes (a YAML bomb?)", event)
+                raise fail(f"alias expansion exceeds {limits.max_expanded_nodes} nodes, a YAML bomb? "
+                           "(limit: --max-alias-nodes)", event, False)
             frame = stack[-1] if stack else None
             if frame is not None and frame.key is _MISSING and isinstance(frame.value, dict):
                 raise fail("an alias used as a mapping key is not valid in Kubernetes manifests", event)
@@ -378,10 +433,14 @@ def _build(events: list, line_offset: int, with_locs: bool, limits: Limits) -> t
             if parent.loc is None:
                 duplicates = True  # reported with positions when the tree is built
             else:
-                first = parent.loc.children[key][0]  # type: ignore[index]
+                first, first_loc = parent.loc.children[key]  # type: ignore[index]
                 where = f" (first defined at line {first.line})" if first else ""
-                problems.append(Problem(f"duplicate key {key!r}{where}; the last value wins",
-                                        parent.key_span or _span(event, line_offset)))
+                problems.append(Problem(
+                    f"duplicate key {key!r}{where}: Kubernetes keeps only the last value (strict field "
+                    "validation rejects the object), so the first one is ignored and not checked",
+                    parent.key_span or _span(event, line_offset),
+                    first_loc.span if first_loc is not None else None,
+                    (first_loc.start, first_loc.end) if first_loc is not None else None))
         container[key] = value
         if parent.loc is not None:
             parent.loc.children[key] = (parent.key_span, loc)  # type: ignore[index]
@@ -438,8 +497,26 @@ def _apply_merges(frame: _Frame) -> None:
 # --- streams -> documents ---------------------------------------------------
 
 # A document starts at a `---` line (with any directives just before it) and ends
-# after a `...` line. YAML forbids both at column 0 inside scalars.
-_BOUNDARY_RE = re.compile(r"^(?:(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|\.\.\.[ \t]*(?:\r?\n|$))", re.M)
+# after a `...` line. YAML forbids both at column 0 inside scalars. Directive
+# lines are found by walking back from a `---`, at most MAX_DIRECTIVES of them: a
+# regex for them is quadratic on thousands of `%` lines.
+_BOUNDARY_RE = re.compile(r"^(?:---(?=[ \t\r\n]|$)|\.\.\.[ \t]*(?:\r?\n|$))", re.M)
+MAX_DIRECTIVES = 64
+
+
+def _cut(text: str, match: re.Match, floor: int) -> int:
+    """Where a boundary cuts `text`: after a `...` line, before a `---` line and its directives."""
+    if text.startswith(".", match.start()):
+        return match.end()
+    pos = match.start()
+    for _ in range(MAX_DIRECTIVES):
+        if pos <= floor:
+            break
+        prev = max(text.rfind("\n", floor, pos - 1) + 1, floor)
+        if not text.startswith("%", prev):
+            break
+        pos = prev
+    return pos
 
 
 def split_documents(text: str) -> Iterator[tuple[str, int]]:
@@ -447,10 +524,7 @@ def split_documents(text: str) -> Iterator[tuple[str, int]]:
     start = 0
     line = 0
     for match in _BOUNDARY_RE.finditer(text):
-        if match.group(0).startswith("..."):
-            cut = match.end()
-        else:
-            cut = match.start()
+        cut = _cut(text, match, start)
         if cut > start:
             chunk = text[start:cut]
             yield chunk, line
@@ -460,51 +534,282 @@ def split_documents(text: str) -> Iterator[tuple[str, int]]:
         yield text[start:], line
 
 
-def load_documents(text: str, limits: Limits = DEFAULT_LIMITS) -> Iterator[Document | LoadError]:
-    """Yield every non-empty document of `text`, or a LoadError where one fails."""
-    index = 0
-    for chunk, line_offset in split_documents(text):
-        try:
-            docs = list(_parse_chunk(chunk, line_offset, limits))
-        except LoadError as error:
-            yield error
+def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
+    """`split_documents` over text arriving in blocks, holding one document at a time.
+
+    Only complete lines are searched for boundaries. The searched lines of the
+    current document accumulate in `pieces` and are joined once, when it ends,
+    so a large document costs linear time.
+    """
+    pieces: list[str] = []    # the current document's complete lines, already searched
+    pending: list[str] = []   # text after the last complete line
+    line = 0
+    for block in blocks:
+        pending.append(block)
+        if "\n" not in block:
             continue
-        for events, data, has_problems in docs:
-            yield Document(index, data, chunk, line_offset, events, has_problems)
+        text = "".join(pending)
+        end = text.rfind("\n") + 1
+        start = 0
+        for match in _BOUNDARY_RE.finditer(text, 0, end):
+            cut = _cut(text, match, start)
+            pieces.append(text[start:cut])
+            chunk = "".join(pieces)
+            pieces = []
+            if chunk:
+                yield chunk, line
+                line += chunk.count("\n")
+            start = cut
+        # Directive lines at the end belong to a `---` that may come with the
+        # next block: keep them (as many as a `---` may claim) to search again.
+        keep = end
+        for _ in range(MAX_DIRECTIVES):
+            if keep <= start:
+                break
+            prev = max(text.rfind("\n", start, keep - 1) + 1, start)
+            if not text.startswith("%", prev):
+                break
+            keep = prev
+        if keep > start:
+            pieces.append(text[start:keep])
+        pending = [text[keep:]] if keep < len(text) else []
+    rest = "".join(pieces) + "".join(pending)
+    if rest or line == 0:
+        for chunk, offset in split_documents(rest):
+            yield chunk, line + offset
+
+
+def load_documents(text: str, limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
+                   only: tuple[str, ...] = (), strict_json: bool = False) -> Iterator[Document | LoadError]:
+    """Yield every non-empty document of `text`, or a LoadError where one fails.
+
+    With `unrendered`, a document that fails and holds `{{ ... }}` yields its
+    LoadError (marked `template`) and then, when masking the template actions
+    makes it parse, the masked document (see unrendered.py). With `only`,
+    documents whose text holds none of these words are skipped unparsed. With
+    `strict_json` (a `.json` file), JSON-looking text that YAML accepts but JSON
+    does not (trailing commas, comments) also yields a LoadError, before the
+    document read as YAML.
+    """
+    return _load_chunks(split_documents(text), limits, unrendered, only, strict_json)
+
+
+def load_stream(blocks: Iterable[str], limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
+                only: tuple[str, ...] = (), strict_json: bool = False) -> Iterator[Document | LoadError]:
+    """`load_documents` over text arriving in blocks; memory is bounded by the largest document."""
+    return _load_chunks(split_stream(blocks), limits, unrendered, only, strict_json)
+
+
+def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: bool,
+                 only: tuple[str, ...], strict_json: bool = False) -> Iterator[Document | LoadError]:
+    index = 0
+    for chunk, line_offset in chunks:
+        if only and not any(word in chunk for word in only):
+            continue
+        if chunk.startswith("...") and not chunk[3:].strip():
+            continue  # a bare document end marker: valid YAML 1.2 that libyaml refuses
+        placeholders: tuple[Span, ...] = ()
+        text = chunk
+        try:
+            docs, is_json = _parse_any(chunk, line_offset, limits)
+        except LoadError as error:
+            error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
+            if strict_json and error.syntax and jsonload.looks_like_json(chunk):
+                where = jsonload.json_error(chunk)
+                if where is not None:  # a `.json` file: say what JSON finds wrong
+                    error = LoadError(f"invalid JSON: {where[2]}", line_offset + where[0] + 1, where[1] + 1,
+                                      syntax=True)
+            if unrendered and error.syntax and unrendered_mod.has_actions(chunk):
+                text, marks = unrendered_mod.mask(chunk)
+                try:
+                    docs, is_json = list(_parse_chunk(text, line_offset, limits)), False
+                except LoadError:
+                    docs = []
+                    # Still a template if the parser stumbled on a line holding an action.
+                    lines = chunk.split("\n")
+                    at = error.line - line_offset - 1
+                    error.template = any("{{" in line or "}}" in line for line in lines[max(at - 1, 0):at + 1])
+                else:
+                    error.template = error.literal_checked = True
+                    placeholders = tuple(Span(line_offset + ln + 1, start + 1, line_offset + ln + 1, end + 1)
+                                         for ln, start, end in marks)
+            else:
+                docs = []
+            yield error
+        else:
+            if strict_json and not is_json and jsonload.looks_like_json(chunk):
+                where = jsonload.json_error(chunk)
+                if where is not None:
+                    line, column, reason = where
+                    yield LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
+                                    line_offset + line + 1, column + 1, syntax=True)
+        for events, data, has_problems, content_start, raw in docs:
+            yield Document(index, data, text, line_offset, events, has_problems, content_start,
+                           limits=limits, raw=raw, is_json=is_json, placeholders=placeholders)
             index += 1
 
 
-def _parse_chunk(chunk: str, line_offset: int, limits: Limits) -> Iterator[tuple[list, Any, bool]]:
-    parser = CParser(chunk)
-    events: list = []
+def _parse_any(chunk: str, line_offset: int,
+               limits: Limits) -> tuple[list[tuple[list | None, Any, bool, int, int]], bool]:
+    """Documents of `chunk` as YAML, or as JSON where libyaml rejects valid JSON; and which."""
     try:
-        while True:
+        return list(_parse_chunk(chunk, line_offset, limits)), False
+    except LoadError as error:
+        if not (error.syntax and jsonload.looks_like_json(chunk)):
+            raise
+        try:
+            documents = jsonload.json_events(chunk)
+        except jsonload.JSONSyntaxError:
+            raise error from None
+    out = []
+    keep = len(chunk) <= KEEP_EVENTS_MAX
+    for raw, events in enumerate(documents):
+        data, _loc, has_problems = _build(events, line_offset, False, limits)
+        out.append(((events if keep else None), data, bool(has_problems), events[0].start_mark.index, raw))
+    return out, True
+
+
+class _DocumentEvents:
+    """The node events of one document, read from the parser as they are consumed.
+
+    Consuming them while the document is built lets a limit stop libyaml early:
+    its time grows with the square of the nesting depth (a million `[` would
+    take minutes). With `keep`, the events are also kept in `kept` for the
+    location tree; a large document does without (they take about 30 times the
+    size of its text) and is parsed again when a finding needs positions.
+    """
+
+    __slots__ = ("_parser", "first", "count", "done", "kept")
+
+    def __init__(self, parser: Any, keep: bool = False) -> None:
+        self._parser = parser
+        self.first: Any = None
+        self.count = 0
+        self.done = False
+        self.kept: list | None = [] if keep else None
+
+    def __iter__(self) -> Iterator[Any]:
+        parser = self._parser
+        kept = self.kept
+        while not self.done:
             event = parser.get_event()
-            cls = type(event)
-            if cls is ev.DocumentEndEvent:
-                data, _loc, has_problems = _build(events, line_offset, False, limits)
-                if data is not None and not _is_empty(events):
-                    yield events, data, bool(has_problems)
-                events = []
-            elif cls is ev.StreamEndEvent:
+            if type(event) is ev.DocumentEndEvent:
+                self.done = True
                 return
-            elif cls is not ev.StreamStartEvent and cls is not ev.DocumentStartEvent:
-                events.append(event)
+            if self.first is None:
+                self.first = event
+            self.count += 1
+            if kept is not None:
+                kept.append(event)
+            yield event
+
+    def is_empty(self) -> bool:
+        first = self.first
+        return self.count == 1 and type(first) is _SCALAR and first.value == "" and first.style == ""
+
+
+def _documents_of(text: str, keep: bool = False) -> Iterator[_DocumentEvents]:
+    """Each document of `text` (libyaml), its events to be consumed in order."""
+    parser = CParser(text)
+    while True:
+        event = parser.get_event()
+        cls = type(event)
+        if cls is ev.StreamEndEvent:
+            return
+        if cls is ev.DocumentStartEvent:
+            document = _DocumentEvents(parser, keep)
+            yield document
+            for _event in document:  # whatever the consumer left unread
+                pass
+
+
+def _parse_chunk(chunk: str, line_offset: int,
+                 limits: Limits) -> Iterator[tuple[list | None, Any, bool, int, int]]:
+    """(events, data, has problems, offset of the first node, raw index) of each non-empty document.
+
+    For a large chunk, events are not kept (None): the document is built as
+    they are parsed, and parsed again if a finding needs its location tree.
+    The raw index counts empty documents too, to find the document again.
+    """
+    if "%" in chunk:
+        _check_directives(chunk, line_offset)
+    try:
+        for raw, document in enumerate(_documents_of(chunk, keep=len(chunk) <= KEEP_EVENTS_MAX)):
+            data, _loc, has_problems = _build(document, line_offset, False, limits)
+            if data is not None and not document.is_empty():
+                yield document.kept, data, bool(has_problems), document.first.start_mark.index, raw
     except LoadError:
         raise
-    except Exception as error:  # the C parser raises ruamel's MarkedYAMLError
-        raise _as_load_error(error, line_offset) from None
+    except Exception as error:  # the C parser raises ruamel's MarkedYAMLError or ReaderError
+        raise _as_load_error(error, chunk, line_offset) from None
 
 
-def _is_empty(events: list) -> bool:
-    return len(events) == 1 and type(events[0]) is _SCALAR and events[0].value == "" and events[0].style == ""
+def _check_directives(chunk: str, line_offset: int) -> None:
+    """Refuse more than MAX_DIRECTIVES directive lines before a document.
+
+    libyaml compares each `%TAG` with every earlier one: thousands of them take
+    quadratic time. Real documents have one or two.
+    """
+    count = line = pos = 0
+    while pos < len(chunk):
+        end = chunk.find("\n", pos)
+        end = len(chunk) if end < 0 else end
+        first = chunk[pos:pos + 1]
+        if first == "%":
+            count += 1
+            if count > MAX_DIRECTIVES:
+                raise LoadError(f"more than {MAX_DIRECTIVES} directives (`%...` lines) before a document",
+                                line_offset + line + 1, 1, syntax=True)
+        elif first != "#" and chunk[pos:end].strip():
+            return  # the header ends at the first content line
+        pos = end + 1
+        line += 1
 
 
-def _as_load_error(error: Exception, line_offset: int) -> LoadError:
-    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+def _node_events(text: str, raw: int, is_json: bool) -> Iterable[Any]:
+    """The node events of document `raw` of `text`, parsed again."""
+    if is_json:
+        return jsonload.json_events(text)[raw]
+    for index, document in enumerate(_documents_of(text)):
+        if index == raw:
+            return document
+    raise LookupError(f"document {raw} vanished on a second parse")
+
+
+def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:
+    position = getattr(error, "position", None)
+    if isinstance(position, int):
+        # A ReaderError (e.g. a control character): `position` is a byte offset
+        # into the UTF-8 text the C parser was given.
+        index = len(chunk.encode("utf-8")[:position].decode("utf-8", "ignore"))
+        line = chunk.count("\n", 0, index)
+        column = index - (chunk.rfind("\n", 0, index) + 1)
+        char = getattr(error, "character", None)
+        what = f"character {_describe_char(char)}" if isinstance(char, int) else "character"
+        reason = getattr(error, "reason", "not allowed")
+        return LoadError(f"invalid YAML: unacceptable {what}: {reason}",
+                         line + line_offset + 1, column + 1, syntax=True)
+    problem_mark = getattr(error, "problem_mark", None)
+    context_mark = getattr(error, "context_mark", None)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
     context = getattr(error, "context", None)
+    mark = problem_mark or context_mark
+    if context and context_mark is not None and problem_mark is not None and (
+            context_mark.line, context_mark.column) != (problem_mark.line, problem_mark.column):
+        if "end of stream" in str(problem):
+            # An unterminated quote: the end of the document says little, its start says where.
+            mark = context_mark
+            context = f"{context} (never closed)"
+        else:
+            context = f"{context} started at line {context_mark.line + line_offset + 1}, column " \
+                      f"{context_mark.column + 1}"
     message = f"{context}: {problem}" if context else str(problem)
     if mark is None:
-        return LoadError(f"invalid YAML: {message}", line_offset + 1, 1)
-    return LoadError(f"invalid YAML: {message}", mark.line + line_offset + 1, mark.column + 1)
+        return LoadError(f"invalid YAML: {message}", line_offset + 1, 1, syntax=True)
+    return LoadError(f"invalid YAML: {message}", mark.line + line_offset + 1, mark.column + 1, syntax=True)
+
+
+def _describe_char(code: int) -> str:
+    if code == 0:
+        return "NUL (#x0)"
+    return f"#x{code:x}"

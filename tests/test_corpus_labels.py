@@ -35,26 +35,30 @@ CATEGORY_RULES: dict[str, tuple[str, ...]] = {
 SYSTEM, OTHER = "system-component", "other"
 
 # Minimum (recall, precision) per category and group, asserted when the rule
-# exists. Measured on the corpus when this test was written (see the report):
+# exists. Measured on the corpus (see the report):
 #   privileged-gpu, other:  recall 2/2, precision 2/2 (spec-gcs.yaml, triton_client.yaml).
-#   privileged-gpu, system: recall 43/47 = 0.91 (the 4 misses are raw Helm
-#     templates that do not parse), precision 43/44 = 0.98 (the extra line is
-#     HAMi's vgpu-monitor SYS_ADMIN warning, which the labels do not cover);
-#     41 of the 43 found rows suppressed: the other two run generic images
-#     (alpine, ubuntu) that no allowlist can recognise.
-#   env-visible-devices: every labelled row is a system component; recall 8/11
-#     = 0.73 (3 misses in raw Helm templates), precision 8/8, all 8 suppressed.
+#   privileged-gpu, system: recall 46/47 = 0.98 (the miss is a raw Helm template
+#     line the template-tolerant parse cannot reach), precision 46/47 = 0.98 (the
+#     extra line is HAMi's vgpu-monitor SYS_ADMIN warning, which the labels do not
+#     cover).
+#   env-visible-devices: every labelled row is a system component; recall 11/11,
+#     precision 11/11.
+# Of the system-component rows found, 41/46 (privileged) and 8/11 (env) are
+# reported suppressed: the rest are two generic images (alpine, ubuntu) that no
+# allowlist can recognise, and raw Helm templates (read literally, since they
+# have no Chart.yaml beside them) whose image is `{{ .Values.image }}`, which
+# no allowlist can recognise either; rendered, the same charts are recognised.
 # Thresholds sit a little below the measurements (room for label-neutral
 # changes, never 0). Rows for the other categories belong here when their rules
 # land and are measured.
 MINIMUM: dict[tuple[str, str], tuple[float, float]] = {
     ("privileged-gpu", OTHER): (1.0, 1.0),
-    ("privileged-gpu", SYSTEM): (0.85, 0.9),
+    ("privileged-gpu", SYSTEM): (0.95, 0.95),
     ("env-visible-devices", OTHER): (0.9, 0.9),
-    ("env-visible-devices", SYSTEM): (0.7, 0.9),
+    ("env-visible-devices", SYSTEM): (0.95, 0.95),
 }
 # Of the system-component rows found, the share that must be reported suppressed.
-MINIMUM_SUPPRESSED_SHARE = {"privileged-gpu": 0.9, "env-visible-devices": 0.9}
+MINIMUM_SUPPRESSED_SHARE = {"privileged-gpu": 0.85, "env-visible-devices": 0.7}
 
 
 @dataclass

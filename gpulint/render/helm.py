@@ -21,9 +21,10 @@ from gpulint.objects import KubeObject, helm_source
 from gpulint.render.base import Rendered, RenderFailure, RenderOptions, join_display, rendered_name
 from gpulint.render.mapping import TemplateMapper
 from gpulint.render.template import Template
-from gpulint.render.tools import ToolMissing, replace_paths, run, scratch_dir, which
+from gpulint.render.tools import ToolMissing, real_path, replace_paths, run, scratch_dir, which
 from gpulint.render.values import SetEntry, ValuesChain, ValuesFile, parse_set, read_values_file
 from gpulint.yamlload import Document, load_documents
+
 
 CHART_FILE = "Chart.yaml"
 INSTALL_HINT = ("install Helm 3 (https://helm.sh/docs/intro/install/) or pass --helm PATH, "
@@ -158,7 +159,7 @@ def render_chart(real: Path, display: str, options: RenderOptions) -> Rendered:
         result = run(argv, None, options.timeout, Path(scratch))
         if not result.ok:
             message = replace_paths(result.message, [(scratch, "(temporary directory)"),
-                                                     (str(real.resolve()), display)])
+                                                     (str(real_path(real)), display)])
             return Rendered(name, failure=_failure(message, real, display, chart_file))
     chart = Chart(real, display)
     user_files = [read_values_file(Path(v), v) for v in options.values]

@@ -14,6 +14,8 @@ from typing import Any, Iterable
 
 from gpulint.decode import BinaryInput, DecodeError, decode
 from gpulint.yamlload import Document, load_documents
+from gpulint.render.tools import real_path
+
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -97,7 +99,7 @@ class Kustomization:
         openapi = data.get("openapi")
         if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
             refs.append(openapi["path"])
-        return {p for p in self._local(refs) if p.is_file()} | {self.file.resolve()}
+        return {p for p in self._local(refs) if p.is_file()} | {real_path(self.file)}
 
     def patches(self) -> list[Patch]:
         """Patches in the order kustomize applies them (later ones win)."""
@@ -141,7 +143,7 @@ def load(directory: Path) -> Kustomization | None:
         if isinstance(item, Document):
             doc = item
         break
-    return Kustomization(directory.resolve(), file, doc)
+    return Kustomization(real_path(directory), file, doc)
 
 
 @dataclass
@@ -159,10 +161,10 @@ def plan(directories: list[Path]) -> Plan:
     kustomization reads, directly or through the kustomizations it builds on,
     are consumed: they are scanned through the build, not again as loose files.
     """
-    loaded = {d.resolve(): k for d in directories if (k := load(d)) is not None}
+    loaded = {real_path(d): k for d in directories if (k := load(d)) is not None}
     referenced: set[Path] = set()
     for k in loaded.values():
-        referenced.update(p.resolve() for p in k.resource_dirs())
+        referenced.update(real_path(p) for p in k.resource_dirs())
     roots = [d for d, k in loaded.items() if d not in referenced and not k.is_component]
     reached = _reach(roots, loaded)
     # A cycle leaves kustomizations unreached: build them rather than lose them.
@@ -174,7 +176,7 @@ def plan(directories: list[Path]) -> Plan:
     for d in reached:
         k = loaded.get(d)
         if k is not None:
-            consumed |= {p.resolve() for p in k.referenced_files()}
+            consumed |= {real_path(p) for p in k.referenced_files()}
     return Plan(roots, consumed)
 
 
@@ -188,7 +190,7 @@ def _reach(starts: list[Path], loaded: dict[Path, Kustomization]) -> set[Path]:
         seen.add(d)
         k = loaded.get(d) or load(d)
         if k is not None:
-            todo.extend(p.resolve() for p in k.resource_dirs())
+            todo.extend(real_path(p) for p in k.resource_dirs())
     return seen
 
 
@@ -198,7 +200,7 @@ def chain(root: Path) -> list[Kustomization]:
     seen: set[Path] = set()
 
     def visit(directory: Path) -> None:
-        directory = directory.resolve()
+        directory = real_path(directory)
         if directory in seen:
             return
         seen.add(directory)

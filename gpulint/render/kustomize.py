@@ -30,8 +30,9 @@ from gpulint.locations import Span
 from gpulint.objects import ORIGIN_ANNOTATION, KubeObject, parse_origin
 from gpulint.render import kustomization as kz
 from gpulint.render.base import Rendered, RenderFailure, RenderOptions, join_display, rendered_name
-from gpulint.render.tools import ToolMissing, replace_paths, run, scratch_dir, which
+from gpulint.render.tools import ToolMissing, real_path, replace_paths, run, scratch_dir, which
 from gpulint.yamlload import Document, load_documents
+
 
 INSTALL_HINT = ("install kubectl (it includes `kubectl kustomize`) or kustomize, or pass --kustomize PATH, "
                 "or build it yourself: `kubectl kustomize {dir} | gpulint scan -`")
@@ -57,7 +58,7 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
         return Rendered(name, failure=RenderFailure(
             f"Kustomization not built: {missing}; {INSTALL_HINT.format(dir=display)}",
             file_display, Span(1, 1, 1, 1), STATUS_ERROR))
-    target = real.resolve()
+    target = real_path(real)
     with scratch_dir() as scratch_name:
         scratch = Path(scratch_name).resolve()
         wrapper = scratch / "wrapper"

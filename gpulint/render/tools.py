@@ -108,3 +108,8 @@ def replace_paths(message: str, replacements: list[tuple[str, str]]) -> str:
         if old:
             message = message.replace(old, new)
     return message
+
+
+def real_path(path: Path) -> Path:
+    """`path` with symlinks resolved; unlike Path.resolve (before Python 3.13) it survives symlink loops."""
+    return Path(os.path.realpath(path))
