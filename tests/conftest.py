@@ -19,6 +19,36 @@ SHARED = Path(os.environ["GPULINT_SHARED"]) if os.environ.get("GPULINT_SHARED") 
     (p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared")
 CORPUS = SHARED / "corpus"
 
+# A Pod that sets NVIDIA_VISIBLE_DEVICES=all (GPU003 at 10:7), shared by the CLI-level tests.
+BAD_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: bad
+spec:
+  containers:
+  - name: app
+    image: registry.example.com/app:1
+    env:
+    - name: NVIDIA_VISIBLE_DEVICES
+      value: all
+"""
+# The canonical clean manifest: the ACK document's own example Pod (POLICY.md §1).
+ACK_EXAMPLE_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: tensorflow-mnist
+spec:
+  containers:
+  - name: tensorflow-mnist
+    image: registry.cn-beijing.aliyuncs.com/acs/tensorflow-mnist-sample:v1.5
+    command: ["python", "tensorflow-sample-code/tfjob/docker/mnist/main.py", "--max_steps=100000"]
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+    workingDir: /root
+  restartPolicy: Always
+"""
+
 
 def run_cli(*args: str, input: str | bytes | None = None) -> tuple[int, str, str]:
     """Run gpulint in-process; returns (exit code, stdout, stderr)."""

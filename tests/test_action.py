@@ -22,22 +22,11 @@ from pathlib import Path
 import pytest
 
 import sarif_check
-from conftest import FIXTURES, ROOT, scan_json
+from conftest import BAD_POD, FIXTURES, ROOT, scan_json
 from gpulint.yamlload import Document, load_documents
 from repo_copy import copy_as_repo, git
 
-BAD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: bad
-spec:
-  containers:
-  - name: app
-    image: registry.example.com/app:1
-    env:
-    - name: NVIDIA_VISIBLE_DEVICES
-      value: all
-"""
+BAD = BAD_POD
 GOOD = BAD.replace("value: all", "value: void")
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 

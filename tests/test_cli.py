@@ -12,35 +12,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import FIXTURES, ROOT, active, run_cli, scan_json
+from conftest import ACK_EXAMPLE_POD, BAD_POD, FIXTURES, ROOT, active, run_cli, scan_json
 
-BAD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: bad
-spec:
-  containers:
-  - name: app
-    image: registry.example.com/app:1
-    env:
-    - name: NVIDIA_VISIBLE_DEVICES
-      value: all
-"""
-GOOD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: tensorflow-mnist
-spec:
-  containers:
-  - name: tensorflow-mnist
-    image: registry.cn-beijing.aliyuncs.com/acs/tensorflow-mnist-sample:v1.5
-    command: ["python", "tensorflow-sample-code/tfjob/docker/mnist/main.py", "--max_steps=100000"]
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-    workingDir: /root
-  restartPolicy: Always
-"""
+BAD = BAD_POD
+GOOD = ACK_EXAMPLE_POD
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli, scan_json
+from conftest import ACK_EXAMPLE_POD, ROOT, run_cli, scan_json
 from gpulint.api import Severity
 from gpulint.engine import ScanResult
 from gpulint.findings import FileReport, Finding, MappedLocation, Suppression
@@ -26,18 +26,7 @@ spec:
     image: registry.example.com/app:1
     env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]
 """
-GOOD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: good
-spec:
-  containers:
-  - name: app
-    image: registry.example.com/app:1
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-"""
+GOOD = ACK_EXAMPLE_POD
 _COMMAND = re.compile(r"^::(error|warning|notice) ([^:]*)::(.*)$")
 
 

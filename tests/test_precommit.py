@@ -9,22 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import BAD_POD, ROOT
 from gpulint.yamlload import Document, load_documents
 from repo_copy import GIT_IDENTITY, copy_as_repo, git
 
-BAD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: bad
-spec:
-  containers:
-  - name: app
-    image: registry.example.com/app:1
-    env:
-    - name: NVIDIA_VISIBLE_DEVICES
-      value: all
-"""
+BAD = BAD_POD
 GOOD = BAD.replace("      value: all\n", "      value: void\n")
 
 

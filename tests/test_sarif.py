@@ -13,7 +13,7 @@ import pytest
 
 import expectations
 import sarif_check
-from conftest import FIXTURES, ROOT, run_cli, scan_json
+from conftest import ACK_EXAMPLE_POD, FIXTURES, ROOT, run_cli, scan_json
 from gpulint.api import Severity
 from gpulint.discovery import discover
 from gpulint.engine import ScanConfig, ScanResult, scan
@@ -39,18 +39,7 @@ spec:
         - name: NVIDIA_VISIBLE_DEVICES
           value: all
 """
-GOOD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: tensorflow-mnist
-spec:
-  containers:
-  - name: tensorflow-mnist
-    image: registry.cn-beijing.aliyuncs.com/acs/tensorflow-mnist-sample:v1.5
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-"""
+GOOD = ACK_EXAMPLE_POD
 BAD_LINE, BAD_COLUMN = 13, 11   # the env entry `- name: NVIDIA_VISIBLE_DEVICES`
 
 
