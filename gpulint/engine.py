@@ -122,7 +122,8 @@ def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (),
     return load_stream(source.blocks, limits, only=only, strict_json=strict_json)
 
 
-def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None) -> ScanResult:
+def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None,
+         jobs: int | None = 1) -> ScanResult:
     reader = reader or InputReader(config.render)
     result = ScanResult([])
     index = build_index(inputs, reader, config.limits, result.internal_errors)

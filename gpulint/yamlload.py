@@ -21,9 +21,12 @@ from typing import Any, Iterable, Iterator
 from _ruamel_yaml import CParser
 from ruamel.yaml import events as ev
 
-from gpulint import jsonload
+from gpulint import fastevents, jsonload
 from gpulint import unrendered as unrendered_mod
 from gpulint.locations import LocNode, Span
+
+
+fastevents.install()  # cheaper parser events, the same values: see fastevents.py
 
 
 @dataclass(frozen=True)
@@ -170,15 +173,15 @@ class Document:
             self._reparse()
         raw = self._events
         for item in path:
-            if type(raw) is not _Coll:
+            if type(raw) is not list:
                 return _MISSING
-            if raw.mapping:
+            if type(raw[_START]) is _MAP_START:
                 entry = _entry(raw, item)
                 if entry is None:
                     return _MISSING
                 raw = entry[1]
-            elif isinstance(item, int) and 0 <= item < len(raw.items):
-                raw = raw.items[item]
+            elif isinstance(item, int) and 0 <= item < len(raw) - _ITEMS:
+                raw = raw[_ITEMS + item]
             else:
                 return _MISSING
         return raw
@@ -187,14 +190,14 @@ class Document:
         """Span of the value at `path`, or of its mapping key when `key` is set."""
         if key and path:
             parent = self._node(path[:-1])
-            if type(parent) is not _Coll or not parent.mapping:
+            if type(parent) is not list or type(parent[_START]) is not _MAP_START:
                 return None
             entry = _entry(parent, path[-1])
             return _span(entry[0], self.line_offset) if entry else None
         raw = self._node(path)
         if raw is _MISSING:
             return None
-        if type(raw) is not _Coll:
+        if type(raw) is not list:
             return _span(raw, self.line_offset)
         return _extent(raw, self.line_offset, self._ends)[0]
 
@@ -324,10 +327,10 @@ def resolve_plain(text: str) -> Any:
 #
 # One pass over the parser's events builds the plain data and, for documents up
 # to KEEP_EVENTS_MAX, keeps the events as a tree: a scalar's event is its own
-# leaf, a collection is a `_Coll` holding its start and end events and its
-# children (a mapping's as a flat [key event, child, key event, child, ...]
-# list). That costs a list append or two per node. `LocNode`s (spans, child
-# dicts) are made from it only for the nodes a finding asks about.
+# leaf; a collection is a list [start event, end event, repeated keys?, merged
+# keys, children...], a mapping's children flat as key event, child, key
+# event, child. That costs a list append or two per node. LocNodes (spans,
+# child dicts) are made from the tree only for the nodes a finding asks about.
 
 _SCALAR = ev.ScalarEvent
 _MAP_START = ev.MappingStartEvent
@@ -341,20 +344,12 @@ _MERGE = object()
 # Plain scalars starting with anything else are strings: no need to call resolve_plain.
 _RESOLVE_START = frozenset(_NUMBER_START | _WORD_START | {""})
 
-
-class _Coll:
-    """A mapping or sequence of the kept event tree."""
-
-    __slots__ = ("start", "end", "items", "mapping", "dups", "merged")
-
-    def __init__(self, start: Any, mapping: bool) -> None:
-        self.start = start                 # the MappingStart/SequenceStart event
-        self.end: Any = None               # the matching end event
-        self.items: list = []              # mapping: [key event, child, ...]; sequence: [child, ...]
-        self.mapping = mapping
-        self.dups = False                  # a key occurs twice in `items`
-        # Keys a merge (`<<: *base`) added, in order, each with the mapping it came from.
-        self.merged: list[tuple[str, _Coll]] | None = None
+# A collection of the event tree is a list (cheap to make, children appended in place):
+_START = 0     # its MappingStart/SequenceStart event
+_END = 1       # its end event
+_DUPS = 2      # whether a key occurs twice among its children
+_MERGED = 3    # keys a merge (`<<: *base`) added, in order, each with the mapping it came from; or None
+_ITEMS = 4     # where the children start
 
 
 def _span(event: Any, line_offset: int) -> Span:
@@ -387,7 +382,7 @@ def _build(next_event: Any, line_offset: int, keep: bool,
     is_map = False
     key: Any = _MISSING
     key_ev: Any = None
-    node: _Coll | None = None
+    node: list | None = None
     merges: list | None = None
     anchor: str | None = None
     base = 0
@@ -410,37 +405,30 @@ def _build(next_event: Any, line_offset: int, keep: bool,
                     key = _MERGE
                 key_ev = event
                 continue
-            text = event.value
+            value = event.value
             tag = event.ctag
             if tag is None or tag == "!":
-                if event.style == "" and event.implicit[0] and text[:1] in _RESOLVE_START:
-                    value = resolve_plain(text)
-                else:
-                    value = text
-            elif tag == _STR_TAG:
-                value = text
-            elif tag in _TYPED_TAGS or event.style == "":
-                value = resolve_plain(text)
-            else:  # unknown and local tags are ignored: the value is read as if untagged
-                value = text
+                if event.style == "" and event.implicit[0] and value[:1] in _RESOLVE_START:
+                    value = resolve_plain(value)
+            elif tag != _STR_TAG and (tag in _TYPED_TAGS or event.style == ""):
+                value = resolve_plain(value)
+            # (other tags are ignored: the value is read as if untagged)
             raw: Any = event
             count += 1
             if event.anchor is not None:
                 anchors[event.anchor] = (value, event, 1)
-            if cur is None and first is None:
-                first = event
         elif cls is _MAP_START or cls is _SEQ_START:
             if is_map and key is _MISSING:
                 raise fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event)
             if len(stack) >= max_depth:
                 raise fail(f"nesting deeper than {max_depth} levels (limit: --max-depth)", event, False)
-            if cur is None and first is None:
+            if cur is None:
                 first = event
             stack.append((cur, is_map, key, key_ev, node, merges, anchor, base))
             is_map = cls is _MAP_START
             cur = {} if is_map else []
             key = _MISSING
-            node = _Coll(event, is_map) if keep else None
+            node = [event, None, False, None] if keep else None
             merges = None
             anchor = event.anchor
             if anchor is not None:
@@ -454,7 +442,7 @@ def _build(next_event: Any, line_offset: int, keep: bool,
             if merges:
                 _apply_merges(cur, merges, node)
             if node is not None:
-                node.end = event
+                node[_END] = event
             if anchor is not None:
                 open_anchors.discard(anchor)
                 anchors[anchor] = (value, node, count - base)
@@ -473,20 +461,20 @@ def _build(next_event: Any, line_offset: int, keep: bool,
                            "(limit: --max-alias-nodes)", event, False)
             if is_map and key is _MISSING:
                 raise fail("an alias used as a mapping key is not valid in Kubernetes manifests", event)
-            if cur is None and first is None:
-                first = event
         elif cls is _DOC_END:
             return result, result_raw, (dups if keep else duplicates), first
         else:  # stream/document starts are not part of the node tree
             continue
 
-        if cur is None:
+        if cur is None:  # the document's root
             result, result_raw = value, raw
+            if cls is not _MAP_END and cls is not _SEQ_END:
+                first = event
             continue
         if not is_map:
             cur.append(value)
             if node is not None:
-                node.items.append(raw)
+                node.append(raw)
             continue
         k = key
         key = _MISSING
@@ -499,22 +487,22 @@ def _build(next_event: Any, line_offset: int, keep: bool,
             if node is None:
                 duplicates = True  # reported with positions when the tree is built
             else:
-                node.dups = True
-                dups.append((node, len(node.items), key_ev))
+                node[_DUPS] = True
+                dups.append((node, len(node), key_ev))
         cur[k] = value
         if node is not None:
-            node.items.append(key_ev)
-            node.items.append(raw)
+            node.append(key_ev)
+            node.append(raw)
 
 
-def _apply_merges(target: dict, merges: list, node: _Coll | None) -> None:
+def _apply_merges(target: dict, merges: list, node: list | None) -> None:
     """YAML merge keys (`<<: *base`): explicit keys win, then earlier merges."""
     taken = set(target)
-    added: list[tuple[str, _Coll]] = []
+    added: list[tuple[str, list]] = []
     for value, raw in merges:
         if isinstance(value, list):
             sources = value
-            source_raws = raw.items if raw is not None else [None] * len(value)
+            source_raws = raw[_ITEMS:] if raw is not None else [None] * len(value)
         else:
             sources, source_raws = [value], [raw]
         for source, source_raw in zip(sources, source_raws):
@@ -528,7 +516,7 @@ def _apply_merges(target: dict, merges: list, node: _Coll | None) -> None:
                 if source_raw is not None:
                     added.append((key, source_raw))
     if node is not None and added:
-        node.merged = added
+        node[_MERGED] = added
 
 
 # --- the event tree -> location nodes, on demand ------------------------------
@@ -541,72 +529,78 @@ def _apply_merges(target: dict, merges: list, node: _Coll | None) -> None:
 # be as deep as --max-depth allows.
 
 
-def _entry(coll: _Coll, key: str) -> tuple[Any, Any] | None:
+def _is_coll(raw: Any) -> bool:
+    return type(raw) is list
+
+
+def _is_mapping(coll: list) -> bool:
+    return type(coll[_START]) is _MAP_START
+
+
+def _entry(coll: list, key: Any) -> tuple[Any, Any] | None:
     """(key event, child) of `key` in mapping `coll`, following merges."""
     while True:
-        items = coll.items
-        for i in range(len(items) - 2, -1, -2):  # the last occurrence wins
-            if items[i].value == key:
-                return items[i], items[i + 1]
-        source = next((src for k, src in coll.merged or () if k == key), None)
+        for i in range(len(coll) - 2, _ITEMS - 1, -2):  # the last occurrence wins
+            if coll[i].value == key:
+                return coll[i], coll[i + 1]
+        source = next((src for k, src in coll[_MERGED] or () if k == key), None)
         if source is None:
             return None
         coll = source
 
 
-def _last_child(coll: _Coll) -> Any:
+def _last_child(coll: list) -> Any:
     """The event-tree child whose LocNode comes last among `coll`'s children (None: no children)."""
-    items = coll.items
-    if not coll.mapping:
-        return items[-1] if items else None
-    if coll.merged:
-        key, source = coll.merged[-1]
+    if len(coll) == _ITEMS and not coll[_MERGED]:
+        return None
+    if not _is_mapping(coll):
+        return coll[-1]
+    if coll[_MERGED]:
+        key, source = coll[_MERGED][-1]
         entry = _entry(source, key)
         return entry[1] if entry else None
-    if not items:
-        return None
-    if not coll.dups:
-        return items[-1]
+    if not coll[_DUPS]:
+        return coll[-1]
     order: dict[str, Any] = {}
-    for i in range(0, len(items), 2):
-        order[items[i].value] = items[i + 1]
+    for i in range(_ITEMS, len(coll), 2):
+        order[coll[i].value] = coll[i + 1]
     return next(reversed(order.values()))
 
 
 def _loc(raw: Any, line_offset: int, ends: dict) -> LocNode:
-    """The LocNode of an event-tree node (a scalar event or a _Coll).
+    """The LocNode of an event-tree node (a scalar event or a collection).
 
     `ends` memoises collections' (span, end offset) by id: making a node's
     children needs each child's end, found down its chain of last children.
     """
-    if type(raw) is not _Coll:
+    if type(raw) is not list:
         s, e = raw.start_mark, raw.end_mark
         return LocNode(Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1),
                        s.index, e.index, raw.style)
     span, end = _extent(raw, line_offset, ends)
-    return LocNode(span, raw.start.start_mark.index, end, None, _Expander(raw, line_offset, ends))
+    return LocNode(span, raw[_START].start_mark.index, end, None, _Expander(raw, line_offset, ends))
 
 
-def _extent(coll: _Coll, line_offset: int, ends: dict) -> tuple[Span, int]:
+def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
     """(span, end offset) of a collection, from its last child's (a loop: nesting can be deep)."""
     known = ends.get(id(coll))
     if known is not None:
         return known
     chain = []
     node: Any = coll
-    while type(node) is _Coll and id(node) not in ends:
+    while type(node) is list and id(node) not in ends:
         chain.append(node)
         node = _last_child(node)
     if node is None:
         last = None
-    elif type(node) is _Coll:
+    elif type(node) is list:
         last = ends[id(node)]
     else:
         e = node.end_mark
         last = (Span(0, 0, e.line + line_offset + 1, e.column + 1), e.index)
     for item in reversed(chain):
-        s = item.start.start_mark
-        end_event = item.end
+        s = item[_START].start_mark
+        end_event = item[_END]
         e = end_event.end_mark
         if last is not None and e.index > last[1] and end_event.start_mark.index == e.index:
             # Block style: the end event is empty and sits at the next token.
@@ -628,34 +622,32 @@ class _Expander:
 
     __slots__ = ("coll", "line_offset", "ends")
 
-    def __init__(self, coll: _Coll, line_offset: int, ends: dict) -> None:
+    def __init__(self, coll: list, line_offset: int, ends: dict) -> None:
         self.coll = coll
         self.line_offset = line_offset
         self.ends = ends
 
     def __call__(self) -> dict | list:
-        coll, off, cache = self.coll, self.line_offset, self.ends
-        items = coll.items
-        if not coll.mapping:
-            return [_loc(child, off, cache) for child in items]
+        coll, off, ends = self.coll, self.line_offset, self.ends
+        if not _is_mapping(coll):
+            return [_loc(child, off, ends) for child in coll[_ITEMS:]]
         children: dict = {}
-        for i in range(0, len(items), 2):
-            key_event = items[i]
-            children[key_event.value] = (_span(key_event, off), _loc(items[i + 1], off, cache))
-        for key, source in coll.merged or ():
+        for i in range(_ITEMS, len(coll), 2):
+            key_event = coll[i]
+            children[key_event.value] = (_span(key_event, off), _loc(coll[i + 1], off, ends))
+        for key, source in coll[_MERGED] or ():
             key_event, child = _entry(source, key)  # type: ignore[misc]
-            children[key] = (_span(key_event, off), _loc(child, off, cache))
+            children[key] = (_span(key_event, off), _loc(child, off, ends))
         return children
 
 
 def _problems(dups: list, line_offset: int, ends: dict) -> list[Problem]:
-    """Problems for the repeated keys `_build` noted: (mapping, index of the repeat in items, key event)."""
+    """Problems for the repeated keys `_build` noted: (mapping, index of the repeat, key event)."""
     problems = []
     for coll, at, key_event in dups:
         key = key_event.value
-        items = coll.items
-        first_event, first_child = next((items[i], items[i + 1]) for i in range(at - 2, -1, -2)
-                                        if items[i].value == key)
+        first_event, first_child = next((coll[i], coll[i + 1]) for i in range(at - 2, _ITEMS - 1, -2)
+                                        if coll[i].value == key)
         first = _span(first_event, line_offset)
         first_loc = _loc(first_child, line_offset, ends)
         problems.append(Problem(
