@@ -124,15 +124,25 @@ def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (),
 
 def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None,
          jobs: int | None = 1) -> ScanResult:
+    """Scan `inputs`. `jobs`: processes to scan files in (None: one per CPU); the
+    result is the same for any number (see parallel.py), and small scans use one."""
     reader = reader or InputReader(config.render)
     result = ScanResult([])
     index = build_index(inputs, reader, config.limits, result.internal_errors)
-    for item in inputs:
-        try:
-            result.files.append(scan_input(item, config, index, reader))
-        except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
-            result.internal_errors.append(internal_error_message(item.display, error))
-            result.files.append(FileReport(item.display, STATUS_ERROR))
+    workers = 1
+    if jobs is None or jobs > 1:
+        from gpulint import parallel
+
+        workers = parallel.workers_for(inputs, config, reader, jobs)
+    if workers > 1:
+        parallel.scan_parallel(inputs, config, index, reader, workers, result)
+    else:
+        for item in inputs:
+            try:
+                result.files.append(scan_input(item, config, index, reader))
+            except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
+                result.internal_errors.append(internal_error_message(item.display, error))
+                result.files.append(FileReport(item.display, STATUS_ERROR))
     for hook in config.hooks:
         hook.scan_done(result, config)
     return result
