@@ -200,6 +200,11 @@ class Text:
             self.encoding = self.blocks.encoding
 
     @property
+    def data(self) -> bytes | None:
+        """The bytes of a small input, until `whole` decodes them; None for a streamed one."""
+        return self._raw
+
+    @property
     def whole(self) -> str | None:
         """The decoded text of a small input; None for a streamed one."""
         if self._raw is not None:

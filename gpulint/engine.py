@@ -7,6 +7,7 @@ at the parser's position and the scan goes on.
 
 from __future__ import annotations
 
+import io
 import shutil
 import sys
 import tempfile
@@ -79,12 +80,24 @@ class InputReader:
     """Opens inputs; stdin can only be read once, so it is kept (on disk when large).
 
     Charts and kustomizations are rendered once, for the index pass and the scan.
+    The bytes of small files the index pass reads are kept (up to CACHE_MAX in
+    all) and handed to the scan, which then does not open them again.
     """
+
+    CACHE_MAX = 64 << 20
 
     def __init__(self, render_options: RenderOptions | None = None) -> None:
         self._stdin: IO[bytes] | None = None
         self._render_options = render_options or RenderOptions()
         self._rendered: dict[str, Rendered] = {}
+        self._kept: dict[str, bytes] = {}
+        self._kept_size = 0
+
+    def keep(self, item: Input, data: bytes) -> None:
+        """Remember a file's bytes, read whole by the index pass, for the scan."""
+        if item.kind == "manifest" and item.real is not None and self._kept_size + len(data) <= self.CACHE_MAX:
+            self._kept[str(item.real)] = data
+            self._kept_size += len(data)
 
     def rendered(self, item: Input) -> Rendered:
         key = str(item.real)
@@ -105,6 +118,11 @@ class InputReader:
             yield self._stdin
             return
         assert item.real is not None
+        data = self._kept.pop(str(item.real), None) if self._kept else None
+        if data is not None:
+            self._kept_size -= len(data)
+            yield io.BytesIO(data)
+            return
         with open(item.real, "rb") as handle:
             yield handle
 
@@ -182,6 +200,8 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
         try:
             with reader.open(item) as stream:
                 source = Text(stream)
+                if source.data is not None:
+                    reader.keep(item, source.data)
                 if not source.may_contain(_INDEXED_KINDS):
                     continue
                 for doc in _documents(source, limits, only=_INDEXED_KINDS):
@@ -269,6 +289,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
     where no document could be loaded.
     """
     ctx_for = _ContextFactory(config, index)
+    checks = [(rule, rule.check, ctx_for(rule)) for rule in config.rules if rule.check is not None]
     found_objects = False
     load_errors = 0
     unlisted: LoadError | None = None
@@ -309,10 +330,8 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                     continue  # the value is an unrendered `{{ ... }}`
                 _invalid(report, config, span, f"{type_problem.message} (at {_dotted(obj, type_problem.path)})",
                          obj=obj, doc=doc, mapped=_mapped(mapper, display, obj, ValueAt(type_problem.path)))
-            for rule in config.rules:
-                if rule.check is None:
-                    continue
-                for violation in rule.check(workload, ctx_for(rule)):
+            for rule, check, ctx in checks:
+                for violation in check(workload, ctx):
                     finding = _finding(rule, violation, workload, config)
                     target = violation.located_in or obj
                     if target.doc.placeholders and _about_placeholder(target.doc, violation.where, finding.span):

@@ -149,6 +149,9 @@ class Container:
     scripts: list[Script]
     volume_mounts: list[VolumeMount]
     path: tuple
+    # Facts derived from the container that several rules ask for (its commands,
+    # its resource entries...), computed once by the helper that owns each key.
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def key_path(self, *items: Any) -> tuple:
         return self.path + items

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+GC_THRESHOLD = 10_000
 _ANSI_RE = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
 
 
@@ -48,6 +49,13 @@ def _isatty(stream: Any) -> bool:
 
 def run_scan(values: dict[str, Any]) -> int:
     """Run a scan with the option values of `scanopts.defaults()`'s shape; the exit code."""
+    import gc
+
+    # A scan makes millions of small objects and no reference cycles worth
+    # collecting: the default threshold (700) runs the cyclic collector over
+    # them thousands of times for nothing, about a fifth of a large scan's time.
+    thresholds = gc.get_threshold()
+    gc.set_threshold(max(thresholds[0], GC_THRESHOLD), *thresholds[1:])
     try:
         return _scan(values)
     except UsageError as error:
@@ -55,6 +63,8 @@ def run_scan(values: dict[str, Any]) -> int:
         return EXIT_ERROR
     except _Exit as done:
         return done.code
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 def load_rules_or_fail() -> dict:
