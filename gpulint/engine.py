@@ -8,15 +8,12 @@ at the parser's position and the scan goes on.
 from __future__ import annotations
 
 import io
-import shutil
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from gpulint import decode as decode_mod
-from gpulint import dockerfile as dockerfile_mod
 from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, ValueAt, Violation
 from gpulint.decode import BinaryInput, DecodeError, ReadError, Text, decode_lenient
 from gpulint.discovery import Input
@@ -29,9 +26,12 @@ from gpulint.locations import Span
 from gpulint.model import Container, Workload
 from gpulint.objects import KubeObject, objects_in
 from gpulint.podspecs import workload_of
-from gpulint.render import Mapper, Rendered, RenderOptions, render, source_mapper
+from gpulint.renderopts import RenderOptions
 from gpulint.suppress import ScanHook, SuppressionContext, Suppressor, apply as apply_suppressors
 from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, Problem, load_documents, load_stream
+
+if TYPE_CHECKING:
+    from gpulint.render import Mapper, Rendered
 
 HELM_HINT = ("it looks like an unrendered Helm template: scan its chart directory, or render it first, "
              "e.g. `helm template RELEASE CHART | gpulint scan -`")
@@ -102,6 +102,8 @@ class InputReader:
     def rendered(self, item: Input) -> Rendered:
         key = str(item.real)
         if key not in self._rendered:
+            from gpulint.render import render
+
             self._rendered[key] = render(item.kind, item.real, item.display, self._render_options)
         return self._rendered[key]
 
@@ -110,6 +112,9 @@ class InputReader:
         """A binary stream of the input, positioned at its start."""
         if item.kind == "stdin":
             if self._stdin is None:
+                import shutil
+                import tempfile
+
                 spool = tempfile.SpooledTemporaryFile(max_size=decode_mod.WHOLE_MAX)
                 shutil.copyfileobj(sys.stdin.buffer, spool)
                 self._stdin = spool  # type: ignore[assignment]
@@ -148,7 +153,7 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
     result = ScanResult([])
     index = build_index(inputs, reader, config.limits, result.internal_errors)
     workers = 1
-    if jobs is None or jobs > 1:
+    if (jobs is None or jobs > 1) and len(inputs) > 1:
         from gpulint import parallel
 
         workers = parallel.workers_for(inputs, config, reader, jobs)
@@ -250,7 +255,7 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
             whole = source.whole
             documents = _documents(source, config.limits, strict_json=item.display.lower().endswith(".json"))
             found_objects = _scan_documents(report, item.display, documents, config, index,
-                                            source_mapper(whole, config.render) if whole is not None else None,
+                                            _source_mapper(whole, config.render) if whole is not None else None,
                                             whole)
             if source.error is not None:  # known once the stream has been read past it
                 _decode_problem(report, config, source.error)
@@ -268,6 +273,15 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {reason}")
         return report
     return report
+
+
+def _source_mapper(text: str, options: RenderOptions) -> Mapper | None:
+    """A mapper back to the chart for Helm output (render.source_mapper), imported only when it may apply."""
+    if "# Source:" not in text:
+        return None
+    from gpulint.render import source_mapper
+
+    return source_mapper(text, options)
 
 
 def _decode_problem(report: FileReport, config: ScanConfig, error: DecodeError) -> None:
@@ -400,6 +414,8 @@ class _ContextFactory:
 
 def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanConfig,
                      ctx_for: _ContextFactory) -> None:
+    from gpulint import dockerfile as dockerfile_mod
+
     parsed = dockerfile_mod.parse(display, text)
     report.documents += 1
     for rule in config.rules:

@@ -371,11 +371,10 @@ def _image_rule(entry: Any) -> ImageRule:
 
 @functools.lru_cache(maxsize=1)
 def builtin_image_rules() -> tuple[ImageRule, ...]:
-    from importlib.resources import files
-
+    from gpulint.pkgdata import read_text
     from gpulint.yamlload import Document, load_documents
 
-    text = files("gpulint").joinpath("data/gpu_images.yaml").read_text(encoding="utf-8")
+    text = read_text("data/gpu_images.yaml")
     for doc in load_documents(text):
         if isinstance(doc, Document) and isinstance(doc.data, dict):
             return tuple(_image_rule(e) for e in doc.data.get("images", []))

@@ -21,10 +21,8 @@ any other.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +57,7 @@ def default_jobs() -> int:
 
 
 def can_fork() -> bool:
-    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
 def ordered_suppressors(config: "ScanConfig") -> list[int] | None:
@@ -189,6 +187,9 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
                   workers: int, result: "ScanResult") -> None:
     """Scan `inputs` in `workers` processes into `result` (hooks' scan_done is left to the caller)."""
     global _WORK
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     sizes = _sizes(inputs, reader)
     work = _Work(inputs, config, index, reader)
     outcomes: dict[int, Outcome] = {}

@@ -179,7 +179,7 @@ def _project_config(paths: list[str], config_file: str | None, rules: dict) -> A
 
 def _render_options(v: dict[str, Any]) -> Any:
     """Validated Helm/Kustomize settings; a bad one is a usage error (exit 2), not a finding."""
-    from gpulint.render.base import RenderOptions
+    from gpulint.renderopts import RenderOptions
 
     for values_file in v["values"]:
         if values_file != "-" and not os.path.isfile(values_file):

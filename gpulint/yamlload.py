@@ -22,7 +22,6 @@ from _ruamel_yaml import CParser
 from ruamel.yaml import events as ev
 
 from gpulint import fastevents, jsonload
-from gpulint import unrendered as unrendered_mod
 from gpulint.locations import LocNode, Span
 
 
@@ -777,6 +776,8 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
             docs, is_json = _parse_any(chunk, line_offset, limits)
         except LoadError as error:
             error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
+            from gpulint import unrendered as unrendered_mod
+
             if strict_json and error.syntax and jsonload.looks_like_json(chunk):
                 where = jsonload.json_error(chunk)
                 if where is not None:  # a `.json` file: say what JSON finds wrong
