@@ -119,18 +119,17 @@ def _scan(v: dict[str, Any]) -> int:
         output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     problems = [f"{path}: no such file or directory" for path in found.missing]
     output = v["output"]
-    text = _render(output_format, result, v["show_suppressed"], output is None,
-                   rules=rules,
-                   enabled=[r.id for r in run.scan.rules] + ([INVALID_INPUT] if run.scan.report_invalid_input else []),
-                   category=v["category"], problems=problems)
+    report = dict(rules=rules, category=v["category"], problems=problems,
+                  enabled=[r.id for r in run.scan.rules] + ([INVALID_INPUT] if run.scan.report_invalid_input else []))
     if output is None:
-        sys.stdout.write(text)
+        _write_report(output_format, result, v["show_suppressed"], sys.stdout, True, **report)
         sys.stdout.flush()
     else:
-        from gpulint.output import write_atomic
+        from gpulint.output import open_atomic
 
         try:
-            write_atomic(output, text)
+            with open_atomic(output) as handle:
+                _write_report(output_format, result, v["show_suppressed"], handle, False, **report)
         except OSError as error:
             raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
 
@@ -197,24 +196,26 @@ def _render_options(v: dict[str, Any]) -> Any:
                          kustomize=v["kustomize"])
 
 
-def _render(output_format: str, result: Any, show_suppressed: bool, to_stdout: bool, *,
-            rules: dict, enabled: list[str], category: str | None, problems: list[str]) -> str:
+def _write_report(output_format: str, result: Any, show_suppressed: bool, out: Any, to_stdout: bool, *,
+                  rules: dict, enabled: list[str], category: str | None, problems: list[str]) -> None:
+    """Write the report to `out` as it is made: text, JSON and GitHub reports never sit whole in memory."""
     if output_format == "json":
         from gpulint.report import json_report
 
-        return json_report.render(result)
-    if output_format == "sarif":
-        from gpulint.report import sarif
+        json_report.write(result, out)
+    elif output_format == "sarif":
+        from gpulint.report import sarif  # bounded by its maximum number of results
 
-        return sarif.render(result, rules, enabled, category=category, problems=problems)
-    if output_format == "github":
+        out.write(sarif.render(result, rules, enabled, category=category, problems=problems))
+    elif output_format == "github":
         from gpulint.report import github
 
-        return github.render(result, show_suppressed=show_suppressed)
-    from gpulint.report import text
+        github.write(result, out, show_suppressed=show_suppressed)
+    else:
+        from gpulint.report import text
 
-    colour = to_stdout and text.use_colour(sys.stdout)
-    return text.render(result, show_suppressed=show_suppressed, colour=colour)
+        colour = to_stdout and text.use_colour(sys.stdout)
+        text.write(result, out, show_suppressed=show_suppressed, colour=colour)
 
 
 def _exit_code(result: Any, fail_on: str) -> int:
@@ -223,7 +224,7 @@ def _exit_code(result: Any, fail_on: str) -> int:
     from gpulint.api import Severity
 
     threshold = Severity(fail_on).rank
-    for finding in result.findings:
+    for finding in (f for report in result.files for f in report.findings):
         if finding.suppressed is None and finding.severity.rank >= threshold:
             return EXIT_FINDINGS
     return EXIT_CLEAN

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from typing import IO
 
 from gpulint import __version__
 from gpulint.engine import ScanResult
@@ -42,9 +42,24 @@ def as_dict(finding: Finding) -> dict:
 
 
 def render(result: ScanResult) -> str:
-    doc = {
-        "version": __version__,
-        "findings": [as_dict(f) for f in result.findings],
-        "summary": summary(result),
-    }
-    return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+    """The report: what `json.dumps({"version", "findings", "summary"}, indent=2, ensure_ascii=False)` gives."""
+    import io
+
+    out = io.StringIO()
+    write(result, out)
+    return out.getvalue()
+
+
+def write(result: ScanResult, out: IO[str]) -> None:
+    """Write the report finding by finding (see jsonstream.py): memory stays
+    bounded by the findings, not by the text of the report."""
+    from gpulint.report import jsonstream
+
+    emit = out.write
+    emit('{\n  "version": ' + jsonstream.dumps(__version__) + ',\n  "findings": ')
+    findings = result.findings
+    if findings:
+        jsonstream.items((as_dict(f) for f in findings), 1, emit)
+    else:
+        emit("[]")
+    emit(',\n  "summary": ' + jsonstream.dumps(summary(result), 1) + "\n}\n")
