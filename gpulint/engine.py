@@ -93,6 +93,11 @@ class InputReader:
         self._kept: dict[str, bytes] = {}
         self._kept_size = 0
 
+    def kept_size(self, item: Input) -> int | None:
+        """The size of a file whose bytes are kept (None: not kept)."""
+        data = self._kept.get(str(item.real)) if self._kept else None
+        return None if data is None else len(data)
+
     def keep(self, item: Input, data: bytes) -> None:
         """Remember a file's bytes, read whole by the index pass, for the scan."""
         if item.kind == "manifest" and item.real is not None and self._kept_size + len(data) <= self.CACHE_MAX:
@@ -156,9 +161,9 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
     if (jobs is None or jobs > 1) and len(inputs) > 1:
         from gpulint import parallel
 
-        workers = parallel.workers_for(inputs, config, reader, jobs)
+        workers, sizes = parallel.plan(inputs, config, reader, jobs)
     if workers > 1:
-        parallel.scan_parallel(inputs, config, index, reader, workers, result)
+        parallel.scan_parallel(inputs, config, index, reader, workers, sizes, result)
     else:
         for item in inputs:
             try:

@@ -67,19 +67,24 @@ def ordered_suppressors(config: "ScanConfig") -> list[int] | None:
     return positions if positions == tail else None
 
 
-def workers_for(inputs: list["Input"], config: "ScanConfig", reader: "InputReader", jobs: int | None,
-                min_bytes: int | None = None) -> int:
+def workers_for(inputs: list["Input"], config: "ScanConfig", reader: "InputReader", jobs: int | None) -> int:
     """How many processes to scan `inputs` with (1: scan in this one)."""
+    return plan(inputs, config, reader, jobs)[0]
+
+
+def plan(inputs: list["Input"], config: "ScanConfig", reader: "InputReader",
+         jobs: int | None) -> tuple[int, list[int | None]]:
+    """(processes to scan `inputs` with, 1 meaning this one; bytes per input, None for stdin)."""
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1 or not can_fork() or ordered_suppressors(config) is None:
-        return 1
+        return 1, []
     if not all(hasattr(hook, "take_state") and hasattr(hook, "merge_state") for hook in config.hooks):
-        return 1
-    sizes = [size for size in _sizes(inputs, reader) if size is not None]
-    total = sum(sizes)
-    if len(sizes) < 2 or total < (MIN_BYTES if min_bytes is None else min_bytes):
-        return 1
-    return min(jobs, len(sizes))
+        return 1, []
+    sizes = _sizes(inputs, reader)
+    known = [size for size in sizes if size is not None]
+    if len(known) < 2 or sum(known) < MIN_BYTES:
+        return 1, sizes
+    return min(jobs, len(known)), sizes
 
 
 def _sizes(inputs: list["Input"], reader: "InputReader") -> list[int | None]:
@@ -92,10 +97,13 @@ def _sizes(inputs: list["Input"], reader: "InputReader") -> list[int | None]:
             text = reader.rendered(item).text
             out.append(len(text) if text else 0)
         else:
-            try:
-                out.append(os.stat(item.real).st_size if item.real is not None else 0)
-            except OSError:
-                out.append(0)
+            size = reader.kept_size(item)
+            if size is None:
+                try:
+                    size = os.stat(item.real).st_size if item.real is not None else 0
+                except OSError:
+                    size = 0
+            out.append(size)
     return out
 
 
@@ -184,13 +192,13 @@ def _run_batch(batch: list[int]) -> dict[int, Outcome]:
 
 
 def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigIndex", reader: "InputReader",
-                  workers: int, result: "ScanResult") -> None:
-    """Scan `inputs` in `workers` processes into `result` (hooks' scan_done is left to the caller)."""
+                  workers: int, sizes: list[int | None], result: "ScanResult") -> None:
+    """Scan `inputs` (of `sizes`, see plan) in `workers` processes into `result`
+    (hooks' scan_done is left to the caller)."""
     global _WORK
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    sizes = _sizes(inputs, reader)
     work = _Work(inputs, config, index, reader)
     outcomes: dict[int, Outcome] = {}
     _WORK = work

@@ -33,6 +33,13 @@ def test_dumps_is_json_dumps_with_indent(value: object, level: int) -> None:
     assert jsonstream.dumps(value, level) == expected
 
 
+def test_items_streams_a_list() -> None:
+    for value in ([], [1], [{"a": [1, {}]}, "x", []]):
+        out: list[str] = []
+        jsonstream.items(iter(value), 1, out.append)
+        assert "".join(out) == jsonstream.dumps(value, 1)
+
+
 def test_special_values() -> None:
     for value in (math.nan, math.inf, -math.inf, 1e300, -0.0, "\x00\u2028é\"\\", {1: 2, None: 3, True: 4}):
         assert jsonstream.dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)

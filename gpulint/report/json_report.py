@@ -57,9 +57,5 @@ def write(result: ScanResult, out: IO[str]) -> None:
 
     emit = out.write
     emit('{\n  "version": ' + jsonstream.dumps(__version__) + ',\n  "findings": ')
-    findings = result.findings
-    if findings:
-        jsonstream.items((as_dict(f) for f in findings), 1, emit)
-    else:
-        emit("[]")
+    jsonstream.items((as_dict(f) for f in result.findings), 1, emit)
     emit(',\n  "summary": ' + jsonstream.dumps(summary(result), 1) + "\n}\n")

@@ -17,57 +17,46 @@ INDENT = "  "
 
 def dumps(value: Any, level: int = 0) -> str:
     """The text json.dumps(value, indent=2, ensure_ascii=False) gives, for a value at nesting `level`."""
-    out: list[str] = []
-    _encode(value, level, out.append)
-    return "".join(out)
-
-
-def _encode(value: Any, level: int, emit: Callable[[str], Any]) -> None:
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
     if isinstance(value, str):
-        emit(encode_basestring(value))
-    elif value is None:
-        emit("null")
-    elif value is True:
-        emit("true")
-    elif value is False:
-        emit("false")
-    elif isinstance(value, int):
-        emit(int.__repr__(value))
-    elif isinstance(value, float):
-        emit(_float(value))
-    elif isinstance(value, dict):
+        return encode_basestring(value)
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, dict):
         if not value:
-            emit("{}")
-            return
-        inner = "\n" + INDENT * (level + 1)
-        emit("{")
-        first = True
-        for key, item in value.items():
-            emit(inner if first else "," + inner)
-            first = False
-            emit(encode_basestring(_key(key)))
-            emit(": ")
-            _encode(item, level + 1, emit)
-        emit("\n" + INDENT * level + "}")
-    elif isinstance(value, (list, tuple)):
+            return "{}"
+        inner = ",\n" + INDENT * (level + 1)
+        return ("{\n" + INDENT * (level + 1)
+                + inner.join(encode_basestring(_key(k)) + ": " + dumps(v, level + 1) for k, v in value.items())
+                + "\n" + INDENT * level + "}")
+    if isinstance(value, (list, tuple)):
         if not value:
-            emit("[]")
-            return
-        items(value, level, emit)
-    else:
-        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+            return "[]"
+        inner = ",\n" + INDENT * (level + 1)
+        return ("[\n" + INDENT * (level + 1) + inner.join(dumps(v, level + 1) for v in value)
+                + "\n" + INDENT * level + "]")
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def items(values: Iterable[Any], level: int, emit: Callable[[str], Any]) -> None:
-    """A non-empty list at nesting `level`, its items encoded as they come (an iterator is fine)."""
-    inner = "\n" + INDENT * (level + 1)
-    emit("[")
-    first = True
+    """A list at nesting `level`, each item encoded and emitted as it comes (an iterator is fine)."""
+    first = "[\n" + INDENT * (level + 1)
+    head = first
+    inner = ",\n" + INDENT * (level + 1)
     for item in values:
-        emit(inner if first else "," + inner)
-        first = False
-        _encode(item, level + 1, emit)
-    emit("\n" + INDENT * level + "]")
+        emit(head + dumps(item, level + 1))
+        head = inner
+    emit("[]" if head is first else "\n" + INDENT * level + "]")
 
 
 def _key(key: Any) -> str:
