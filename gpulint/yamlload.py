@@ -666,6 +666,27 @@ _BOUNDARY_RE = re.compile(r"^(?:---(?=[ \t\r\n]|$)|\.\.\.[ \t]*(?:\r?\n|$))", re
 MAX_DIRECTIVES = 64
 
 
+def _boundaries(text: str, end: int) -> Iterator[re.Match]:
+    """`_BOUNDARY_RE.finditer(text, 0, end)`, found faster: the marker lines are
+    looked for with str.find (a regex scan tries every character) and checked
+    with the regex where they start."""
+    starts = [0] if text.startswith(("---", "..."), 0, end) else []
+    for needle in ("\n---", "\n..."):
+        pos = text.find(needle, 0, end)
+        while pos >= 0:
+            starts.append(pos + 1)
+            pos = text.find(needle, pos + 1, end)
+    starts.sort()
+    last = 0
+    for start in starts:
+        if start < last:
+            continue  # inside the previous match (finditer does not overlap)
+        match = _BOUNDARY_RE.match(text, start, end)
+        if match is not None:
+            last = match.end()
+            yield match
+
+
 def _cut(text: str, match: re.Match, floor: int) -> int:
     """Where a boundary cuts `text`: after a `...` line, before a `---` line and its directives."""
     if text.startswith(".", match.start()):
@@ -685,7 +706,7 @@ def split_documents(text: str) -> Iterator[tuple[str, int]]:
     """Yield (document text, 0-based line of its first character)."""
     start = 0
     line = 0
-    for match in _BOUNDARY_RE.finditer(text):
+    for match in _boundaries(text, len(text)):
         cut = _cut(text, match, start)
         if cut > start:
             chunk = text[start:cut]
@@ -713,7 +734,7 @@ def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
         text = "".join(pending)
         end = text.rfind("\n") + 1
         start = 0
-        for match in _BOUNDARY_RE.finditer(text, 0, end):
+        for match in _boundaries(text, end):
             cut = _cut(text, match, start)
             pieces.append(text[start:cut])
             chunk = "".join(pieces)

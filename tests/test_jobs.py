@@ -74,7 +74,7 @@ def test_a_parallel_scan_really_uses_workers(monkeypatch: pytest.MonkeyPatch, tm
 
 
 def test_small_scans_stay_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "MIN_BYTES", 2 << 20)
+    monkeypatch.setattr(parallel, "MIN_BYTES", 1 << 20)
     rules = load_rules()
     config = ScanConfig(rules=select_rules(rules), all_rules=rules)
     inputs = discover([str(FIXTURES / "rules")]).inputs

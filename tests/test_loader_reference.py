@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import CORPUS, FIXTURES, ROOT, run_cli
 from gpulint import yamlload
@@ -198,3 +200,14 @@ def test_findings_match_the_reference(target: str, monkeypatch: pytest.MonkeyPat
     assert len(fast["findings"]) > 50
     _reference_positions(monkeypatch)
     assert _scan(path) == fast
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(["---", "...", "\n", "\r\n", " ", "\t", "a", "-", ".", "--- x", "...\n", "#", "%"]),
+                max_size=30), st.integers(min_value=0, max_value=200))
+def test_document_boundaries_are_found_as_the_regex_finds_them(pieces: list[str], cut: int) -> None:
+    """The str.find-based search for `---`/`...` lines gives finditer's matches."""
+    text = "".join(pieces)
+    end = min(cut, len(text))
+    expected = [(m.start(), m.end()) for m in yamlload._BOUNDARY_RE.finditer(text, 0, end)]
+    assert [(m.start(), m.end()) for m in yamlload._boundaries(text, end)] == expected
