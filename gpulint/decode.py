@@ -191,7 +191,15 @@ class Text:
         size = _file_size(stream)
         # A large regular file streams from its first block; anything else
         # (pipes, stdin) is read up to the limit first to learn its size.
-        head = _read(stream, whole_max + 1) if size is None or size <= whole_max else None
+        head = None
+        if size is None:
+            head = _read(stream, whole_max + 1)
+        elif size <= whole_max:
+            # Asking for its size (plus one, to see it grew) rather than the limit:
+            # a read allocates what it is asked for, 8 MiB per file otherwise.
+            head = _read(stream, size + 1)
+            if len(head) > size:
+                head += _read(stream, whole_max + 1 - len(head))
         if head is not None and len(head) <= whole_max:
             self.encoding, _skip = detect_encoding(head[:BINARY_SNIFF])
             self._raw = head

@@ -56,3 +56,21 @@ def test_the_json_report_is_what_json_dumps_makes() -> None:
         out = io.StringIO()
         json_report.write(result, out)
         assert out.getvalue() == expected
+
+
+def test_a_finding_is_written_as_its_dict_would_be() -> None:
+    from gpulint.api import Severity
+    from gpulint.findings import Finding, MappedLocation, Suppression
+    from gpulint.locations import Span
+    from gpulint.objects import ObjectRef
+
+    full = Finding("GPU003", "visible-devices-env", Severity.ERROR, 'msg "quoted" é\n\t\x01', "a/b.yaml",
+                   Span(1, 2, 3, 4), ObjectRef("apps/v1", "Deployment", "n", None), "c", "spec.x",
+                   {"template": "t.yaml", "nested": {"k": [1, 2.5, None]}}, Suppression("inline", "why"),
+                   [MappedLocation("template", "chart/t.yaml", Span(5, 6, 5, 9), "template"),
+                    MappedLocation("values", "chart/values.yaml", Span(7, 1, 7, 3))])
+    bare = Finding("GPU000", "invalid-input", Severity.INFO, "m", "-", Span(1, 1, 1, 1))
+    namespaced = Finding("GPU001", "x", Severity.WARNING, "m", "f", Span(1, 1, 1, 1),
+                         ObjectRef("v1", "Pod", "p", "ml"), source={})
+    for finding in (full, bare, namespaced):
+        assert json_report.finding_text(finding) == jsonstream.dumps(json_report.as_dict(finding), 2)
