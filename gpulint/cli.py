@@ -7,7 +7,6 @@ start-up stay cheap.
 
 from __future__ import annotations
 
-import os
 import sys
 from enum import Enum
 from typing import Any, List, Optional

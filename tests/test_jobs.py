@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, FIXTURES, ROOT, run_cli
+from conftest import FIXTURES, ROOT, run_cli
 from gpulint import parallel, registry
 from gpulint.api import Rule, Severity, ValueAt, Violation
 from gpulint.discovery import discover

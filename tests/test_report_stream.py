@@ -41,7 +41,7 @@ def test_items_streams_a_list() -> None:
 
 
 def test_special_values() -> None:
-    for value in (math.nan, math.inf, -math.inf, 1e300, -0.0, "\x00\u2028é\"\\", {1: 2, None: 3, True: 4}):
+    for value in (math.nan, math.inf, -math.inf, 1e300, -0.0, "\x00\u2028é\"\\", {1: 2, None: 3, False: 4, 2.5: 5}):
         assert jsonstream.dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
 
 
