@@ -203,6 +203,9 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
     work = _Work(inputs, config, index, reader)
     outcomes: dict[int, Outcome] = {}
     _WORK = work
+    for stream in (sys.stdout, sys.stderr):  # a worker flushes what it inherits when it exits
+        if stream is not None:
+            stream.flush()
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             futures = [(batch, pool.submit(_run_batch, batch)) for batch in _batches(sizes)]
