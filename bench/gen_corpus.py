@@ -44,9 +44,28 @@ def container(rng: random.Random, name: str) -> str:
         lines += [f"      nvidia.com/gpu: {rng.choice([1, 1, 2, 4, 8])}"]
     if rng.random() < 0.08:
         lines += ["  securityContext:", "    privileged: true"]
+    if rng.random() < 0.2:
+        lines += ["  envFrom:", "  - configMapRef:", f"      name: {rng.choice(['train-config', 'gpu-env'])}",
+                  "  - secretRef:", "      name: runtime-env"]
     lines += ["  volumeMounts:", "  - name: data", "    mountPath: /data",
               "  readinessProbe:", "    httpGet: {path: /healthz, port: 8080}", "    periodSeconds: 10"]
     return "\n".join(lines)
+
+
+def resources(rng: random.Random) -> str:
+    gpu = f"\n    nvidia.com/gpu: {rng.choice([1, 2])}" if rng.random() < 0.5 else ""
+    return f"resources:\n  limits:\n    cpu: \"4\"{gpu}\n  requests:\n    cpu: \"2\""
+
+
+def argo_templates(rng: random.Random) -> str:
+    """An Argo workflow spec: a container template, a script template and a containerSet."""
+    main = "\n".join(line[2:] for line in container(rng, "main").splitlines())
+    return ("entrypoint: main\ntemplates:\n- name: main\n  container:\n" + indent(main, 4)
+            + "\n- name: prepare\n  script:\n    image: python:3.12-slim\n    command: [python]\n"
+            "    source: |\n      import os\n      print(os.environ.get('NVIDIA_VISIBLE_DEVICES'))\n"
+            + indent(resources(rng), 4)
+            + "\n- name: pair\n  containerSet:\n    containers:\n"
+            + indent(container(rng, "a"), 4) + "\n" + indent(container(rng, "b"), 4))
 
 
 def indent(text: str, n: int) -> str:
@@ -88,8 +107,11 @@ def workload(rng: random.Random, kind: str, n: int) -> str:
             "JobSet": "jobset.x-k8s.io/v1alpha2", "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1",
             "VolcanoJob": "batch.volcano.sh/v1alpha1", "Workflow": "argoproj.io/v1alpha1",
             "InferenceService": "serving.kserve.io/v1beta1", "KnativeService": "serving.knative.dev/v1",
-            "Rollout": "argoproj.io/v1alpha1", "CloneSet": "apps.kruise.io/v1alpha1"}[kind]
-    real_kind = {"VolcanoJob": "Job", "KnativeService": "Service"}.get(kind, kind)
+            "Rollout": "argoproj.io/v1alpha1", "CloneSet": "apps.kruise.io/v1alpha1",
+            "WorkflowTemplate": "argoproj.io/v1alpha1", "ClusterWorkflowTemplate": "argoproj.io/v1alpha1",
+            "CronWorkflow": "argoproj.io/v1alpha1", "InferenceServiceModel": "serving.kserve.io/v1beta1"}[kind]
+    real_kind = {"VolcanoJob": "Job", "KnativeService": "Service",
+                 "InferenceServiceModel": "InferenceService"}.get(kind, kind)
     out = f"apiVersion: {head}\nkind: {real_kind}\n{meta(kind, n)}"
     if kind == "Pod":
         return out + "spec:\n" + indent(pod_spec(rng, n), 2)
@@ -113,17 +135,25 @@ def workload(rng: random.Random, kind: str, n: int) -> str:
             f"metadata:\n  labels:\n    app: w{n}\nspec:\n{indent(pod_spec(rng, n), 2)}", 6)
     if kind == "VolcanoJob":
         return out + "spec:\n  tasks:\n  - name: w\n    replicas: 2\n" + template(rng, n, 4)
-    if kind == "Workflow":
-        return (out + "spec:\n  entrypoint: main\n  templates:\n  - name: main\n    container:\n"
-                + indent("\n".join(line[2:] for line in container(rng, "main").splitlines()), 6))
+    if kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"):
+        return out + "spec:\n" + indent(argo_templates(rng), 2)
+    if kind == "CronWorkflow":
+        return (out + "spec:\n  schedule: \"0 3 * * *\"\n  workflowSpec:\n" + indent(argo_templates(rng), 4))
+    if kind == "InferenceServiceModel":
+        return (out + "spec:\n  predictor:\n    model:\n      modelFormat: {name: pytorch}\n"
+                "      storageUri: s3://models/m\n" + indent(resources(rng), 6))
     if kind == "InferenceService":
         return out + "spec:\n  predictor:\n" + indent(pod_spec(rng, n), 4)
     raise AssertionError(kind)
 
 
+# Every way the model finds pod specs: the built-in kinds, CRDs found by shape,
+# Argo templates (container, script, containerSet) and KServe components
+# (containers, or the `model` shorthand).
 KINDS = ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod",
          "ReplicationController", "PodTemplate", "RayCluster", "PyTorchJob", "JobSet", "LeaderWorkerSet",
-         "VolcanoJob", "Workflow", "InferenceService", "KnativeService", "Rollout", "CloneSet"]
+         "VolcanoJob", "Workflow", "InferenceService", "KnativeService", "Rollout", "CloneSet",
+         "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow", "InferenceServiceModel"]
 
 
 def extras(rng: random.Random, n: int) -> list[str]:
@@ -134,6 +164,13 @@ def extras(rng: random.Random, n: int) -> list[str]:
     if rng.random() < 0.4:
         docs.append(f"apiVersion: v1\nkind: ConfigMap\n{meta('ConfigMap', n)}data:\n  config.yaml: |\n"
                     "    batch_size: 32\n    lr: 0.001\n  MODE: train\n")
+    if rng.random() < 0.05:
+        name = rng.choice(["train-config", "gpu-env"])
+        docs.append(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: ml\ndata:\n"
+                    f"  NVIDIA_VISIBLE_DEVICES: {rng.choice(['all', 'void', '0,1'])}\n  EPOCHS: \"3\"\n")
+    if rng.random() < 0.05:
+        docs.append("apiVersion: v1\nkind: Secret\nmetadata:\n  name: runtime-env\n  namespace: ml\n"
+                    "type: Opaque\ndata:\n  TOKEN: c2VjcmV0\n  NVIDIA_VISIBLE_DEVICES: dm9pZA==\n")
     return docs
 
 

@@ -120,6 +120,15 @@ class AnnotationSuppressions:
                             SuppressionContext(workload, None, obj, doc.text, doc.line_offset),
                             obj=obj, field_path=stable_path(obj, ignore.key_path))
 
+    # A ParallelHook (see suppress.py). Usage is complete per document, so the
+    # parent needs it only to end up in the same state as a single process.
+    def take_state(self) -> set:
+        state, self.used = self.used, set()
+        return state
+
+    def merge_state(self, state: set) -> None:
+        self.used |= state
+
     def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None:
         return None
 

@@ -123,7 +123,13 @@ class BaselineSuppressor:
         self.reason = f"in baseline {display or path}"
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
-        key = key_of(finding, ctx, self.root)
+        return self.decide(self.key(finding, ctx))
+
+    # An OrderedSuppressor (see suppress.py): a parallel scan decides in scan order.
+    def key(self, finding: Finding, ctx: SuppressionContext) -> Key:
+        return key_of(finding, ctx, self.root)
+
+    def decide(self, key: Key) -> Suppression | None:  # type: ignore[override]
         if self.remaining.get(key, 0) > 0:
             self.remaining[key] -= 1
             return Suppression(KIND_BASELINE, self.reason)
@@ -145,7 +151,13 @@ class BaselineWriter:
         self.reason = f"written to baseline {display or path}"
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression:
-        self.counts[key_of(finding, ctx, self.root)] += 1
+        return self.decide(self.key(finding, ctx))
+
+    def key(self, finding: Finding, ctx: SuppressionContext) -> Key:
+        return key_of(finding, ctx, self.root)
+
+    def decide(self, key: Key) -> Suppression:
+        self.counts[key] += 1
         return Suppression(KIND_BASELINE, self.reason)
 
     def write(self) -> None:

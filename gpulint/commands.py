@@ -72,7 +72,19 @@ def parse_script(text: str) -> tuple[Command, ...]:
 
 def container_commands(workload: Workload, pod: PodSpec, container: Container,
                        index: ConfigIndex) -> Iterator[RunCommand]:
-    """The commands `container` runs (see the module docstring for the sources)."""
+    """The commands `container` runs (see the module docstring for the sources).
+
+    Computed once per container and index (GPU001 and GPU002 both read them).
+    """
+    memo = container.memo.get("commands.container_commands")
+    if memo is None or memo[0] is not index:
+        memo = container.memo["commands.container_commands"] = (
+            index, tuple(_container_commands(workload, pod, container, index)))
+    return iter(memo[1])
+
+
+def _container_commands(workload: Workload, pod: PodSpec, container: Container,
+                        index: ConfigIndex) -> list[RunCommand]:
     found: list[RunCommand] = []
     script_paths = {script.path for script in container.scripts}
     for exec_ in container.execs:
@@ -95,7 +107,7 @@ def container_commands(workload: Workload, pod: PodSpec, container: Container,
             assert file.entry.value is not None
             origin = f"{file.source.obj.ref.kind} {file.source.obj.ref.name}, key {file.entry.key}"
             found.extend(_script_commands(file.entry.value, file.entry.path, origin, file.source.obj))
-    yield from found
+    return found
 
 
 def _script_commands(text: str, path: tuple, origin: str, located_in: KubeObject | None) -> Iterator[RunCommand]:

@@ -9,10 +9,8 @@ the schema cannot know. Every problem names the file, the line and the key.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -286,9 +284,11 @@ def _toml_locator(text: str) -> Locator:
 
 @functools.lru_cache(maxsize=1)
 def schema() -> dict:
-    from importlib.resources import files
+    import json
 
-    return json.loads(files("gpulint").joinpath("schemas/config.schema.json").read_text(encoding="utf-8"))
+    from gpulint.pkgdata import read_text
+
+    return json.loads(read_text("schemas/config.schema.json"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -334,6 +334,12 @@ def resolve_settings(section: Mapping[str, list]) -> dict[str, list[str]]:
             if item not in settings[key]:
                 settings[key].append(str(item))
     return settings
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
 
 
 def dotted(path: Sequence) -> str:
@@ -394,6 +400,8 @@ class _Checker:
             for key in error.instance:
                 if key in allowed:
                     continue
+                import difflib
+
                 hint = difflib.get_close_matches(str(key), allowed, n=1)
                 suggestion = f"; did you mean `{hint[0]}`?" if hint else f"; known keys: {', '.join(allowed)}"
                 place = f" in `{name}`" if name else ""
@@ -416,6 +424,8 @@ class _Checker:
                 self.add(path, f"{at}expected {words}, got {_describe_type(error.instance)}")
         elif kind == "enum":
             choices = ", ".join(str(c) for c in error.validator_value)
+            import json
+
             self.add(path, f"{at}{json.dumps(error.instance)} is not one of {choices}")
         elif kind == "pattern" and path and path[-1] == "reason":
             self.add(path, f"{at}the reason must not be empty")
@@ -448,6 +458,8 @@ class _Checker:
         for code, entry in section.items():
             rule = rules.get(str(code).upper()) if str(code).upper().startswith("GPU") else by_name.get(code)
             if rule is None:
+                import difflib
+
                 hint = difflib.get_close_matches(str(code), [*rules, *by_name], n=1)
                 suggestion = f"; did you mean `{hint[0]}`?" if hint else " (see `gpulint rules`)"
                 self.add(("rules", code), f"`rules`: unknown rule `{code}`{suggestion}", key=True)
@@ -466,7 +478,7 @@ class _Checker:
                 elif not _same_type(rule.options[option], value):
                     default = rule.options[option]
                     self.add(where, f"`{dotted(where)}`: expected {_describe_type(default)} "
-                                    f"(default {json.dumps(default)}), got {_describe_type(value)}")
+                                    f"(default {_json(default)}), got {_describe_type(value)}")
             severity = entry.get("severity")
             out[rule.id] = RuleConfig(
                 severity=Severity(severity) if severity else None,

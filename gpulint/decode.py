@@ -191,13 +191,26 @@ class Text:
         size = _file_size(stream)
         # A large regular file streams from its first block; anything else
         # (pipes, stdin) is read up to the limit first to learn its size.
-        head = _read(stream, whole_max + 1) if size is None or size <= whole_max else None
+        head = None
+        if size is None:
+            head = _read(stream, whole_max + 1)
+        elif size <= whole_max:
+            # Asking for its size (plus one, to see it grew) rather than the limit:
+            # a read allocates what it is asked for, 8 MiB per file otherwise.
+            head = _read(stream, size + 1)
+            if len(head) > size:
+                head += _read(stream, whole_max + 1 - len(head))
         if head is not None and len(head) <= whole_max:
             self.encoding, _skip = detect_encoding(head[:BINARY_SNIFF])
             self._raw = head
         else:
             self.blocks = TextBlocks(stream, block_size, head=head or b"")
             self.encoding = self.blocks.encoding
+
+    @property
+    def data(self) -> bytes | None:
+        """The bytes of a small input, until `whole` decodes them; None for a streamed one."""
+        return self._raw
 
     @property
     def whole(self) -> str | None:

@@ -65,10 +65,11 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
     inputs: list[Input] = []
     missing: list[str] = []
     seen: set[str] = set()
+    real_dirs: dict[str, str] = {}
 
-    def add(item: Input) -> None:
-        # os.path.realpath, unlike Path.resolve before Python 3.13, survives symlink loops.
-        key = os.path.realpath(item.real) if item.real is not None else "-"
+    def add(item: Input, key: str | None = None) -> None:
+        if key is None:
+            key = _realpath(item.real, real_dirs) if item.real is not None else "-"
         if key not in seen:
             seen.add(key)
             inputs.append(item)
@@ -83,9 +84,10 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             continue
         if path.is_dir():
             for item in _walk(raw, path, exclude, skip):
-                if item.kind in ("manifest", "dockerfile") and item.real is not None:
-                    walked.add(os.path.realpath(item.real))
-                add(item)
+                key = _realpath(item.real, real_dirs) if item.real is not None else "-"
+                if item.kind in ("manifest", "dockerfile"):
+                    walked.add(key)
+                add(item, key)
         elif path.exists():
             chart = _enclosing_chart(raw)
             if chart is not None:
@@ -96,6 +98,20 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
         else:
             missing.append(raw)
     return Discovery(_plan_kustomizations(inputs, walked), missing)
+
+
+def _realpath(path: Path, real_dirs: dict[str, str]) -> str:
+    """os.path.realpath (which, unlike Path.resolve before Python 3.13, survives
+    symlink loops), resolving each directory once: the real path of a file that
+    is no symlink is its directory's real path joined with its name."""
+    text = os.fspath(path)
+    head, tail = os.path.split(text)
+    if tail in ("", ".", "..") or os.path.islink(text):
+        return os.path.realpath(text)
+    real_head = real_dirs.get(head)
+    if real_head is None:
+        real_head = real_dirs[head] = os.path.realpath(head or ".")
+    return os.path.join(real_head, tail)
 
 
 def _plan_kustomizations(inputs: list[Input], walked: set[str]) -> list[Input]:

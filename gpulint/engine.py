@@ -7,15 +7,13 @@ at the parser's position and the scan goes on.
 
 from __future__ import annotations
 
-import shutil
+import io
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from gpulint import decode as decode_mod
-from gpulint import dockerfile as dockerfile_mod
 from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, ValueAt, Violation
 from gpulint.decode import BinaryInput, DecodeError, ReadError, Text, decode_lenient
 from gpulint.discovery import Input
@@ -28,9 +26,12 @@ from gpulint.locations import Span
 from gpulint.model import Container, Workload
 from gpulint.objects import KubeObject, objects_in
 from gpulint.podspecs import workload_of
-from gpulint.render import Mapper, Rendered, RenderOptions, render, source_mapper
+from gpulint.renderopts import RenderOptions
 from gpulint.suppress import ScanHook, SuppressionContext, Suppressor, apply as apply_suppressors
 from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, Problem, load_documents, load_stream
+
+if TYPE_CHECKING:
+    from gpulint.render import Mapper, Rendered
 
 HELM_HINT = ("it looks like an unrendered Helm template: scan its chart directory, or render it first, "
              "e.g. `helm template RELEASE CHART | gpulint scan -`")
@@ -79,16 +80,35 @@ class InputReader:
     """Opens inputs; stdin can only be read once, so it is kept (on disk when large).
 
     Charts and kustomizations are rendered once, for the index pass and the scan.
+    The bytes of small files the index pass reads are kept (up to CACHE_MAX in
+    all) and handed to the scan, which then does not open them again.
     """
+
+    CACHE_MAX = 64 << 20
 
     def __init__(self, render_options: RenderOptions | None = None) -> None:
         self._stdin: IO[bytes] | None = None
         self._render_options = render_options or RenderOptions()
         self._rendered: dict[str, Rendered] = {}
+        self._kept: dict[str, bytes] = {}
+        self._kept_size = 0
+
+    def kept_size(self, item: Input) -> int | None:
+        """The size of a file whose bytes are kept (None: not kept)."""
+        data = self._kept.get(str(item.real)) if self._kept else None
+        return None if data is None else len(data)
+
+    def keep(self, item: Input, data: bytes) -> None:
+        """Remember a file's bytes, read whole by the index pass, for the scan."""
+        if item.kind == "manifest" and item.real is not None and self._kept_size + len(data) <= self.CACHE_MAX:
+            self._kept[str(item.real)] = data
+            self._kept_size += len(data)
 
     def rendered(self, item: Input) -> Rendered:
         key = str(item.real)
         if key not in self._rendered:
+            from gpulint.render import render
+
             self._rendered[key] = render(item.kind, item.real, item.display, self._render_options)
         return self._rendered[key]
 
@@ -97,6 +117,9 @@ class InputReader:
         """A binary stream of the input, positioned at its start."""
         if item.kind == "stdin":
             if self._stdin is None:
+                import shutil
+                import tempfile
+
                 spool = tempfile.SpooledTemporaryFile(max_size=decode_mod.WHOLE_MAX)
                 shutil.copyfileobj(sys.stdin.buffer, spool)
                 self._stdin = spool  # type: ignore[assignment]
@@ -105,6 +128,11 @@ class InputReader:
             yield self._stdin
             return
         assert item.real is not None
+        data = self._kept.pop(str(item.real), None) if self._kept else None
+        if data is not None:
+            self._kept_size -= len(data)
+            yield io.BytesIO(data)
+            return
         with open(item.real, "rb") as handle:
             yield handle
 
@@ -122,16 +150,27 @@ def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (),
     return load_stream(source.blocks, limits, only=only, strict_json=strict_json)
 
 
-def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None) -> ScanResult:
+def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None,
+         jobs: int | None = 1) -> ScanResult:
+    """Scan `inputs`. `jobs`: processes to scan files in (None: one per CPU); the
+    result is the same for any number (see parallel.py), and small scans use one."""
     reader = reader or InputReader(config.render)
     result = ScanResult([])
     index = build_index(inputs, reader, config.limits, result.internal_errors)
-    for item in inputs:
-        try:
-            result.files.append(scan_input(item, config, index, reader))
-        except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
-            result.internal_errors.append(internal_error_message(item.display, error))
-            result.files.append(FileReport(item.display, STATUS_ERROR))
+    workers = 1
+    if (jobs is None or jobs > 1) and len(inputs) > 1:
+        from gpulint import parallel
+
+        workers, sizes = parallel.plan(inputs, config, reader, jobs)
+    if workers > 1:
+        parallel.scan_parallel(inputs, config, index, reader, workers, sizes, result)
+    else:
+        for item in inputs:
+            try:
+                result.files.append(scan_input(item, config, index, reader))
+            except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
+                result.internal_errors.append(internal_error_message(item.display, error))
+                result.files.append(FileReport(item.display, STATUS_ERROR))
     for hook in config.hooks:
         hook.scan_done(result, config)
     return result
@@ -171,6 +210,8 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
         try:
             with reader.open(item) as stream:
                 source = Text(stream)
+                if source.data is not None:
+                    reader.keep(item, source.data)
                 if not source.may_contain(_INDEXED_KINDS):
                     continue
                 for doc in _documents(source, limits, only=_INDEXED_KINDS):
@@ -219,7 +260,7 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
             whole = source.whole
             documents = _documents(source, config.limits, strict_json=item.display.lower().endswith(".json"))
             found_objects = _scan_documents(report, item.display, documents, config, index,
-                                            source_mapper(whole, config.render) if whole is not None else None,
+                                            _source_mapper(whole, config.render) if whole is not None else None,
                                             whole)
             if source.error is not None:  # known once the stream has been read past it
                 _decode_problem(report, config, source.error)
@@ -237,6 +278,15 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {reason}")
         return report
     return report
+
+
+def _source_mapper(text: str, options: RenderOptions) -> Mapper | None:
+    """A mapper back to the chart for Helm output (render.source_mapper), imported only when it may apply."""
+    if "# Source:" not in text:
+        return None
+    from gpulint.render import source_mapper
+
+    return source_mapper(text, options)
 
 
 def _decode_problem(report: FileReport, config: ScanConfig, error: DecodeError) -> None:
@@ -258,6 +308,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
     where no document could be loaded.
     """
     ctx_for = _ContextFactory(config, index)
+    checks = [(rule, rule.check, ctx_for(rule)) for rule in config.rules if rule.check is not None]
     found_objects = False
     load_errors = 0
     unlisted: LoadError | None = None
@@ -298,10 +349,8 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                     continue  # the value is an unrendered `{{ ... }}`
                 _invalid(report, config, span, f"{type_problem.message} (at {_dotted(obj, type_problem.path)})",
                          obj=obj, doc=doc, mapped=_mapped(mapper, display, obj, ValueAt(type_problem.path)))
-            for rule in config.rules:
-                if rule.check is None:
-                    continue
-                for violation in rule.check(workload, ctx_for(rule)):
+            for rule, check, ctx in checks:
+                for violation in check(workload, ctx):
                     finding = _finding(rule, violation, workload, config)
                     target = violation.located_in or obj
                     if target.doc.placeholders and _about_placeholder(target.doc, violation.where, finding.span):
@@ -370,6 +419,8 @@ class _ContextFactory:
 
 def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanConfig,
                      ctx_for: _ContextFactory) -> None:
+    from gpulint import dockerfile as dockerfile_mod
+
     parsed = dockerfile_mod.parse(display, text)
     report.documents += 1
     for rule in config.rules:

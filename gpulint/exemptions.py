@@ -73,8 +73,12 @@ def image_repository(image: str) -> str | None:
     return f"{domain}/{path}"
 
 
-def _compile_pattern(pattern: str) -> re.Pattern[str]:
-    """A repository glob -> regex. `*`/`?` never cross '/', and never '.' in the host."""
+def _compile_pattern(pattern: str) -> str:
+    """A repository glob -> regex source. `*`/`?` never cross '/', and never '.' in the host.
+
+    The regex is compiled on first use (re's cache keeps it): most scans match
+    few of the built-in components' patterns, and all of them are parsed at start.
+    """
     if "@" in pattern or ":" in pattern.rpartition("/")[2]:
         raise ValueError("a pattern names a repository: drop the tag or digest")
     domain, rest = _split_domain(pattern.strip())
@@ -86,7 +90,7 @@ def _compile_pattern(pattern: str) -> re.Pattern[str]:
     def translate(text: str, star: str, one: str) -> str:
         return "".join(star if ch == "*" else one if ch == "?" else re.escape(ch) for ch in text)
 
-    return re.compile(translate(domain, r"[^/.]*", r"[^/.]") + "/" + translate(rest, r"[^/]*", r"[^/]") + r"\Z")
+    return translate(domain, r"[^/.]*", r"[^/.]") + "/" + translate(rest, r"[^/]*", r"[^/]") + r"\Z"
 
 
 # --- the allowlist ---------------------------------------------------------------
@@ -100,10 +104,10 @@ class SystemComponent:
     source: str = ""
     templates: tuple[Mapping[str, str], ...] = ()   # pod label sets (placeholder images only)
     namespaces: tuple[str, ...] = ()           # when set, the object must declare one of them
-    _patterns: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
+    _patterns: tuple[str, ...] = field(default=(), repr=False, compare=False)   # regex sources
 
     def matches_repository(self, repository: str) -> bool:
-        return any(p.match(repository) for p in self._patterns)
+        return any(re.match(p, repository) for p in self._patterns)
 
     def matches_template(self, labels: Mapping[str, Any]) -> bool:
         return any(all(k in labels and str(labels[k]) == v for k, v in wanted.items())
@@ -170,11 +174,10 @@ def _string_list(value: Any, where: str, key: str) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def builtin_components() -> tuple[SystemComponent, ...]:
     """The shipped allowlist (data/system_components.yaml)."""
-    from importlib.resources import files
-
+    from gpulint.pkgdata import read_text
     from gpulint.yamlload import Document, load_documents
 
-    text = files("gpulint").joinpath("data/system_components.yaml").read_text(encoding="utf-8")
+    text = read_text("data/system_components.yaml")
     for doc in load_documents(text):
         if isinstance(doc, Document) and isinstance(doc.data, dict):
             return tuple(parse_components(doc.data.get("components"), "gpulint/data/system_components.yaml"))
@@ -196,12 +199,19 @@ class SystemComponentSuppressor:
 
     def __init__(self, components: Sequence[SystemComponent]) -> None:
         self.components = tuple(components)
+        # Derived from `components` only (so the same in every process): per rule id
+        # the components exempt from it; per repository the components it matches.
+        self._exempt: dict[str, tuple[SystemComponent, ...]] = {}
+        self._matching: dict[str, frozenset[int]] = {}
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
         if workload is None or not self.components:
             return None
-        candidates = [c for c in self.components if finding.rule_id in c.exempt]
+        candidates = self._exempt.get(finding.rule_id)
+        if candidates is None:
+            candidates = self._exempt[finding.rule_id] = tuple(
+                c for c in self.components if finding.rule_id in c.exempt)
         if not candidates:
             return None
         targets = _targets(workload, ctx.container)
@@ -209,7 +219,7 @@ class SystemComponentSuppressor:
             return None
         names: list[str] = []
         for pod, container in targets:
-            component = _component_of(workload, pod, container, candidates)
+            component = _component_of(workload, pod, container, candidates, self._matches)
             if component is None:
                 return None
             if component.name not in names:
@@ -218,7 +228,16 @@ class SystemComponentSuppressor:
 
     def component_of(self, workload: Workload, pod: PodSpec, container: Container) -> SystemComponent | None:
         """The first component `container` is recognised as (whatever it is exempt from)."""
-        return _component_of(workload, pod, container, self.components)
+        return _component_of(workload, pod, container, self.components, self._matches)
+
+    def _matches(self, component: SystemComponent, repository: str) -> bool:
+        """component.matches_repository(repository), answered once per repository (by the
+        identity of the components, which this suppressor holds)."""
+        matching = self._matching.get(repository)
+        if matching is None:
+            matching = self._matching[repository] = frozenset(
+                id(c) for c in self.components if c.matches_repository(repository))
+        return id(component) in matching
 
 
 def _targets(workload: Workload, container: Container | None) -> list[tuple[PodSpec, Container]]:
@@ -229,14 +248,15 @@ def _targets(workload: Workload, container: Container | None) -> list[tuple[PodS
 
 
 def _component_of(workload: Workload, pod: PodSpec, container: Container,
-                  candidates: Iterable[SystemComponent]) -> SystemComponent | None:
+                  candidates: Iterable[SystemComponent],
+                  matches: Any = SystemComponent.matches_repository) -> SystemComponent | None:
     # Kubernetes rejects surrounding blanks, so they make a placeholder too: no strip().
     repository = image_repository(container.image) if container.image else None
     for component in candidates:
         if component.namespaces and workload.namespace not in component.namespaces:
             continue
         if repository is not None:
-            if component.matches_repository(repository):
+            if matches(component, repository):
                 return component
         elif component.templates and (component.matches_template(pod.labels)
                                       or component.matches_template(workload.labels)):

@@ -39,7 +39,7 @@ class MappedLocation:
     description: str = ""
 
 
-@dataclass
+@dataclass(slots=True)  # a large scan keeps every finding until the report is written
 class Finding:
     rule_id: str
     rule_name: str

@@ -371,11 +371,10 @@ def _image_rule(entry: Any) -> ImageRule:
 
 @functools.lru_cache(maxsize=1)
 def builtin_image_rules() -> tuple[ImageRule, ...]:
-    from importlib.resources import files
-
+    from gpulint.pkgdata import read_text
     from gpulint.yamlload import Document, load_documents
 
-    text = files("gpulint").joinpath("data/gpu_images.yaml").read_text(encoding="utf-8")
+    text = read_text("data/gpu_images.yaml")
     for doc in load_documents(text):
         if isinstance(doc, Document) and isinstance(doc.data, dict):
             return tuple(_image_rule(e) for e in doc.data.get("images", []))
@@ -390,11 +389,17 @@ def image_visible_devices_default(image: str | None, settings: Mapping[str, Any]
     """
     if not image:
         return None
+    return _image_default(image, tuple(setting(settings, "gpu-images")))
+
+
+@functools.lru_cache(maxsize=4096)
+def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
+    """image_visible_devices_default for one image: a scan meets the same few images again and again."""
     ref = parse_image(image)
     if ref is None:
         return None
     normalized = str(ref)
-    for pattern in setting(settings, "gpu-images"):
+    for pattern in patterns:
         if fnmatch.fnmatchcase(normalized, pattern) or fnmatch.fnmatchcase(image.strip(), pattern):
             return ImageRule(pattern, "all", "configured gpu-images pattern")
     for rule in builtin_image_rules():

@@ -138,6 +138,18 @@ class InlineSuppressions:
                       config: "ScanConfig") -> None:
         return None
 
+    # A ParallelHook (see suppress.py): what workers saw is gathered before scan_done.
+    def take_state(self) -> tuple[set, dict]:
+        state = (self.used, self.seen)
+        self.used, self.seen = set(), {}
+        return state
+
+    def merge_state(self, state: tuple[set, dict]) -> None:
+        used, seen = state
+        self.used |= used
+        for file, directives in seen.items():
+            self.seen.setdefault(file, []).extend(directives)
+
     def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None:
         if not any(rule.id == UNUSED_SUPPRESSION for rule in config.rules):
             return

@@ -10,7 +10,6 @@ also reads several top-level values in a row (`jq -c` output) as documents.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -54,6 +53,8 @@ class _Cursor:
 
 
 def _string_value(token: str) -> str:
+    import json
+
     value = json.loads(token)
     if _SURROGATE_RE.search(value):  # a lone surrogate escape: valid JSON, not encodable text
         value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
@@ -143,6 +144,8 @@ def json_error(text: str) -> tuple[int, int, str] | None:
     unquoted keys); Kubernetes' decoders read a `.json` file as JSON and reject
     those, so for `.json` files they are reported.
     """
+    import json
+
     try:
         json.loads(text)
     except RecursionError:

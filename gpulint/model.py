@@ -149,6 +149,9 @@ class Container:
     scripts: list[Script]
     volume_mounts: list[VolumeMount]
     path: tuple
+    # Facts derived from the container that several rules ask for (its commands,
+    # its resource entries...), computed once by the helper that owns each key.
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def key_path(self, *items: Any) -> tuple:
         return self.path + items
@@ -261,13 +264,19 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
             return problems.expect(fallback.get(name), kind, obj.path(*fallback_rel, name), what)
         return None
 
+    # (`type(x) is T or problems.expect(...)`: the usual well-typed value skips
+    # building the path and message a problem would need.)
     containers: list[Container] = []
     for key, role in (("initContainers", ROLE_INIT), ("containers", ROLE_CONTAINER),
                       ("ephemeralContainers", ROLE_EPHEMERAL), ("sidecars", ROLE_CONTAINER)):
-        items = problems.expect(spec.get(key), list, base + (key,), key)
+        items = spec.get(key)
+        if items is None:
+            continue
+        if type(items) is not list:
+            items = problems.expect(items, list, base + (key,), key)
         for i, item in enumerate(items or ()):
             path = base + (key, i)
-            if problems.expect(item, dict, path, f"{key}[{i}]") is not None:
+            if type(item) is dict or problems.expect(item, dict, path, f"{key}[{i}]") is not None:
                 containers.append(build_container(item, path, role, problems))
     for path, item, origin, default_name in extra_containers or ():
         container = build_container(item, path, ROLE_CONTAINER, problems, script_origin=origin)
@@ -279,9 +288,12 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
     if fallback is not None and fallback_rel is not None:
         volume_lists.append((fallback.get("volumes"), obj.path(*fallback_rel, "volumes")))
     for raw_volumes, vpath in volume_lists:
-        for i, item in enumerate(problems.expect(raw_volumes, list, vpath, "volumes") or ()):
+        if raw_volumes is None:
+            continue
+        for i, item in enumerate(raw_volumes if type(raw_volumes) is list
+                                 else problems.expect(raw_volumes, list, vpath, "volumes") or ()):
             path = vpath + (i,)
-            if problems.expect(item, dict, path, f"volumes[{i}]") is None:
+            if type(item) is not dict and problems.expect(item, dict, path, f"volumes[{i}]") is None:
                 continue
             kind = next((k for k in item if k != "name" and isinstance(item[k], dict)), "")
             volumes.append(Volume(str(item.get("name", "")), kind, item.get(kind) or {}, path))
@@ -317,18 +329,27 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
 def build_container(data: dict, path: tuple, role: str, problems: Problems,
                     script_origin: str = "") -> Container:
     name = data.get("name")
-    image = problems.expect(data.get("image"), str, path + ("image",), "image")
+    image = data.get("image")
+    if image is not None and type(image) is not str:
+        image = problems.expect(image, str, path + ("image",), "image")
 
     env: list[EnvVar] = []
-    for i, item in enumerate(problems.expect(data.get("env"), list, path + ("env",), "env") or ()):
+    items = data.get("env")
+    if items is not None and type(items) is not list:
+        items = problems.expect(items, list, path + ("env",), "env")
+    for i, item in enumerate(items or ()):
         entry = path + ("env", i)
-        if problems.expect(item, dict, entry, f"env[{i}]") is None:
+        if type(item) is not dict and problems.expect(item, dict, entry, f"env[{i}]") is None:
             continue
-        var_name = problems.expect(item.get("name"), str, entry + ("name",), "env name")
+        var_name = item.get("name")
+        if var_name is not None and type(var_name) is not str:
+            var_name = problems.expect(var_name, str, entry + ("name",), "env name")
         value = item.get("value")
         if value is not None and not isinstance(value, str):
             problems.expect(value, str, entry + ("value",), "env value")
-        value_from = problems.expect(item.get("valueFrom"), dict, entry + ("valueFrom",), "valueFrom")
+        value_from = item.get("valueFrom")
+        if value_from is not None and type(value_from) is not dict:
+            value_from = problems.expect(value_from, dict, entry + ("valueFrom",), "valueFrom")
         env.append(EnvVar(var_name or "", value, value_from, entry))
 
     env_from: list[EnvFrom] = []
@@ -354,9 +375,12 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
     execs, scripts = _execs(data, path, command, args, problems, script_origin)
 
     mounts: list[VolumeMount] = []
-    for i, item in enumerate(problems.expect(data.get("volumeMounts"), list, path + ("volumeMounts",), "volumeMounts") or ()):
+    items = data.get("volumeMounts")
+    if items is not None and type(items) is not list:
+        items = problems.expect(items, list, path + ("volumeMounts",), "volumeMounts")
+    for i, item in enumerate(items or ()):
         entry = path + ("volumeMounts", i)
-        if problems.expect(item, dict, entry, f"volumeMounts[{i}]") is None:
+        if type(item) is not dict and problems.expect(item, dict, entry, f"volumeMounts[{i}]") is None:
             continue
         mounts.append(VolumeMount(str(item.get("name", "")), str(item.get("mountPath", "")), entry))
 
@@ -379,14 +403,19 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
 
 
 def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
-    raw = problems.expect(raw, dict, path, "resources") or {}
+    if type(raw) is not dict:
+        raw = problems.expect(raw, dict, path, "resources") or {}
     out: dict[str, dict] = {}
     nulls: dict[str, tuple] = {}
     for key in ("limits", "requests"):
-        section = problems.expect(raw.get(key), dict, path + (key,), f"resources.{key}") or {}
+        section = raw.get(key)
+        if type(section) is not dict:
+            section = problems.expect(section, dict, path + (key,), f"resources.{key}") or {}
         clean = {}
         for name, quantity in section.items():
-            if problems.expect(quantity, (str, int, float), path + (key, name), f"{key}[{name}]") is not None:
+            kind = type(quantity)
+            if (kind is str or kind is int or kind is float
+                    or problems.expect(quantity, (str, int, float), path + (key, name), f"{key}[{name}]") is not None):
                 clean[name] = quantity
         out[key] = clean
         nulls[key] = tuple(str(name) for name, quantity in section.items() if quantity is None)
@@ -395,12 +424,16 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
 
 
 def _string_list(raw: Any, path: tuple, what: str, problems: Problems) -> list | None:
-    items = problems.expect(raw, list, path, what)
+    if raw is None:
+        return None
+    items = raw if type(raw) is list else problems.expect(raw, list, path, what)
     if items is None:
         return None
     out = []
     for i, item in enumerate(items):
-        if isinstance(item, (str, int, float)) and not isinstance(item, bool):
+        if type(item) is str:
+            out.append(item)
+        elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
             out.append(str(item))
         else:
             problems.expect(item, str, path + (i,), f"{what}[{i}]")

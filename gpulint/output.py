@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
+from typing import IO, Iterator
 
 
 def write_atomic(path: str, text: str) -> None:
+    with open_atomic(path) as handle:
+        handle.write(text)
+
+
+@contextmanager
+def open_atomic(path: str) -> Iterator[IO[str]]:
+    """A text file that replaces `path` when the block ends without an exception (else is removed)."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".gpulint-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+            yield handle
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -8,7 +8,9 @@ the built-ins are registered.
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
+import re
+import sys
 from types import ModuleType
 from typing import Iterable
 
@@ -22,9 +24,87 @@ class RegistryError(Exception):
 
 
 def _entry_points() -> Iterable:
+    found = _read_entry_points(GROUP)
+    if found is not None:
+        return found
     from importlib.metadata import entry_points
 
     return entry_points(group=GROUP)
+
+
+class EntryPoint:
+    """An entry point read from an `entry_points.txt` (loads like importlib.metadata's)."""
+
+    _PATTERN = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+
+    def __init__(self, name: str, value: str, group: str) -> None:
+        self.name = name
+        self.value = value
+        self.group = group
+
+    def load(self) -> object:
+        match = self._PATTERN.match(self.value)
+        if match is None:
+            raise ValueError(f"malformed entry point {self.value!r}")
+        target: object = importlib.import_module(match.group("module"))
+        for attr in filter(None, (match.group("attr") or "").split(".")):
+            target = getattr(target, attr)
+        return target
+
+
+def _read_entry_points(group: str) -> list[EntryPoint] | None:
+    """The `group` entry points of the distributions on sys.path, as importlib.metadata
+    finds them (the first distribution of each normalised name wins), without importing
+    importlib.metadata (a noticeable part of a small scan's start-up). None when the
+    environment holds what this reader does not handle (zipped or egg paths, other
+    distribution finders): importlib.metadata then does the work."""
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(finder, "find_distributions") and finder is not PathFinder for finder in sys.meta_path):
+        return None
+    seen: set[str] = set()
+    found: list[EntryPoint] = []
+    for entry in sys.path:
+        root = entry or "."
+        if root.lower().endswith(".egg"):
+            return None
+        try:
+            children = os.listdir(root)
+        except NotADirectoryError:
+            return None  # a zip file on sys.path
+        except OSError:
+            continue
+        for child in children:
+            low = child.lower()
+            if not low.endswith((".dist-info", ".egg-info")):
+                continue
+            name = re.sub(r"[-_.]+", "_", low.rpartition(".")[0].partition("-")[0])
+            if name in seen:
+                continue
+            seen.add(name)
+            try:
+                with open(os.path.join(root, child, "entry_points.txt"), encoding="utf-8") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            found.extend(_group_entries(text, group))
+    return found
+
+
+def _group_entries(text: str, group: str) -> list[EntryPoint]:
+    """The `group` section of an entry_points.txt (parsed as importlib.metadata.Sectioned does)."""
+    out = []
+    section = None
+    for line in map(str.strip, text.splitlines()):
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line.strip("[]")
+            continue
+        if section == group:
+            name, _, value = line.partition("=")
+            out.append(EntryPoint(name.strip(), value.strip(), group))
+    return out
 
 
 def load_rules() -> dict[str, Rule]:
@@ -51,6 +131,8 @@ def _rules_of(target: object, where: str) -> list[Rule]:
     if isinstance(target, ModuleType):
         found = _module_rules(target)
         if hasattr(target, "__path__"):  # a package: every module in it
+            import pkgutil
+
             for info in sorted(pkgutil.iter_modules(target.__path__), key=lambda m: m.name):
                 if info.name.startswith("_"):
                     continue

@@ -261,8 +261,15 @@ def entries(container: "Container") -> list[Entry]:
     """Every resource key of the container, limits first, in document order.
 
     Keys whose value has the wrong type (a list, a mapping) are absent: the
-    model reports them as GPU000.
+    model reports them as GPU000. Computed once per container (five rules ask).
     """
+    found = container.memo.get("resources.entries")
+    if found is None:
+        found = container.memo["resources.entries"] = _entries(container)
+    return found
+
+
+def _entries(container: "Container") -> list[Entry]:
     res = container.resources
     out: list[Entry] = []
     for section, written, nulls in ((LIMITS, res.limits, res.null_limits),
@@ -277,6 +284,14 @@ def entries(container: "Container") -> list[Entry]:
 
 def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
     """The limit/request pairs of the resources GPU101-GPU103 check (see `is_validated`)."""
+    key = ("resources.validated_pairs", names)
+    found = container.memo.get(key)
+    if found is None:
+        found = container.memo[key] = _validated_pairs(container, names)
+    return found
+
+
+def _validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
     pairs: dict[str, Pair] = {}
     for entry in entries(container):
         if not names.is_validated(entry.name):

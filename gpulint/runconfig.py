@@ -12,18 +12,19 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from gpulint.annotation_ignore import AnnotationSuppressions
 from gpulint.api import Rule
-from gpulint.baseline import BaselineSuppressor, BaselineWriter
-from gpulint.config import ProjectConfig
-from gpulint.config_exemptions import ConfigExemptions
 from gpulint.engine import ScanConfig
 from gpulint.findings import INVALID_INPUT
 from gpulint.inline import InlineSuppressions
 from gpulint.selection import select_rules
 from gpulint.suppress import Suppressor, pipeline
+
+if TYPE_CHECKING:  # the baseline and configuration modules load when a scan uses them
+    from gpulint.baseline import BaselineWriter
+    from gpulint.config import ProjectConfig
 
 
 @dataclass
@@ -89,6 +90,8 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
     annotations = AnnotationSuppressions()
     writer = None
     baseline: Suppressor | None = None
+    if cli.write_baseline or cli.baseline or project.baseline is not None:
+        from gpulint.baseline import BaselineSuppressor, BaselineWriter
     if cli.write_baseline:
         writer = BaselineWriter(Path(cli.write_baseline), cli.write_baseline)
         baseline = writer
@@ -106,7 +109,7 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
         suppressors=pipeline(
             inline=inline,
             annotation=annotations,
-            config=ConfigExemptions(project.exemptions) if project.exemptions else None,
+            config=_config_exemptions(project),
             system=system,
             baseline=baseline,
         ),
@@ -114,6 +117,14 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
     )
     fail_on = cli.fail_on or project.fail_on or "warning"
     return RunPlan(config, fail_on, project, writer)
+
+
+def _config_exemptions(project: ProjectConfig) -> Suppressor | None:
+    if not project.exemptions:
+        return None
+    from gpulint.config_exemptions import ConfigExemptions
+
+    return ConfigExemptions(project.exemptions)
 
 
 def _display(path: Path) -> str:

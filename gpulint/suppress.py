@@ -108,6 +108,38 @@ class ScanHook(Protocol):
         """The whole scan."""
 
 
+class ParallelHook(ScanHook, Protocol):
+    """A hook whose state a parallel scan gathers from its worker processes (see engine.scan).
+
+    A worker calls `take_state()` after each input; the parent calls
+    `merge_state()` with each input's state in input order, before `scan_done`,
+    so the hook ends up as if one process had scanned everything.
+    """
+
+    def take_state(self) -> object:
+        """What was recorded since the last call (picklable), forgetting it."""
+
+    def merge_state(self, state: object) -> None:
+        """Add what `take_state()` returned in a worker."""
+
+
+class OrderedSuppressor(Protocol):
+    """A suppressor whose verdicts depend on the findings it saw before (a baseline counts them).
+
+    `key()` reads what it needs from the finding and its context; `decide()`
+    gives the verdict and updates the state; calling the suppressor does both.
+    A parallel scan computes keys where findings are made and decides in the
+    parent, in the order one process would have. Such suppressors come last in
+    the pipeline, so no other suppressor depends on their verdict.
+    """
+
+    def __call__(self, finding: Finding, ctx: SuppressionContext) -> Optional[Suppression]: ...
+
+    def key(self, finding: Finding, ctx: SuppressionContext) -> object: ...
+
+    def decide(self, key: object) -> Optional[Suppression]: ...
+
+
 def apply(finding: Finding, ctx: SuppressionContext, suppressors: list[Suppressor]) -> Finding:
     for suppressor in suppressors:
         verdict = suppressor(finding, ctx)

@@ -21,9 +21,11 @@ from typing import Any, Iterable, Iterator
 from _ruamel_yaml import CParser
 from ruamel.yaml import events as ev
 
-from gpulint import jsonload
-from gpulint import unrendered as unrendered_mod
+from gpulint import fastevents, jsonload
 from gpulint.locations import LocNode, Span
+
+
+fastevents.install()  # cheaper parser events, the same values: see fastevents.py
 
 
 @dataclass(frozen=True)
@@ -82,11 +84,11 @@ class Problem:
 class Document:
     """One YAML document: plain data, its raw text, and positions on demand."""
 
-    __slots__ = ("index", "data", "text", "line_offset", "content_start", "_has_problems",
+    __slots__ = ("index", "data", "text", "line_offset", "content_start", "_dups", "_ends",
                  "_problems", "_events", "_root", "_limits", "_raw", "_is_json", "placeholders")
 
     def __init__(self, index: int, data: Any, text: str, line_offset: int,
-                 events: list | None, has_problems: bool, content_start: int | None = None, *,
+                 events: Any, dups: list | bool, content_start: int, *,
                  limits: Limits = DEFAULT_LIMITS, raw: int = 0, is_json: bool = False,
                  placeholders: tuple[Span, ...] = ()) -> None:
         self.index = index
@@ -95,13 +97,15 @@ class Document:
         self.line_offset = line_offset  # 0-based line of `text` in the file
         # Offset in `text` of the first node: what precedes it is the header
         # (`---`, comments such as Helm's `# Source:`).
-        if content_start is None:
-            content_start = events[0].start_mark.index if events else 0
-        self.content_start: int = content_start
-        self._has_problems = has_problems
-        self._problems: list[Problem] = []
-        self._events: list | None = events   # None: parse `text` again when needed
+        self.content_start = content_start
+        # Repeated keys: as noted by _build with the event tree, or only whether there are any.
+        self._dups = dups
+        self._problems: list[Problem] | None = None
+        # The document's node events, kept as a tree (see _build); None: parse
+        # `text` again when positions are needed (large documents).
+        self._events = events
         self._root: LocNode | None = None
+        self._ends: dict = {}                # see _loc
         self._limits = limits
         self._raw = raw                      # which document of `text` this is (empty ones count)
         self._is_json = is_json              # `text` was read by the JSON reader
@@ -114,8 +118,13 @@ class Document:
         """Defects such as duplicate keys, with their positions."""
         if self.placeholders:
             return []  # `{{ if }}`/`{{ else }}` branches of a template repeat keys legitimately
-        if self._has_problems:
-            self.root()
+        if self._problems is None:
+            if not self._dups:
+                self._problems = []
+            else:
+                if not isinstance(self._dups, list):
+                    self._reparse()
+                self._problems = _problems(self._dups, self.line_offset, self._ends)  # type: ignore[arg-type]
         return self._problems
 
     @property
@@ -125,15 +134,20 @@ class Document:
 
     def root(self) -> LocNode:
         if self._root is None:
-            events: Iterable[Any] | None = self._events
-            if events is None:
-                events = _node_events(self.text, self._raw, self._is_json)
-            _data, root, problems = _build(events, self.line_offset, True, self._limits)
-            assert root is not None
-            self._root = root
-            self._problems = problems  # type: ignore[assignment]
-            self._events = None
+            if self._events is None:
+                self._reparse()
+            self._root = _loc(self._events, self.line_offset, self._ends)
         return self._root
+
+    def _reparse(self) -> None:
+        """Keep the event tree of a large document, parsing its text again."""
+        if self._is_json:
+            events = iter(jsonload.json_events(self.text)[self._raw] + [_JSON_END])
+            _data, tree, dups, _first = _build(events.__next__, self.line_offset, True, self._limits)
+        else:
+            tree, dups = _tree_of(self.text, self._raw, self.line_offset, self._limits)
+        self._events = tree
+        self._dups = dups
 
     def in_placeholder(self, span: Span) -> bool:
         """Whether `span` overlaps text that stands in for an unrendered template action."""
@@ -145,30 +159,46 @@ class Document:
 
     def node(self, path: Iterable) -> LocNode | None:
         """The location node at `path`, or None when the path does not exist."""
-        node = self.root()
+        raw = self._node(path)
+        if raw is _MISSING:
+            return None
+        if raw is self._events:
+            return self.root()
+        return _loc(raw, self.line_offset, self._ends)
+
+    def _node(self, path: Iterable) -> Any:
+        """The event-tree node at `path` (_MISSING when there is none): only that path is walked."""
+        if self._events is None:
+            self._reparse()
+        raw = self._events
         for item in path:
-            children = node.children
-            if isinstance(children, dict):
-                entry = children.get(item)
+            if type(raw) is not list:
+                return _MISSING
+            if type(raw[_START]) is _MAP_START:
+                entry = _entry(raw, item)
                 if entry is None:
-                    return None
-                node = entry[1]
-            elif isinstance(children, list) and isinstance(item, int) and 0 <= item < len(children):
-                node = children[item]
+                    return _MISSING
+                raw = entry[1]
+            elif isinstance(item, int) and 0 <= item < len(raw) - _ITEMS:
+                raw = raw[_ITEMS + item]
             else:
-                return None
-        return node
+                return _MISSING
+        return raw
 
     def span(self, path: tuple, key: bool = False) -> Span | None:
         """Span of the value at `path`, or of its mapping key when `key` is set."""
         if key and path:
-            parent = self.node(path[:-1])
-            if parent is None or not isinstance(parent.children, dict):
+            parent = self._node(path[:-1])
+            if type(parent) is not list or type(parent[_START]) is not _MAP_START:
                 return None
-            entry = parent.children.get(path[-1])
-            return entry[0] if entry else None
-        node = self.node(path)
-        return node.span if node else None
+            entry = _entry(parent, path[-1])
+            return _span(entry[0], self.line_offset) if entry else None
+        raw = self._node(path)
+        if raw is _MISSING:
+            return None
+        if type(raw) is not list:
+            return _span(raw, self.line_offset)
+        return _extent(raw, self.line_offset, self._ends)[0]
 
     def text_span(self, path: tuple, start: int, end: int) -> Span | None:
         """Span of `value[start:end]` of the string scalar at `path`.
@@ -292,27 +322,33 @@ def resolve_plain(text: str) -> Any:
     return text
 
 
-def _scalar(event: Any) -> Any:
-    tag = event.tag
-    if tag is None or tag == "!":
-        return resolve_plain(event.value) if event.style == "" and event.implicit[0] else event.value
-    if tag == _STR_TAG:
-        return event.value
-    if tag in _TYPED_TAGS:
-        value = resolve_plain(event.value)
-        return value
-    # Unknown and local tags are ignored: the value is read as if untagged.
-    return resolve_plain(event.value) if event.style == "" else event.value
-
-
-# --- events -> data ---------------------------------------------------------
+# --- events -> data and the kept event tree ---------------------------------
+#
+# One pass over the parser's events builds the plain data and, for documents up
+# to KEEP_EVENTS_MAX, keeps the events as a tree: a scalar's event is its own
+# leaf; a collection is a list [start event, end event, repeated keys?, merged
+# keys, children...], a mapping's children flat as key event, child, key
+# event, child. That costs a list append or two per node. LocNodes (spans,
+# child dicts) are made from the tree only for the nodes a finding asks about.
 
 _SCALAR = ev.ScalarEvent
 _MAP_START = ev.MappingStartEvent
 _SEQ_START = ev.SequenceStartEvent
-_END_TYPES = (ev.MappingEndEvent, ev.SequenceEndEvent)
+_MAP_END = ev.MappingEndEvent
+_SEQ_END = ev.SequenceEndEvent
 _ALIAS = ev.AliasEvent
+_DOC_END = ev.DocumentEndEvent
 _MISSING = object()
+_MERGE = object()
+# Plain scalars starting with anything else are strings: no need to call resolve_plain.
+_RESOLVE_START = frozenset(_NUMBER_START | _WORD_START | {""})
+
+# A collection of the event tree is a list (cheap to make, children appended in place):
+_START = 0     # its MappingStart/SequenceStart event
+_END = 1       # its end event
+_DUPS = 2      # whether a key occurs twice among its children
+_MERGED = 3    # keys a merge (`<<: *base`) added, in order, each with the mapping it came from; or None
+_ITEMS = 4     # where the children start
 
 
 def _span(event: Any, line_offset: int) -> Span:
@@ -320,169 +356,155 @@ def _span(event: Any, line_offset: int) -> Span:
     return Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1)
 
 
-class _Frame:
-    __slots__ = ("value", "loc", "key", "key_span", "anchor", "merges")
+def _build(next_event: Any, line_offset: int, keep: bool,
+           limits: Limits) -> tuple[Any, Any, list | bool, Any]:
+    """Read one document's node events (up to its DocumentEndEvent) from `next_event`.
 
-    def __init__(self, value: Any, loc: LocNode | None, anchor: str | None) -> None:
-        self.value = value
-        self.loc = loc
-        self.key: Any = _MISSING
-        self.key_span: Span | None = None
-        self.anchor = anchor
-        self.merges: list | None = None
-
-
-def _build(events: Iterable[Any], line_offset: int, with_locs: bool, limits: Limits) -> tuple[Any, LocNode | None, list[Problem] | bool]:
-    """Turn one document's node events into (data, location tree, problems).
-
-    Without locations, problems cannot be placed: the third item is then only
-    whether there are any, and the caller rebuilds with locations to get them.
+    Returns (data, event tree or None, duplicates, first event). With `keep`
+    the event tree is kept and `duplicates` lists where keys repeat (made into
+    Problems when asked for); without, it only says whether any do. Written as
+    one flat loop with the current collection in locals: it runs once per
+    node of every document scanned.
     """
-    anchors: dict[str, tuple[Any, LocNode | None, int]] = {}
+    anchors: dict[str, tuple[Any, Any, int]] = {}
     open_anchors: set[str] = set()
-    problems: list[Problem] = []
+    dups: list = []
     duplicates = False
-    stack: list[_Frame] = []
-    sizes: list[int] = []
-    expanded = 0
+    stack: list[tuple] = []
+    max_depth = limits.max_depth
+    max_expanded = limits.max_expanded_nodes
+    count = 0        # nodes so far, aliases counted at their expanded size
+    expanded = 0     # nodes added by aliases
+    # The collection being read: its data, whether a mapping, the pending key
+    # (and its event), its event-tree node, pending merges, anchor and `count` at its start.
+    cur: Any = None
+    is_map = False
+    key: Any = _MISSING
+    key_ev: Any = None
+    node: list | None = None
+    merges: list | None = None
+    anchor: str | None = None
+    base = 0
     result: Any = None
-    result_loc: LocNode | None = None
+    result_raw: Any = None
+    first: Any = None
 
     def fail(message: str, event: Any, syntax: bool = True) -> LoadError:
         m = event.start_mark
         return LoadError(message, m.line + line_offset + 1, m.column + 1, syntax)
 
-    for event in events:
+    while True:
+        event = next_event()
         cls = type(event)
         if cls is _SCALAR:
-            frame = stack[-1] if stack else None
-            if frame is not None and frame.key is _MISSING and isinstance(frame.value, dict):
+            if is_map and key is _MISSING:
                 # A mapping key: Kubernetes keys are strings, taken verbatim.
                 key = event.value
-                frame.key = key
-                frame.key_span = _span(event, line_offset) if with_locs else None
-                if event.style == "" and key == "<<":
-                    frame.key = _MERGE
+                if key == "<<" and event.style == "":
+                    key = _MERGE
+                key_ev = event
                 continue
-            value = _scalar(event)
-            loc = LocNode(_span(event, line_offset), event.start_mark.index,
-                          event.end_mark.index, event.style) if with_locs else None
-            size = 1
+            value = event.value
+            tag = event.ctag
+            if tag is None or tag == "!":
+                if event.style == "" and event.implicit[0] and value[:1] in _RESOLVE_START:
+                    value = resolve_plain(value)
+            elif tag != _STR_TAG and (tag in _TYPED_TAGS or event.style == ""):
+                value = resolve_plain(value)
+            # (other tags are ignored: the value is read as if untagged)
+            raw: Any = event
+            count += 1
             if event.anchor is not None:
-                anchors[event.anchor] = (value, loc, 1)
+                anchors[event.anchor] = (value, event, 1)
         elif cls is _MAP_START or cls is _SEQ_START:
-            if stack and isinstance(stack[-1].value, dict) and stack[-1].key is _MISSING:
+            if is_map and key is _MISSING:
                 raise fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event)
-            if len(stack) >= limits.max_depth:
-                raise fail(f"nesting deeper than {limits.max_depth} levels (limit: --max-depth)", event, False)
-            loc = LocNode(_span(event, line_offset), event.start_mark.index, 0) if with_locs else None
-            if loc is not None:
-                loc.children = {} if cls is _MAP_START else []
-            if event.anchor is not None:
-                open_anchors.add(event.anchor)
-            stack.append(_Frame({} if cls is _MAP_START else [], loc, event.anchor))
-            sizes.append(1)
+            if len(stack) >= max_depth:
+                raise fail(f"nesting deeper than {max_depth} levels (limit: --max-depth)", event, False)
+            if cur is None:
+                first = event
+            stack.append((cur, is_map, key, key_ev, node, merges, anchor, base))
+            is_map = cls is _MAP_START
+            cur = {} if is_map else []
+            key = _MISSING
+            node = [event, None, False, None] if keep else None
+            merges = None
+            anchor = event.anchor
+            if anchor is not None:
+                open_anchors.add(anchor)
+            base = count
+            count += 1
             continue
-        elif cls in _END_TYPES:
-            frame = stack.pop()
-            size = sizes.pop()
-            value, loc = frame.value, frame.loc
-            if frame.merges:
-                _apply_merges(frame)
-            if loc is not None:
-                _close(loc, event, line_offset)
-            if frame.anchor is not None:
-                open_anchors.discard(frame.anchor)
-                anchors[frame.anchor] = (value, loc, size)
+        elif cls is _MAP_END or cls is _SEQ_END:
+            value = cur
+            raw = node
+            if merges:
+                _apply_merges(cur, merges, node)
+            if node is not None:
+                node[_END] = event
+            if anchor is not None:
+                open_anchors.discard(anchor)
+                anchors[anchor] = (value, node, count - base)
+            cur, is_map, key, key_ev, node, merges, anchor, base = stack.pop()
         elif cls is _ALIAS:
             name = event.anchor
             if name in open_anchors:
                 raise fail(f"recursive alias *{name} refers to a node that contains it", event)
             if name not in anchors:
                 raise fail(f"alias *{name} refers to an undefined anchor", event)
-            value, loc, size = anchors[name]
+            value, raw, size = anchors[name]
             expanded += size
-            if expanded > limits.max_expanded_nodes:
-                raise fail(f"alias expansion exceeds {limits.max_expanded_nodes} nodes, a YAML bomb? "
+            count += size
+            if expanded > max_expanded:
+                raise fail(f"alias expansion exceeds {max_expanded} nodes, a YAML bomb? "
                            "(limit: --max-alias-nodes)", event, False)
-            frame = stack[-1] if stack else None
-            if frame is not None and frame.key is _MISSING and isinstance(frame.value, dict):
+            if is_map and key is _MISSING:
                 raise fail("an alias used as a mapping key is not valid in Kubernetes manifests", event)
-        else:  # document/stream events are not part of the node tree
+        elif cls is _DOC_END:
+            return result, result_raw, (dups if keep else duplicates), first
+        else:  # stream/document starts are not part of the node tree
             continue
 
-        if not stack:
-            result, result_loc = value, loc
+        if cur is None:  # the document's root
+            result, result_raw = value, raw
+            if cls is not _MAP_END and cls is not _SEQ_END:
+                first = event
             continue
-        parent = stack[-1]
-        sizes[-1] += size
-        container = parent.value
-        if type(container) is list:
-            container.append(value)
-            if parent.loc is not None:
-                parent.loc.children.append(loc)  # type: ignore[union-attr]
+        if not is_map:
+            cur.append(value)
+            if node is not None:
+                node.append(raw)
             continue
-        key = parent.key
-        parent.key = _MISSING
-        if key is _MERGE:
-            if parent.merges is None:
-                parent.merges = []
-            parent.merges.append((value, loc))
+        k = key
+        key = _MISSING
+        if k is _MERGE:
+            if merges is None:
+                merges = []
+            merges.append((value, raw))
             continue
-        if key in container:
-            if parent.loc is None:
+        if k in cur:
+            if node is None:
                 duplicates = True  # reported with positions when the tree is built
             else:
-                first, first_loc = parent.loc.children[key]  # type: ignore[index]
-                where = f" (first defined at line {first.line})" if first else ""
-                problems.append(Problem(
-                    f"duplicate key {key!r}{where}: Kubernetes keeps only the last value (strict field "
-                    "validation rejects the object), so the first one is ignored and not checked",
-                    parent.key_span or _span(event, line_offset),
-                    first_loc.span if first_loc is not None else None,
-                    (first_loc.start, first_loc.end) if first_loc is not None else None))
-        container[key] = value
-        if parent.loc is not None:
-            parent.loc.children[key] = (parent.key_span, loc)  # type: ignore[index]
-    return result, result_loc, (problems if with_locs else duplicates)
+                node[_DUPS] = True
+                dups.append((node, len(node), key_ev))
+        cur[k] = value
+        if node is not None:
+            node.append(key_ev)
+            node.append(raw)
 
 
-_MERGE = object()
-
-
-def _close(loc: LocNode, event: Any, line_offset: int) -> None:
-    """Set a collection's end: after `]`/`}` in flow style, else after its last child.
-
-    (libyaml ends a block collection where the next token starts, often lines later.)
-    """
-    children = loc.children
-    last: LocNode | None = None
-    if isinstance(children, dict) and children:
-        last = next(reversed(children.values()))[1]
-    elif isinstance(children, list) and children:
-        last = children[-1]
-    e = event.end_mark
-    s = loc.span
-    if last is not None and e.index > last.end and event.start_mark.index == e.index:
-        # Block style: the end event is empty and sits at the next token.
-        loc.span = Span(s.line, s.column, last.span.end_line, last.span.end_column)
-        loc.end = last.end
-    else:
-        loc.span = Span(s.line, s.column, e.line + line_offset + 1, e.column + 1)
-        loc.end = e.index
-
-
-def _apply_merges(frame: _Frame) -> None:
+def _apply_merges(target: dict, merges: list, node: list | None) -> None:
     """YAML merge keys (`<<: *base`): explicit keys win, then earlier merges."""
-    target: dict = frame.value
     taken = set(target)
-    for value, loc in frame.merges or ():
+    added: list[tuple[str, list]] = []
+    for value, raw in merges:
         if isinstance(value, list):
             sources = value
-            source_locs = loc.children if loc is not None else [None] * len(value)
+            source_raws = raw[_ITEMS:] if raw is not None else [None] * len(value)
         else:
-            sources, source_locs = [value], [loc]
-        for source, source_loc in zip(sources, source_locs):  # type: ignore[arg-type]
+            sources, source_raws = [value], [raw]
+        for source, source_raw in zip(sources, source_raws):
             if not isinstance(source, dict):
                 continue
             for key, item in source.items():
@@ -490,8 +512,148 @@ def _apply_merges(frame: _Frame) -> None:
                     continue
                 taken.add(key)
                 target[key] = item
-                if frame.loc is not None and source_loc is not None:
-                    frame.loc.children[key] = source_loc.children[key]  # type: ignore[index]
+                if source_raw is not None:
+                    added.append((key, source_raw))
+    if node is not None and added:
+        node[_MERGED] = added
+
+
+# --- the event tree -> location nodes, on demand ------------------------------
+#
+# These reproduce what building every LocNode eagerly gave: a mapping's
+# children in dict order (explicit keys where first written, holding the last
+# value; then merged keys), and a block collection ending where its last child
+# in that order ends (libyaml ends it where the next token starts, often lines
+# later; flow collections end after `]`/`}`). Loops, not recursion: nesting can
+# be as deep as --max-depth allows.
+
+
+def _is_coll(raw: Any) -> bool:
+    return type(raw) is list
+
+
+def _is_mapping(coll: list) -> bool:
+    return type(coll[_START]) is _MAP_START
+
+
+def _entry(coll: list, key: Any) -> tuple[Any, Any] | None:
+    """(key event, child) of `key` in mapping `coll`, following merges."""
+    while True:
+        for i in range(len(coll) - 2, _ITEMS - 1, -2):  # the last occurrence wins
+            if coll[i].value == key:
+                return coll[i], coll[i + 1]
+        source = next((src for k, src in coll[_MERGED] or () if k == key), None)
+        if source is None:
+            return None
+        coll = source
+
+
+def _last_child(coll: list) -> Any:
+    """The event-tree child whose LocNode comes last among `coll`'s children (None: no children)."""
+    if len(coll) == _ITEMS and not coll[_MERGED]:
+        return None
+    if not _is_mapping(coll):
+        return coll[-1]
+    if coll[_MERGED]:
+        key, source = coll[_MERGED][-1]
+        entry = _entry(source, key)
+        return entry[1] if entry else None
+    if not coll[_DUPS]:
+        return coll[-1]
+    order: dict[str, Any] = {}
+    for i in range(_ITEMS, len(coll), 2):
+        order[coll[i].value] = coll[i + 1]
+    return next(reversed(order.values()))
+
+
+def _loc(raw: Any, line_offset: int, ends: dict) -> LocNode:
+    """The LocNode of an event-tree node (a scalar event or a collection).
+
+    `ends` memoises collections' (span, end offset) by id: making a node's
+    children needs each child's end, found down its chain of last children.
+    """
+    if type(raw) is not list:
+        s, e = raw.start_mark, raw.end_mark
+        return LocNode(Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1),
+                       s.index, e.index, raw.style)
+    span, end = _extent(raw, line_offset, ends)
+    return LocNode(span, raw[_START].start_mark.index, end, None, _Expander(raw, line_offset, ends))
+
+
+def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
+    """(span, end offset) of a collection, from its last child's (a loop: nesting can be deep)."""
+    known = ends.get(id(coll))
+    if known is not None:
+        return known
+    chain = []
+    node: Any = coll
+    while type(node) is list and id(node) not in ends:
+        chain.append(node)
+        node = _last_child(node)
+    if node is None:
+        last = None
+    elif type(node) is list:
+        last = ends[id(node)]
+    else:
+        e = node.end_mark
+        last = (Span(0, 0, e.line + line_offset + 1, e.column + 1), e.index)
+    for item in reversed(chain):
+        s = item[_START].start_mark
+        end_event = item[_END]
+        e = end_event.end_mark
+        if last is not None and e.index > last[1] and end_event.start_mark.index == e.index:
+            # Block style: the end event is empty and sits at the next token.
+            last_span = last[0]
+            last = (Span(s.line + line_offset + 1, s.column + 1, last_span.end_line, last_span.end_column), last[1])
+        else:
+            last = (Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1), e.index)
+        ends[id(item)] = last
+    return last  # type: ignore[return-value]
+
+
+class _Expander:
+    """Makes a collection's children LocNodes when they are first asked for.
+
+    It holds the collection, never the other way round: the event tree stays
+    free of reference cycles, so a document is freed as soon as it is dropped
+    (not by the cyclic garbage collector, which would have to walk every event).
+    """
+
+    __slots__ = ("coll", "line_offset", "ends")
+
+    def __init__(self, coll: list, line_offset: int, ends: dict) -> None:
+        self.coll = coll
+        self.line_offset = line_offset
+        self.ends = ends
+
+    def __call__(self) -> dict | list:
+        coll, off, ends = self.coll, self.line_offset, self.ends
+        if not _is_mapping(coll):
+            return [_loc(child, off, ends) for child in coll[_ITEMS:]]
+        children: dict = {}
+        for i in range(_ITEMS, len(coll), 2):
+            key_event = coll[i]
+            children[key_event.value] = (_span(key_event, off), _loc(coll[i + 1], off, ends))
+        for key, source in coll[_MERGED] or ():
+            key_event, child = _entry(source, key)  # type: ignore[misc]
+            children[key] = (_span(key_event, off), _loc(child, off, ends))
+        return children
+
+
+def _problems(dups: list, line_offset: int, ends: dict) -> list[Problem]:
+    """Problems for the repeated keys `_build` noted: (mapping, index of the repeat, key event)."""
+    problems = []
+    for coll, at, key_event in dups:
+        key = key_event.value
+        first_event, first_child = next((coll[i], coll[i + 1]) for i in range(at - 2, _ITEMS - 1, -2)
+                                        if coll[i].value == key)
+        first = _span(first_event, line_offset)
+        first_loc = _loc(first_child, line_offset, ends)
+        problems.append(Problem(
+            f"duplicate key {key!r} (first defined at line {first.line}): Kubernetes keeps only the last "
+            "value (strict field validation rejects the object), so the first one is ignored and not checked",
+            _span(key_event, line_offset), first_loc.span, (first_loc.start, first_loc.end)))
+    return problems
 
 
 # --- streams -> documents ---------------------------------------------------
@@ -502,6 +664,27 @@ def _apply_merges(frame: _Frame) -> None:
 # regex for them is quadratic on thousands of `%` lines.
 _BOUNDARY_RE = re.compile(r"^(?:---(?=[ \t\r\n]|$)|\.\.\.[ \t]*(?:\r?\n|$))", re.M)
 MAX_DIRECTIVES = 64
+
+
+def _boundaries(text: str, end: int) -> Iterator[re.Match]:
+    """`_BOUNDARY_RE.finditer(text, 0, end)`, found faster: the marker lines are
+    looked for with str.find (a regex scan tries every character) and checked
+    with the regex where they start."""
+    starts = [0] if text.startswith(("---", "..."), 0, end) else []
+    for needle in ("\n---", "\n..."):
+        pos = text.find(needle, 0, end)
+        while pos >= 0:
+            starts.append(pos + 1)
+            pos = text.find(needle, pos + 1, end)
+    starts.sort()
+    last = 0
+    for start in starts:
+        if start < last:
+            continue  # inside the previous match (finditer does not overlap)
+        match = _BOUNDARY_RE.match(text, start, end)
+        if match is not None:
+            last = match.end()
+            yield match
 
 
 def _cut(text: str, match: re.Match, floor: int) -> int:
@@ -523,7 +706,7 @@ def split_documents(text: str) -> Iterator[tuple[str, int]]:
     """Yield (document text, 0-based line of its first character)."""
     start = 0
     line = 0
-    for match in _BOUNDARY_RE.finditer(text):
+    for match in _boundaries(text, len(text)):
         cut = _cut(text, match, start)
         if cut > start:
             chunk = text[start:cut]
@@ -551,7 +734,7 @@ def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
         text = "".join(pending)
         end = text.rfind("\n") + 1
         start = 0
-        for match in _BOUNDARY_RE.finditer(text, 0, end):
+        for match in _boundaries(text, end):
             cut = _cut(text, match, start)
             pieces.append(text[start:cut])
             chunk = "".join(pieces)
@@ -614,6 +797,8 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
             docs, is_json = _parse_any(chunk, line_offset, limits)
         except LoadError as error:
             error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
+            from gpulint import unrendered as unrendered_mod
+
             if strict_json and error.syntax and jsonload.looks_like_json(chunk):
                 where = jsonload.json_error(chunk)
                 if where is not None:  # a `.json` file: say what JSON finds wrong
@@ -643,14 +828,18 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
                     line, column, reason = where
                     yield LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
                                     line_offset + line + 1, column + 1, syntax=True)
-        for events, data, has_problems, content_start, raw in docs:
-            yield Document(index, data, text, line_offset, events, has_problems, content_start,
+        for tree, data, dups, content_start, raw in docs:
+            yield Document(index, data, text, line_offset, tree, dups, content_start,
                            limits=limits, raw=raw, is_json=is_json, placeholders=placeholders)
             index += 1
 
 
-def _parse_any(chunk: str, line_offset: int,
-               limits: Limits) -> tuple[list[tuple[list | None, Any, bool, int, int]], bool]:
+# What `_build` reads after a JSON document's events: JSON has no document markers.
+_JSON_END = ev.DocumentEndEvent()
+_Parsed = tuple  # (event tree or None, data, duplicates, offset of the first node, raw index)
+
+
+def _parse_any(chunk: str, line_offset: int, limits: Limits) -> tuple[list[_Parsed], bool]:
     """Documents of `chunk` as YAML, or as JSON where libyaml rejects valid JSON; and which."""
     try:
         return list(_parse_chunk(chunk, line_offset, limits)), False
@@ -664,84 +853,52 @@ def _parse_any(chunk: str, line_offset: int,
     out = []
     keep = len(chunk) <= KEEP_EVENTS_MAX
     for raw, events in enumerate(documents):
-        data, _loc, has_problems = _build(events, line_offset, False, limits)
-        out.append(((events if keep else None), data, bool(has_problems), events[0].start_mark.index, raw))
+        content_start = events[0].start_mark.index
+        events.append(_JSON_END)
+        data, tree, dups, _first = _build(iter(events).__next__, line_offset, keep, limits)
+        out.append((tree, data, dups, content_start, raw))
     return out, True
 
 
-class _DocumentEvents:
-    """The node events of one document, read from the parser as they are consumed.
+def _parse_chunk(chunk: str, line_offset: int, limits: Limits) -> Iterator[_Parsed]:
+    """(event tree, data, duplicates, offset of the first node, raw index) of each non-empty document.
 
-    Consuming them while the document is built lets a limit stop libyaml early:
-    its time grows with the square of the nesting depth (a million `[` would
-    take minutes). With `keep`, the events are also kept in `kept` for the
-    location tree; a large document does without (they take about 30 times the
-    size of its text) and is parsed again when a finding needs positions.
-    """
-
-    __slots__ = ("_parser", "first", "count", "done", "kept")
-
-    def __init__(self, parser: Any, keep: bool = False) -> None:
-        self._parser = parser
-        self.first: Any = None
-        self.count = 0
-        self.done = False
-        self.kept: list | None = [] if keep else None
-
-    def __iter__(self) -> Iterator[Any]:
-        parser = self._parser
-        kept = self.kept
-        while not self.done:
-            event = parser.get_event()
-            if type(event) is ev.DocumentEndEvent:
-                self.done = True
-                return
-            if self.first is None:
-                self.first = event
-            self.count += 1
-            if kept is not None:
-                kept.append(event)
-            yield event
-
-    def is_empty(self) -> bool:
-        first = self.first
-        return self.count == 1 and type(first) is _SCALAR and first.value == "" and first.style == ""
-
-
-def _documents_of(text: str, keep: bool = False) -> Iterator[_DocumentEvents]:
-    """Each document of `text` (libyaml), its events to be consumed in order."""
-    parser = CParser(text)
-    while True:
-        event = parser.get_event()
-        cls = type(event)
-        if cls is ev.StreamEndEvent:
-            return
-        if cls is ev.DocumentStartEvent:
-            document = _DocumentEvents(parser, keep)
-            yield document
-            for _event in document:  # whatever the consumer left unread
-                pass
-
-
-def _parse_chunk(chunk: str, line_offset: int,
-                 limits: Limits) -> Iterator[tuple[list | None, Any, bool, int, int]]:
-    """(events, data, has problems, offset of the first node, raw index) of each non-empty document.
-
-    For a large chunk, events are not kept (None): the document is built as
-    they are parsed, and parsed again if a finding needs its location tree.
-    The raw index counts empty documents too, to find the document again.
+    A document is built as libyaml parses it, so a limit stops libyaml early
+    (its time grows with the square of the nesting depth: a million `[` would
+    take minutes). For a large chunk the event tree is not kept (None): it
+    takes about 30 times the size of the text, so it is parsed again if a
+    finding needs positions. The raw index counts empty documents too, to find
+    the document again.
     """
     if "%" in chunk:
         _check_directives(chunk, line_offset)
+    keep = len(chunk) <= KEEP_EVENTS_MAX
     try:
-        for raw, document in enumerate(_documents_of(chunk, keep=len(chunk) <= KEEP_EVENTS_MAX)):
-            data, _loc, has_problems = _build(document, line_offset, False, limits)
-            if data is not None and not document.is_empty():
-                yield document.kept, data, bool(has_problems), document.first.start_mark.index, raw
+        parser = CParser(chunk)
+        next_event = parser.get_event
+        raw = 0
+        while True:
+            cls = type(next_event())
+            if cls is _DOC_START:
+                data, tree, dups, first = _build(next_event, line_offset, keep, limits)
+                if data is not None and not _is_empty(first):
+                    yield tree, data, dups, first.start_mark.index, raw
+                raw += 1
+            elif cls is _STREAM_END:
+                return
     except LoadError:
         raise
     except Exception as error:  # the C parser raises ruamel's MarkedYAMLError or ReaderError
         raise _as_load_error(error, chunk, line_offset) from None
+
+
+_DOC_START = ev.DocumentStartEvent
+_STREAM_END = ev.StreamEndEvent
+
+
+def _is_empty(first: Any) -> bool:
+    """A document of nothing but an empty plain scalar (what libyaml makes of `---` alone)."""
+    return type(first) is _SCALAR and first.value == "" and first.style == ""
 
 
 def _check_directives(chunk: str, line_offset: int) -> None:
@@ -766,14 +923,21 @@ def _check_directives(chunk: str, line_offset: int) -> None:
         line += 1
 
 
-def _node_events(text: str, raw: int, is_json: bool) -> Iterable[Any]:
-    """The node events of document `raw` of `text`, parsed again."""
-    if is_json:
-        return jsonload.json_events(text)[raw]
-    for index, document in enumerate(_documents_of(text)):
-        if index == raw:
-            return document
-    raise LookupError(f"document {raw} vanished on a second parse")
+def _tree_of(text: str, raw: int, line_offset: int, limits: Limits) -> tuple[Any, list]:
+    """The event tree and repeated keys of document `raw` of `text`, parsed again."""
+    parser = CParser(text)
+    next_event = parser.get_event
+    index = 0
+    while True:
+        cls = type(next_event())
+        if cls is _DOC_START:
+            if index == raw:
+                _data, tree, dups, _first = _build(next_event, line_offset, True, limits)
+                return tree, dups  # type: ignore[return-value]
+            _build(next_event, line_offset, False, limits)
+            index += 1
+        elif cls is _STREAM_END:
+            raise LookupError(f"document {raw} vanished on a second parse")
 
 
 def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:

@@ -80,16 +80,18 @@ plugin set it for the containers that request GPUs.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from gpulint.api import LineAt, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.dockerfile import Dockerfile
 from gpulint.envresolve import describe_env_from, resolve
 from gpulint.gpu import (
     GRANTS, VISIBLE_DEVICES, classify_visible_devices, describe_devices, image_visible_devices_default,
     requests_gpu,
 )
 from gpulint.model import Workload
+
+if TYPE_CHECKING:  # only Dockerfile scans need the Dockerfile parser
+    from gpulint.dockerfile import Dockerfile
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

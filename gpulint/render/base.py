@@ -8,23 +8,9 @@ from typing import Any, Protocol
 from gpulint.findings import MappedLocation
 from gpulint.locations import Span
 from gpulint.objects import KubeObject
-from gpulint.render.tools import DEFAULT_TIMEOUT
+from gpulint.renderopts import DEFAULT_RELEASE, RenderOptions
 
-DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unnamed release
-
-
-@dataclass(frozen=True)
-class RenderOptions:
-    """Command-line settings for rendering charts and kustomizations."""
-
-    helm: str | None = None             # --helm PATH; else `helm` on PATH
-    values: tuple[str, ...] = ()        # --values FILE, in order
-    sets: tuple[str, ...] = ()          # --set a.b=c, in order
-    release: str = DEFAULT_RELEASE      # --helm-release
-    namespace: str | None = None        # --helm-namespace
-    skip_tests: bool = False            # --helm-skip-tests
-    kustomize: str | None = None        # --kustomize PATH; else kustomize or kubectl on PATH
-    timeout: float = DEFAULT_TIMEOUT
+__all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "rendered_name"]
 
 
 class Mapper(Protocol):

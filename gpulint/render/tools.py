@@ -16,8 +16,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_TIMEOUT = 120.0  # seconds per render; a chart that takes longer is reported, not waited for
-
 # klog (kubectl) wraps errors as: E1202 14:56:18.02 123 run.go:72] "command failed" err="..."
 _KLOG_RE = re.compile(r'^[EWIF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] "[^"]*" err="(.*)"\s*$')
 

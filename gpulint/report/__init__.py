@@ -13,7 +13,7 @@ def visible(findings: list[Finding], show_suppressed: bool) -> list[Finding]:
 
 def summary(result: ScanResult) -> dict:
     """Counts for the summary; `files` always equals the sum of the statuses."""
-    findings = result.findings
+    findings = [f for report in result.files for f in report.findings]  # counted: no need to sort
     active = [f for f in findings if f.suppressed is None]
     by_status = {status: 0 for status in STATUSES}
     for report in result.files:

@@ -11,6 +11,8 @@ has: error -> error, warning -> warning, info -> notice.
 
 from __future__ import annotations
 
+from typing import IO
+
 from gpulint.api import Severity
 from gpulint.engine import ScanResult
 from gpulint.findings import Finding
@@ -32,10 +34,19 @@ def escape_property(text: str) -> str:
 
 
 def render(result: ScanResult, show_suppressed: bool = False, locator: Locator | None = None) -> str:
+    import io
+
+    out = io.StringIO()
+    write(result, out, show_suppressed, locator)
+    return out.getvalue()
+
+
+def write(result: ScanResult, out: IO[str], show_suppressed: bool = False, locator: Locator | None = None) -> None:
+    """Write the annotations line by line (a large scan's report is never held whole)."""
     locator = locator or Locator()
-    lines = [annotation(f, locator) for f in visible(result.findings, show_suppressed)]
-    lines.append(summary_line(summary(result)))
-    return "\n".join(lines) + "\n"
+    for finding in visible(result.findings, show_suppressed):
+        out.write(annotation(finding, locator) + "\n")
+    out.write(summary_line(summary(result)) + "\n")
 
 
 def annotation(finding: Finding, locator: Locator) -> str:

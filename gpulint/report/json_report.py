@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from typing import IO
 
 from gpulint import __version__
 from gpulint.engine import ScanResult
@@ -33,18 +33,64 @@ def as_dict(finding: Finding) -> dict:
         "suppression": None if finding.suppressed is None else {
             "kind": finding.suppressed.kind, "reason": finding.suppressed.reason,
         },
-        "mapped": [
-            {"role": m.role, "path": m.file, "line": m.span.line, "column": m.span.column,
-             "end_line": m.span.end_line, "end_column": m.span.end_column, "description": m.description}
-            for m in finding.mapped
-        ],
+        "mapped": [as_dict_mapped(m) for m in finding.mapped],
     }
 
 
 def render(result: ScanResult) -> str:
-    doc = {
-        "version": __version__,
-        "findings": [as_dict(f) for f in result.findings],
-        "summary": summary(result),
-    }
-    return json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+    """The report: what `json.dumps({"version", "findings", "summary"}, indent=2, ensure_ascii=False)` gives."""
+    import io
+
+    out = io.StringIO()
+    write(result, out)
+    return out.getvalue()
+
+
+def write(result: ScanResult, out: IO[str]) -> None:
+    """Write the report finding by finding (see jsonstream.py): memory stays
+    bounded by the findings, not by the text of the report."""
+    from gpulint.report import jsonstream
+
+    emit = out.write
+    emit('{\n  "version": ' + jsonstream.dumps(__version__) + ',\n  "findings": ')
+    head = "[\n    "
+    for finding in result.findings:
+        emit(head + finding_text(finding))
+        head = ",\n    "
+    emit("[]" if head == "[\n    " else "\n  ]")
+    emit(',\n  "summary": ' + jsonstream.dumps(summary(result), 1) + "\n}\n")
+
+
+def finding_text(finding: Finding) -> str:
+    """`jsonstream.dumps(as_dict(finding), 2)`, written out: reports have many findings."""
+    from json.encoder import encode_basestring as q
+
+    from gpulint.report.jsonstream import dumps
+
+    s = finding.span
+    obj = finding.obj
+    if obj is None:
+        obj_text = "null"
+    else:
+        obj_text = (f'{{\n        "apiVersion": {q(obj.api_version)},\n        "kind": {q(obj.kind)},\n'
+                    f'        "name": {q(obj.name)},\n        "namespace": '
+                    f'{"null" if obj.namespace is None else q(obj.namespace)}\n      }}')
+    suppressed = finding.suppressed
+    suppression = "null" if suppressed is None else (
+        f'{{\n        "kind": {q(suppressed.kind)},\n        "reason": {q(suppressed.reason)}\n      }}')
+    mapped = dumps([as_dict_mapped(m) for m in finding.mapped], 3) if finding.mapped else "[]"
+    return (f'{{\n      "rule": {q(finding.rule_id)},\n      "name": {q(finding.rule_name)},\n'
+            f'      "severity": {q(finding.severity.value)},\n      "message": {q(finding.message)},\n'
+            f'      "path": {q(finding.file)},\n      "line": {dumps(s.line)},\n      "column": {dumps(s.column)},\n'
+            f'      "end_line": {dumps(s.end_line)},\n      "end_column": {dumps(s.end_column)},\n'
+            f'      "object": {obj_text},\n'
+            f'      "container": {"null" if finding.container is None else q(finding.container)},\n'
+            f'      "field_path": {q(finding.field_path)},\n      "source": {dumps(finding.source, 3)},\n'
+            f'      "suppressed": {"false" if suppressed is None else "true"},\n'
+            f'      "suppression": {suppression},\n      "mapped": {mapped}\n    }}')
+
+
+def as_dict_mapped(m: object) -> dict:
+    return {"role": m.role, "path": m.file, "line": m.span.line, "column": m.span.column,  # type: ignore[attr-defined]
+            "end_line": m.span.end_line, "end_column": m.span.end_column,  # type: ignore[attr-defined]
+            "description": m.description}  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ values key and rendered position follow in brackets.
 from __future__ import annotations
 
 import os
+from typing import IO
 
 from gpulint.engine import ScanResult
 from gpulint.findings import Finding
@@ -24,9 +25,18 @@ def use_colour(stream: object) -> bool:
 
 
 def render(result: ScanResult, show_suppressed: bool = False, colour: bool = False) -> str:
-    lines = [_line(f, colour) for f in visible(result.findings, show_suppressed)]
-    lines.append(_summary_line(summary(result)))
-    return "\n".join(lines) + "\n"
+    import io
+
+    out = io.StringIO()
+    write(result, out, show_suppressed, colour)
+    return out.getvalue()
+
+
+def write(result: ScanResult, out: IO[str], show_suppressed: bool = False, colour: bool = False) -> None:
+    """Write the report line by line (a large scan's report is never held whole)."""
+    for finding in visible(result.findings, show_suppressed):
+        out.write(_line(finding, colour) + "\n")
+    out.write(_summary_line(summary(result)) + "\n")
 
 
 def _line(finding: Finding, colour: bool) -> str:

@@ -1,0 +1,89 @@
+"""The `gpulint` console script: plain scans start without Typer.
+
+`gpulint scan ...` is run by pre-commit on every commit and by CI on every
+push; building the Typer application (which imports Click and pydantic) costs
+several times what the scan of a small change does. So a command line that
+`scanopts.parse` fully understands runs the scan implementation directly;
+anything else (other commands, --help, --version, a usage error) goes to the
+Typer application in cli.py, which owns all messages about the command line.
+Both front ends take the options from the same declaration (scanopts.OPTIONS)
+and call the same implementation (scancmd.run_scan), and the outcome of
+exceptions mirrors what Typer does with them: exit 130 on Ctrl-C, 1 on a
+closed pipe, a one-line internal error otherwise.
+"""
+
+from __future__ import annotations
+
+import errno
+import sys
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    values = None
+    if args and args[0] == "scan":
+        from gpulint import scanopts
+
+        values = scanopts.parse(args[1:])
+    if values is None:
+        from gpulint.cli import main as typer_main
+
+        typer_main()
+        return
+    sys.exit(_run(values))
+
+
+def _run(values: dict) -> int:
+    try:
+        from gpulint.scancmd import echo_err, run_scan
+
+        return run_scan(values)
+    except KeyboardInterrupt:
+        return 130
+    except EOFError:
+        from gpulint.scancmd import echo_err
+
+        echo_err("")
+        echo_err("Aborted!")
+        return 1
+    except OSError as error:
+        if error.errno != errno.EPIPE:
+            return _internal(error)
+        _pacify()
+        return 1
+    except Exception as error:  # never show a traceback to the user
+        return _internal(error)
+
+
+def _internal(error: BaseException) -> int:
+    from gpulint.scancmd import EXIT_ERROR, echo_err
+
+    echo_err(f"gpulint: internal error: {type(error).__name__}: {error} — this is a bug; "
+             "please report it at https://github.com/gpulint/gpulint/issues")
+    return EXIT_ERROR
+
+
+class _Pacified:
+    """Like Click's PacifyFlushWrapper: a stream whose flush ignores a closed pipe."""
+
+    def __init__(self, wrapped: object) -> None:
+        self.wrapped = wrapped
+
+    def flush(self) -> None:
+        try:
+            self.wrapped.flush()  # type: ignore[attr-defined]
+        except OSError as error:
+            if error.errno != errno.EPIPE:
+                raise
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.wrapped, name)
+
+
+def _pacify() -> None:
+    sys.stdout = _Pacified(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = _Pacified(sys.stderr)  # type: ignore[assignment]
+
+
+if __name__ == "__main__":
+    main()

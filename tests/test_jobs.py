@@ -1,0 +1,216 @@
+"""`--jobs N` gives the bytes `--jobs 1` gives: reports, baselines, cross-file suppressions, errors.
+
+Small scans stay in one process, so these tests lower parallel.MIN_BYTES (and
+the batch size, so that files that depend on each other land in different
+workers). Workers are forked from the test process and inherit its patches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT, run_cli
+from gpulint import parallel, registry
+from gpulint.api import Rule, Severity, ValueAt, Violation
+from gpulint.discovery import discover
+from gpulint.engine import InputReader, ScanConfig, scan
+from gpulint.registry import load_rules
+from gpulint.selection import select_rules
+
+sys.path.insert(0, str(ROOT / "bench"))
+from gen_corpus import generate  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not parallel.can_fork(), reason="parallel scans need the fork start method")
+
+
+@pytest.fixture(autouse=True)
+def _always_parallel(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "BATCH_FILES", 1)
+
+
+def _both(*args: str, input: str | None = None) -> tuple[tuple[int, str, str], tuple[int, str, str]]:
+    one = run_cli("scan", "--jobs", "1", *args, input=input)
+    two = run_cli("scan", "--jobs", "2", *args, input=input)
+    return one, two
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "text", "github"])
+def test_reports_are_the_same_bytes(fmt: str) -> None:
+    one, two = _both("--format", fmt, "--show-suppressed", "--select", "ALL", str(FIXTURES))
+    assert one[0] in (0, 1) and one[1]
+    assert one == two
+
+
+def test_the_corpus_and_a_generated_corpus_give_the_same_report(corpus: Path, tmp_path: Path) -> None:
+    generate(tmp_path, files=150, big_docs=80)
+    for target in (str(corpus), str(tmp_path)):
+        one, two = _both("--format", "sarif", target)
+        assert one[0] in (0, 1)
+        assert one == two
+
+
+def test_a_parallel_scan_really_uses_workers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pids: set[int] = set()
+    real = parallel._Work.scan
+
+    def scan_and_note(self: parallel._Work, batch: list[int]) -> dict:
+        out = real(self, batch)
+        for report, *_rest in out.values():
+            report.file += f"@{os.getpid()}"
+        return out
+
+    monkeypatch.setattr(parallel._Work, "scan", scan_and_note)
+    rules = load_rules()
+    config = ScanConfig(rules=select_rules(rules), all_rules=rules)
+    result = scan(discover([str(FIXTURES / "rules")]).inputs, config, jobs=2)
+    pids = {int(report.file.rsplit("@", 1)[1]) for report in result.files}
+    assert os.getpid() not in pids and len(pids) == 2
+
+
+def test_small_scans_stay_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "MIN_BYTES", 1 << 20)
+    rules = load_rules()
+    config = ScanConfig(rules=select_rules(rules), all_rules=rules)
+    inputs = discover([str(FIXTURES / "rules")]).inputs
+    assert parallel.workers_for(inputs, config, InputReader(), 8) == 1
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+    assert parallel.workers_for(inputs, config, InputReader(), 8) == 8
+    assert parallel.workers_for(inputs, config, InputReader(), 1) == 1
+
+
+# --- state that crosses files ------------------------------------------------------------
+
+_SCRIPTS = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: scripts, namespace: ml}
+data:
+  run.sh: |
+    #!/bin/sh
+    docker run --gpus all trainer  # gpulint: ignore[GPU002] launcher host, reviewed
+    docker run --gpus all other  # gpulint: ignore[GPU001] wrong code: unused
+"""
+
+_WORKLOAD = """apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: ml}}
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: docker:24-cli
+        volumeMounts: [{{name: s, mountPath: /s}}]
+      volumes: [{{name: s, configMap: {{name: scripts}}}}]
+"""
+
+
+def _cross_file_tree(root: Path) -> Path:
+    root.mkdir(exist_ok=True)
+    (root / "a-workload.yaml").write_text(_WORKLOAD.format(name="launcher"))
+    (root / "m-other.yaml").write_text(_WORKLOAD.format(name="other"))
+    (root / "z-scripts.yaml").write_text(_SCRIPTS)
+    return root
+
+
+def test_inline_suppressions_used_from_another_file(tmp_path: Path) -> None:
+    """The directive sits in z-scripts.yaml; the findings come from scanning the workload files."""
+    root = _cross_file_tree(tmp_path)
+    one, two = _both("--format", "json", "--show-suppressed", "--extend-select", "GPU092", str(root))
+    assert one == two
+    findings = json.loads(one[1])["findings"]
+    unused = [f for f in findings if f["rule"] == "GPU092"]
+    assert [(f["line"], "GPU001" in f["message"]) for f in unused] == [(8, True)]
+    inline = [f for f in findings if (f["suppression"] or {}).get("kind") == "inline"]
+    assert {(f["rule"], f["line"]) for f in inline} == {("GPU002", 7)} and len(inline) == 2
+
+
+def test_write_baseline_and_use_it(tmp_path: Path) -> None:
+    root = _cross_file_tree(tmp_path / "tree")
+    baselines = []
+    for jobs in ("1", "2"):
+        path = tmp_path / f"baseline-{jobs}.json"
+        code, out, err = run_cli("scan", "--jobs", jobs, "--format", "json", "--write-baseline", str(path),
+                                 str(FIXTURES / "rules"), str(root))
+        assert code == 0, err
+        baselines.append(path.read_bytes())
+    assert baselines[0] == baselines[1]
+    one, two = _both("--format", "json", "--show-suppressed", "--baseline", str(tmp_path / "baseline-1.json"),
+                     str(FIXTURES / "rules"), str(root))
+    assert one == two and one[0] == 0
+
+
+def test_baseline_counts_are_taken_in_scan_order(tmp_path: Path) -> None:
+    """Two workloads of the same identity in two files run the same mounted script: one
+    baseline entry with count 1 covers the finding met first, whichever worker meets it."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "z-scripts.yaml").write_text(_SCRIPTS.replace("  # gpulint: ignore[GPU002] launcher host, reviewed", ""))
+    (root / "a.yaml").write_text(_WORKLOAD.format(name="same"))
+    (root / "b.yaml").write_text(_WORKLOAD.format(name="same"))
+    baseline = tmp_path / "baseline.json"
+    run_cli("scan", "--jobs", "1", "--write-baseline", str(baseline), str(root))
+    data = json.loads(baseline.read_text())
+    for entry in data["entries"]:
+        entry["count"] = 1
+    baseline.write_text(json.dumps(data))
+    one, two = _both("--format", "json", "--show-suppressed", "--baseline", str(baseline), str(root))
+    assert one == two
+    findings = [f for f in json.loads(one[1])["findings"] if f["rule"] == "GPU002" and f["line"] == 7]
+    assert [f["suppressed"] for f in findings] == [True, False]
+
+
+def test_stdin_with_files(tmp_path: Path) -> None:
+    text = (FIXTURES / "core" / "anchors.yaml").read_text()
+    one, two = _both("--format", "json", "-", str(FIXTURES / "rules" / "GPU006"), input=text)
+    assert one == two and json.loads(one[1])["summary"]["files"] > 2
+
+
+# --- failures ---------------------------------------------------------------------------
+
+
+class _FakeEntryPoint:
+    def __init__(self, name: str, target: object) -> None:
+        self.name, self.value, self._target = name, f"tests:{name}", target
+
+    def load(self) -> object:
+        return self._target
+
+
+def _boom(workload, ctx):  # noqa: ANN001, ANN202
+    if workload.name == "launcher":
+        raise KeyError("a bug")
+    yield Violation("plugin saw this workload", ValueAt(workload.obj.path("metadata", "name")))
+
+
+def test_a_bug_in_a_worker_is_reported_like_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = list(registry._entry_points())
+    doc = "What it does\n## What it does\n-\n## Why is this bad\n-\n## Example\n-\n## Use instead\n-\n## References\n-\n"
+    rule = Rule(id="GPU198", name="boom-plugin", severity=Severity.WARNING, summary="test plugin", doc=doc,
+                check=_boom)
+    monkeypatch.setattr(registry, "_entry_points", lambda: real + [_FakeEntryPoint("boom", rule)])
+    root = _cross_file_tree(tmp_path)
+    one, two = _both("--format", "json", str(root), str(FIXTURES / "rules" / "GPU006"))
+    assert one == two
+    assert one[0] == 2 and "internal error: KeyError" in one[2]
+
+
+def test_a_worker_that_dies_is_replaced_by_the_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parent = os.getpid()
+    real = parallel._run_batch
+
+    def die_in_workers(batch: list[int]) -> dict:
+        if os.getpid() != parent:
+            os._exit(3)
+        return real(batch)
+
+    monkeypatch.setattr(parallel, "_run_batch", die_in_workers)
+    root = _cross_file_tree(tmp_path)
+    one, two = _both("--format", "json", "--show-suppressed", "--extend-select", "GPU092", str(root),
+                     str(FIXTURES / "rules"))
+    assert one == two and one[0] == 1

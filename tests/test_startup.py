@@ -1,0 +1,139 @@
+"""What a plain `gpulint scan` loads, and the shortcuts that keep start-up cheap.
+
+No timings here (bench/run.py measures start-up): these check that the fast
+path stays free of Typer, pydantic, importlib.metadata and the rendering and
+reporting code a scan does not use, and that the shortcuts give what the
+standard machinery gives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+from ruamel.yaml import events as ev
+
+from conftest import FIXTURES, ROOT
+from gpulint import fastevents, registry
+
+_PROBE = """
+import sys
+sys.argv = ["gpulint", "scan", *sys.argv[1:]]
+try:
+    from gpulint.launch import main
+    main()
+except SystemExit:
+    pass
+sys.stdout.flush()
+print("\\n@@" + " ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def _modules_after(*args: str) -> set[str]:
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "NO_COLOR": "1"})
+    return set(proc.stderr.rpartition("@@")[2].split())
+
+
+def test_a_plain_scan_loads_no_cli_framework_and_nothing_it_does_not_use() -> None:
+    loaded = _modules_after(str(FIXTURES / "rules" / "GPU006"))
+    heavy = {"typer", "click", "pydantic", "rich", "jsonschema", "sarif_om", "importlib.metadata",
+             "gpulint.cli", "gpulint.render", "gpulint.render.helm", "gpulint.dockerfile", "gpulint.baseline",
+             "multiprocessing", "concurrent.futures", "gpulint.report.sarif",
+             "gpulint.report.json_report"}
+    assert loaded & heavy == set()
+    assert {"gpulint.engine", "gpulint.report.text"} <= loaded
+
+
+def test_what_a_scan_uses_is_loaded_when_it_is_used(tmp_path: Path) -> None:
+    assert "gpulint.report.json_report" in _modules_after("--format", "json", str(FIXTURES / "core"))
+    dockerfile = FIXTURES / "rules" / "GPU091" / "Dockerfile.bare-comment"
+    loaded = _modules_after("--write-baseline", str(tmp_path / "b.json"), str(dockerfile))
+    assert {"gpulint.baseline", "gpulint.dockerfile"} <= loaded
+    assert "typer" in _modules_after("--help")
+
+
+# --- entry points ------------------------------------------------------------------------
+
+
+def _groups() -> set[str]:
+    from importlib.metadata import distributions
+
+    return {ep.group for dist in distributions() for ep in dist.entry_points}
+
+
+def test_entry_points_are_read_as_importlib_metadata_reads_them() -> None:
+    from importlib.metadata import entry_points
+
+    groups = _groups()
+    assert registry.GROUP in groups and len(groups) > 3
+    for group in groups:
+        mine = registry._read_entry_points(group)
+        assert mine is not None
+        assert sorted((e.name, e.value) for e in mine) == sorted((e.name, e.value) for e in entry_points(group=group))
+    loaded = [ep.load() for ep in registry._read_entry_points(registry.GROUP) or ()]
+    import gpulint.rules
+
+    assert gpulint.rules in loaded
+
+
+def test_entry_points_fall_back_to_importlib_metadata_for_zipped_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    archive = tmp_path / "plugins.zip"
+    archive.write_bytes(b"PK\x05\x06" + b"\x00" * 18)  # an empty zip
+    monkeypatch.setattr(sys, "path", [*sys.path, str(archive)])
+    assert registry._read_entry_points(registry.GROUP) is None
+    assert [ep.name for ep in registry._entry_points()] == ["builtin"]
+
+
+def test_entry_point_sections_parse_like_importlib_metadata() -> None:
+    text = "# comment\n[gpulint.rules]\n  mine =  pkg.mod:RULE [extra]\n\n[other]\nx = y\n[gpulint.rules]\nmore=pkg\n"
+    assert [(e.name, e.value) for e in registry._group_entries(text, "gpulint.rules")] == [
+        ("mine", "pkg.mod:RULE [extra]"), ("more", "pkg")]
+    assert registry.EntryPoint("x", "json:dumps", "g").load() is json.dumps
+
+
+# --- parser events -------------------------------------------------------------------------
+
+
+def test_the_flat_event_constructors_are_installed_and_equivalent() -> None:
+    assert fastevents.install()
+    assert ev.ScalarEvent.__init__ is fastevents._scalar_init
+    # What the check compares: every slot, set by the original chain and by the flat version.
+    assert fastevents.compatible()
+
+
+def test_events_are_the_same_as_with_the_original_constructors(monkeypatch: pytest.MonkeyPatch) -> None:
+    from _ruamel_yaml import CParser
+
+    text = (FIXTURES / "core" / "anchors.yaml").read_text() + "---\n" + (FIXTURES / "core" / "flow-style.yaml").read_text()
+
+    def dump() -> list:
+        parser, out = CParser(text), []
+        while (event := parser.get_event()) is not None:
+            out.append((type(event).__name__, [repr(getattr(event, s, None)) for s in fastevents._SCALAR_SLOTS
+                                                 + fastevents._COLLECTION_SLOTS if s not in ("start_mark", "end_mark")],
+                        event.start_mark.index, event.end_mark.index))
+        return out
+
+    flat = dump()
+    monkeypatch.setattr(ev.ScalarEvent, "__init__", fastevents._ORIGINAL_SCALAR_INIT)
+    monkeypatch.setattr(ev.CollectionStartEvent, "__init__", fastevents._ORIGINAL_COLLECTION_INIT)
+    assert dump() == flat
+
+
+def test_other_ruamel_users_see_the_same_results() -> None:
+    """ruamel's own loaders (C and pure Python) with the flat constructors installed."""
+    text = (FIXTURES / "core" / "anchors.yaml").read_text()
+    assert fastevents.install()
+    for typ, pure in (("safe", False), ("safe", True), ("rt", True)):
+        yaml = YAML(typ=typ, pure=pure)
+        data = list(yaml.load_all(text))
+        assert data and data[0]["kind"] == "Deployment"
+    events = [type(e).__name__ for e in YAML().parse(text)]
+    assert events[:3] == ["StreamStartEvent", "DocumentStartEvent", "MappingStartEvent"]
