@@ -28,7 +28,9 @@ from gpulint.objects import KubeObject, objects_in
 from gpulint.podspecs import workload_of
 from gpulint.renderopts import RenderOptions
 from gpulint.suppress import ScanHook, SuppressionContext, Suppressor, apply as apply_suppressors
-from gpulint.yamlload import DEFAULT_LIMITS, Document, Limits, LoadError, Problem, load_documents, load_stream
+from gpulint.yamlload import (
+    DEFAULT_LIMITS, Document, Limits, LoadError, ParsedChunks, Problem, load_documents, load_stream,
+)
 
 if TYPE_CHECKING:
     from gpulint.render import Mapper, Rendered
@@ -85,6 +87,10 @@ class InputReader:
     """
 
     CACHE_MAX = 64 << 20
+    # The documents the index pass parsed (ConfigMaps, Secrets) are kept for the
+    # scan too, from files of up to this many characters in all: their data
+    # takes a few times the size of their text.
+    PARSED_MAX = 16 << 20
 
     def __init__(self, render_options: RenderOptions | None = None) -> None:
         self._stdin: IO[bytes] | None = None
@@ -92,6 +98,19 @@ class InputReader:
         self._rendered: dict[str, Rendered] = {}
         self._kept: dict[str, bytes] = {}
         self._kept_size = 0
+        self._parsed: dict[str, ParsedChunks] = {}
+        self._parsed_size = 0
+
+    def keep_parsed(self, item: Input, chunks: ParsedChunks, size: int) -> None:
+        """Remember the chunks the index pass parsed in a file whose bytes are kept (`size`: its characters)."""
+        key = str(item.real)
+        if key in self._kept and self._parsed_size + size <= self.PARSED_MAX:
+            self._parsed[key] = chunks
+            self._parsed_size += size
+
+    def parsed(self, item: Input) -> ParsedChunks | None:
+        """What keep_parsed kept for `item`, handed over once."""
+        return self._parsed.pop(str(item.real), None) if self._parsed else None
 
     def kept_size(self, item: Input) -> int | None:
         """The size of a file whose bytes are kept (None: not kept)."""
@@ -141,11 +160,12 @@ class InputReader:
             return stream.read()
 
 
-def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (),
-               strict_json: bool = False) -> Iterator[Document | LoadError]:
+def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (), strict_json: bool = False,
+               record: ParsedChunks | None = None,
+               parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
     whole = source.whole
     if whole is not None:
-        return load_documents(whole, limits, only=only, strict_json=strict_json)
+        return load_documents(whole, limits, only=only, strict_json=strict_json, record=record, parsed=parsed)
     assert source.blocks is not None
     return load_stream(source.blocks, limits, only=only, strict_json=strict_json)
 
@@ -214,10 +234,13 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
                     reader.keep(item, source.data)
                 if not source.may_contain(_INDEXED_KINDS):
                     continue
-                for doc in _documents(source, limits, only=_INDEXED_KINDS):
+                record: ParsedChunks | None = {} if source.data is not None else None
+                for doc in _documents(source, limits, only=_INDEXED_KINDS, record=record):
                     if isinstance(doc, Document):
                         for obj in objects_in(item.display, doc):
                             index.add(obj)
+                if record:
+                    reader.keep_parsed(item, record, len(source.whole or ""))
         except (OSError, ReadError, BinaryInput):
             continue
         except Exception as error:  # a bug in gpulint: say where, keep going
@@ -258,7 +281,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                 return report
             source = Text(stream)
             whole = source.whole
-            documents = _documents(source, config.limits, strict_json=item.display.lower().endswith(".json"))
+            documents = _documents(source, config.limits, strict_json=item.display.lower().endswith(".json"),
+                                   parsed=reader.parsed(item))
             found_objects = _scan_documents(report, item.display, documents, config, index,
                                             _source_mapper(whole, config.render) if whole is not None else None,
                                             whole)

@@ -762,8 +762,14 @@ def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
             yield chunk, line + offset
 
 
+# Chunks parsed once, by line offset in their file: (parsed documents, read as JSON).
+ParsedChunks = dict[int, tuple[list, bool]]
+
+
 def load_documents(text: str, limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
-                   only: tuple[str, ...] = (), strict_json: bool = False) -> Iterator[Document | LoadError]:
+                   only: tuple[str, ...] = (), strict_json: bool = False, *,
+                   record: ParsedChunks | None = None,
+                   parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
     """Yield every non-empty document of `text`, or a LoadError where one fails.
 
     With `unrendered`, a document that fails and holds `{{ ... }}` yields its
@@ -773,8 +779,14 @@ def load_documents(text: str, limits: Limits = DEFAULT_LIMITS, unrendered: bool 
     `strict_json` (a `.json` file), JSON-looking text that YAML accepts but JSON
     does not (trailing commas, comments) also yields a LoadError, before the
     document read as YAML.
+
+    `record` and `parsed` let a first pass over `text` (the ConfigMap index)
+    spare the second its work: with `record`, each chunk that parses is stored
+    there, without its event tree (positions then come from a parse on
+    demand); with `parsed` (what a pass over the same text recorded), a stored
+    chunk is taken from there instead of being parsed again.
     """
-    return _load_chunks(split_documents(text), limits, unrendered, only, strict_json)
+    return _load_chunks(split_documents(text), limits, unrendered, only, strict_json, record, parsed)
 
 
 def load_stream(blocks: Iterable[str], limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
@@ -784,7 +796,8 @@ def load_stream(blocks: Iterable[str], limits: Limits = DEFAULT_LIMITS, unrender
 
 
 def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: bool,
-                 only: tuple[str, ...], strict_json: bool = False) -> Iterator[Document | LoadError]:
+                 only: tuple[str, ...], strict_json: bool = False, record: ParsedChunks | None = None,
+                 parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
     index = 0
     for chunk, line_offset in chunks:
         if only and not any(word in chunk for word in only):
@@ -794,7 +807,13 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
         placeholders: tuple[Span, ...] = ()
         text = chunk
         try:
-            docs, is_json = _parse_any(chunk, line_offset, limits)
+            done = parsed.pop(line_offset, None) if parsed else None
+            if done is not None:
+                docs, is_json = done
+            else:
+                docs, is_json = _parse_any(chunk, line_offset, limits, keep=record is None)
+                if record is not None:
+                    record[line_offset] = (docs, is_json)
         except LoadError as error:
             error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
             from gpulint import unrendered as unrendered_mod
@@ -839,10 +858,13 @@ _JSON_END = ev.DocumentEndEvent()
 _Parsed = tuple  # (event tree or None, data, duplicates, offset of the first node, raw index)
 
 
-def _parse_any(chunk: str, line_offset: int, limits: Limits) -> tuple[list[_Parsed], bool]:
-    """Documents of `chunk` as YAML, or as JSON where libyaml rejects valid JSON; and which."""
+def _parse_any(chunk: str, line_offset: int, limits: Limits, keep: bool = True) -> tuple[list[_Parsed], bool]:
+    """Documents of `chunk` as YAML, or as JSON where libyaml rejects valid JSON; and which.
+
+    `keep`: whether to keep event trees (documents up to KEEP_EVENTS_MAX)."""
+    keep = keep and len(chunk) <= KEEP_EVENTS_MAX
     try:
-        return list(_parse_chunk(chunk, line_offset, limits)), False
+        return list(_parse_chunk(chunk, line_offset, limits, keep)), False
     except LoadError as error:
         if not (error.syntax and jsonload.looks_like_json(chunk)):
             raise
@@ -851,7 +873,6 @@ def _parse_any(chunk: str, line_offset: int, limits: Limits) -> tuple[list[_Pars
         except jsonload.JSONSyntaxError:
             raise error from None
     out = []
-    keep = len(chunk) <= KEEP_EVENTS_MAX
     for raw, events in enumerate(documents):
         content_start = events[0].start_mark.index
         events.append(_JSON_END)
@@ -860,7 +881,7 @@ def _parse_any(chunk: str, line_offset: int, limits: Limits) -> tuple[list[_Pars
     return out, True
 
 
-def _parse_chunk(chunk: str, line_offset: int, limits: Limits) -> Iterator[_Parsed]:
+def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None = None) -> Iterator[_Parsed]:
     """(event tree, data, duplicates, offset of the first node, raw index) of each non-empty document.
 
     A document is built as libyaml parses it, so a limit stops libyaml early
@@ -872,7 +893,8 @@ def _parse_chunk(chunk: str, line_offset: int, limits: Limits) -> Iterator[_Pars
     """
     if "%" in chunk:
         _check_directives(chunk, line_offset)
-    keep = len(chunk) <= KEEP_EVENTS_MAX
+    if keep is None:
+        keep = len(chunk) <= KEEP_EVENTS_MAX
     try:
         parser = CParser(chunk)
         next_event = parser.get_event

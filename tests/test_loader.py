@@ -171,3 +171,50 @@ def test_shell_script_after_double_dash() -> None:
     item = Exec(("/bin/bash", "-lc", "--", "ray start --head"), tuple(("args", i) for i in range(4)), "command")
     script = shell_script(item)
     assert script is not None and (script.text, script.path) == ("ray start --head", ("args", 3))
+
+
+_INDEX_AND_SCAN = """\
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+data:
+  run.sh: |
+    echo start
+    docker run --gpus all img
+  run.sh: |
+    echo again; docker run --gpus all img
+---
+{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}, "data": {"k": "v"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec: {containers: [{name: a, image: x}]}
+"""
+
+
+def test_chunks_recorded_by_a_first_pass_are_reused_with_the_same_positions() -> None:
+    """What the ConfigMap index pass parsed is not parsed again, and positions stay exact."""
+    record: dict = {}
+    first = [d for d in load_documents(_INDEX_AND_SCAN, only=("ConfigMap",), record=record)
+             if isinstance(d, Document)]
+    assert [d.data["metadata"]["name"] for d in first] == ["c", "j"]
+    assert sorted(record) == [3, 13]          # the 0-based lines where the two ConfigMap chunks start
+    fresh = list(load_documents(_INDEX_AND_SCAN))
+    reused = list(load_documents(_INDEX_AND_SCAN, parsed=record))
+    assert record == {}                        # handed over once
+    assert [d.data for d in reused] == [d.data for d in fresh]
+    assert reused[1].data is first[0].data     # taken from the first pass, not parsed again
+    for new, old in zip(reused, fresh):
+        assert new.root().span == old.root().span
+        assert [p.span for p in new.problems] == [p.span for p in old.problems]
+        assert new.span(("metadata", "name")) == old.span(("metadata", "name"))
+    script = ("data", "run.sh")
+    assert reused[1].problems[0].span == Span(12, 3, 12, 9)
+    text = reused[1].data["data"]["run.sh"]
+    at = text.index("docker")
+    assert reused[1].text_span(script, at, at + 6) == Span(13, 17, 13, 23)
