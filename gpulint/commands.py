@@ -26,7 +26,7 @@ from gpulint.hostpaths import normalize
 from gpulint.index import ConfigEntry, ConfigIndex, ConfigSource
 from gpulint.model import Container, PodSpec, Workload
 from gpulint.objects import KubeObject
-from gpulint.shell import SHELL_NAMES, Command, command_index, parse, script_arguments
+from gpulint.shell import SHELL_NAMES, Command, basename, command_index, parse, script_arguments
 
 _SCRIPT_SUFFIXES = (".sh", ".bash")
 
@@ -41,9 +41,9 @@ class RunCommand:
     origin: str                    # "command", "lifecycle.postStart", "script", "ConfigMap app/run.sh"...
     located_in: KubeObject | None = None   # the ConfigMap/Secret, for mounted scripts
 
-    @property
+    @functools.cached_property  # rules ask every command for its name, often twice
     def name(self) -> str:
-        return posixpath.basename(self.argv[0]) if self.argv else ""
+        return basename(self.argv[0]) if self.argv else ""
 
     @property
     def described_origin(self) -> str:
@@ -68,6 +68,18 @@ class MountedFile:
 def parse_script(text: str) -> tuple[Command, ...]:
     """`shell.parse`, cached: several rules read the same scripts."""
     return tuple(parse(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _script_argvs(text: str) -> tuple[tuple[tuple[str, ...], int, int], ...]:
+    """(argv, start, end) of each command of `text` that runs something, cached:
+    the same script recurs in many containers (replicas, rendered charts)."""
+    out = []
+    for command in parse_script(text):
+        argv = command.argv()
+        if argv:
+            out.append((tuple(w.text for w in argv), argv[0].start, argv[-1].end))
+    return tuple(out)
 
 
 def container_commands(workload: Workload, pod: PodSpec, container: Container,
@@ -101,9 +113,19 @@ def _container_commands(workload: Workload, pod: PodSpec, container: Container,
     for script in container.scripts:
         if script.interpreter in SHELL_NAMES or script.interpreter in ("", "busybox"):
             found.extend(_script_commands(script.text, script.path, script.origin, None))
-    referenced = {path for cmd in found for path in _runs_files(cmd.argv)}
+    direct = len(found)  # mounted scripts are found by what the container itself runs
+    referenced: set[str] | None = None  # computed only when a mounted file needs it
     for file in mounted_config_files(workload, pod, container, index):
-        if _is_shell_script(file, referenced):
+        text = file.entry.value or ""
+        if text.startswith("#!"):
+            is_script = shebang_interpreter(text) in SHELL_NAMES
+        elif file.path.endswith(_SCRIPT_SUFFIXES):
+            is_script = True
+        else:
+            if referenced is None:
+                referenced = {path for cmd in found[:direct] for path in _runs_files(cmd.argv)}
+            is_script = normalize(file.path) in referenced
+        if is_script:
             assert file.entry.value is not None
             origin = f"{file.source.obj.ref.kind} {file.source.obj.ref.name}, key {file.entry.key}"
             found.extend(_script_commands(file.entry.value, file.entry.path, origin, file.source.obj))
@@ -112,11 +134,8 @@ def _container_commands(workload: Workload, pod: PodSpec, container: Container,
 
 def _script_commands(text: str, path: tuple, origin: str, located_in: KubeObject | None) -> Iterator[RunCommand]:
     source = ("script", located_in.file if located_in else "", path)
-    for command in parse_script(text):
-        argv = command.argv()
-        if argv:
-            yield RunCommand(tuple(w.text for w in argv), TextAt(path, argv[0].start, argv[-1].end),
-                             source, origin, located_in)
+    for argv, start, end in _script_argvs(text):
+        yield RunCommand(argv, TextAt(path, start, end), source, origin, located_in)
 
 
 def mounted_config_files(workload: Workload, pod: PodSpec, container: Container,
@@ -166,18 +185,11 @@ def _runs_files(argv: tuple[str, ...]) -> Iterator[str]:
         return
     if argv[0].startswith("/"):
         yield normalize(argv[0])
-    name = posixpath.basename(argv[0])
+    name = basename(argv[0])
     if name in SHELL_NAMES or name in (".", "source"):
         script = next((word for word in argv[1:] if not word.startswith(("-", "+"))), None)
         if script is not None and script.startswith("/") and not script_arguments(argv):
             yield normalize(script)
-
-
-def _is_shell_script(file: MountedFile, referenced: set[str]) -> bool:
-    text = file.entry.value or ""
-    if text.startswith("#!"):
-        return shebang_interpreter(text) in SHELL_NAMES
-    return file.path.endswith(_SCRIPT_SUFFIXES) or normalize(file.path) in referenced
 
 
 def shebang_interpreter(text: str) -> str:
