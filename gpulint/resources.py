@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping
 
-from gpulint.gpu import globs_re, setting
+from gpulint.gpu import DEFAULT_SETTINGS, globs_re
 
 if TYPE_CHECKING:
     from gpulint.model import Container
@@ -44,6 +44,9 @@ class ResourceNames:
     concrete: tuple[str, ...]         # plain names among both (candidates for suggestions)
     _gpu_re: re.Pattern | None = field(repr=False, compare=False, default=None)
     _over_re: re.Pattern | None = field(repr=False, compare=False, default=None)
+    # Answers per resource name: a scan asks about the same few names in every container.
+    _validated: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    _known: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
 
     def is_gpu(self, name: str) -> bool:
         return self._gpu_re is not None and self._gpu_re.match(name) is not None
@@ -54,15 +57,24 @@ class ResourceNames:
     def is_validated(self, name: str) -> bool:
         """Whether the request/limit rules (GPU101-GPU103) check this resource:
         a known GPU resource that the config does not mark overcommittable."""
-        return self.is_gpu(name) and not self.is_overcommittable(name)
+        found = self._validated.get(name)
+        if found is None:
+            found = self._validated[name] = self.is_gpu(name) and not self.is_overcommittable(name)
+        return found
 
     def is_known(self, name: str) -> bool:
-        return self.is_gpu(name) or self.is_overcommittable(name)
+        found = self._known.get(name)
+        if found is None:
+            found = self._known[name] = self.is_gpu(name) or self.is_overcommittable(name)
+        return found
 
 
 def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
-    return _resource_names(tuple(setting(settings, "gpu-resources")),
-                           tuple(setting(settings, "overcommittable-resources")))
+    # (`DEFAULT_SETTINGS` directly rather than `setting()`: four rules ask per workload.)
+    gpu = settings.get("gpu-resources")
+    over = settings.get("overcommittable-resources")
+    return _resource_names(tuple(gpu if gpu is not None else DEFAULT_SETTINGS["gpu-resources"]),
+                           tuple(over if over is not None else DEFAULT_SETTINGS["overcommittable-resources"]))
 
 
 @functools.lru_cache(maxsize=64)
@@ -274,11 +286,11 @@ def _entries(container: "Container") -> list[Entry]:
     out: list[Entry] = []
     for section, written, nulls in ((LIMITS, res.limits, res.null_limits),
                                     (REQUESTS, res.requests, res.null_requests)):
-        path_of = res.limits_path if section == LIMITS else res.requests_path
+        section_path = res.path + (section,)  # == res.limits_path() / res.requests_path()
         for name, value in written.items():
-            out.append(Entry(str(name), section, value, path_of(name)))
+            out.append(Entry(str(name), section, value, section_path + (name,)))
         for name in nulls:
-            out.append(Entry(name, section, None, path_of(name)))
+            out.append(Entry(name, section, None, section_path + (name,)))
     return out
 
 
@@ -296,11 +308,11 @@ def _validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]
     for entry in entries(container):
         if not names.is_validated(entry.name):
             continue
-        pair = pairs.get(entry.name, Pair(entry.name, None, None))
+        pair = pairs.get(entry.name)
         if entry.section == LIMITS:
-            pair = Pair(entry.name, entry, pair.request)
+            pair = Pair(entry.name, entry, pair.request if pair is not None else None)
         else:
-            pair = Pair(entry.name, pair.limit, entry)
+            pair = Pair(entry.name, pair.limit if pair is not None else None, entry)
         pairs[entry.name] = pair
     return list(pairs.values())
 

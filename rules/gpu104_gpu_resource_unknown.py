@@ -55,6 +55,7 @@ resources:
 
 from __future__ import annotations
 
+import functools
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
@@ -67,15 +68,20 @@ from gpulint.resources import (
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
-    ignored = list(ctx.option("ignore-resources") or ())
+    ignored = tuple(ctx.option("ignore-resources") or ())
     names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
         for entry in entries(container):
-            name = entry.name
-            if (names.is_known(name) or is_placeholder_name(name) or matches_any(name, ignored)
-                    or not looks_like_gpu(name, names)):
-                continue
-            yield Violation(_message(entry, names), KeyAt(entry.path), container)
+            if _unknown_gpu_like(entry.name, names, ignored):
+                yield Violation(_message(entry, names), KeyAt(entry.path), container)
+
+
+@functools.lru_cache(maxsize=4096)
+def _unknown_gpu_like(name: str, names: ResourceNames, ignored: tuple[str, ...]) -> bool:
+    """Whether `name` is reported. Cached: it depends on the name and the
+    configuration only, and the same few names recur in every container."""
+    return not (names.is_known(name) or is_placeholder_name(name) or matches_any(name, ignored)
+                or not looks_like_gpu(name, names))
 
 
 def _message(entry: Entry, names: ResourceNames) -> str:
