@@ -47,6 +47,14 @@ class ResourceNames:
     # Answers per resource name: a scan asks about the same few names in every container.
     _validated: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
     _known: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.gpu, self.overcommittable, self.concrete)))
+
+    def __hash__(self) -> int:
+        # Computed once: names key per-container memos and caches, asked per container.
+        return self._hash
 
     def is_gpu(self, name: str) -> bool:
         return self._gpu_re is not None and self._gpu_re.match(name) is not None
