@@ -41,7 +41,7 @@ class RunCommand:
     origin: str                    # "command", "lifecycle.postStart", "script", "ConfigMap app/run.sh"...
     located_in: KubeObject | None = None   # the ConfigMap/Secret, for mounted scripts
 
-    @functools.cached_property  # rules ask every command for its name, often twice
+    @property
     def name(self) -> str:
         return basename(self.argv[0]) if self.argv else ""
 

@@ -152,8 +152,16 @@ def requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]
     """Whether the scheduler hands this container GPUs in a way it accounts for.
 
     A positive GPU limit (or request: Kubernetes copies it), a DRA claim, or a
-    GPU-share annotation of KAI/HAMi on the pod template.
+    GPU-share annotation of KAI/HAMi on the pod template (`pod` is the
+    container's own). Computed once per container and settings: five rules ask.
     """
+    memo = container.memo.get("gpu.requests_gpu")
+    if memo is None or memo[0] is not settings:
+        memo = container.memo["gpu.requests_gpu"] = (settings, _requests_gpu(container, pod, settings))
+    return memo[1]
+
+
+def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
     for section in (container.resources.limits, container.resources.requests):
         for name, quantity in section.items():
             if is_gpu_resource(name, settings):

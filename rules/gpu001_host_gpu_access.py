@@ -118,9 +118,10 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
 
 def enters_host(command: RunCommand, pod: PodSpec, container: Container) -> str | None:
     """A description of how `command` enters the node, or None."""
-    if command.name == "nsenter":
+    name = command.name
+    if name == "nsenter":
         return _nsenter(command.argv[1:], pod, container)
-    if command.name == "chroot":
+    if name == "chroot":
         return _chroot(command.argv[1:], pod, container)
     return None
 
