@@ -100,12 +100,11 @@ def _container_commands(workload: Workload, pod: PodSpec, container: Container,
     found: list[RunCommand] = []
     script_paths = {script.path for script in container.scripts}
     for exec_ in container.execs:
-        start = command_index(exec_.argv)
+        start, scripts = _exec_shape(exec_.argv)
         if start is None:
             continue
         argv = exec_.argv[start:]
         found.append(RunCommand(argv, ValueAt(exec_.paths[start]), ("exec", exec_.paths[0]), exec_.origin))
-        scripts = script_arguments(argv)
         if scripts:
             path = exec_.paths[start + scripts[0]]
             if path not in script_paths:  # e.g. `sudo sh -c`: not extracted by the model
@@ -130,6 +129,14 @@ def _container_commands(workload: Workload, pod: PodSpec, container: Container,
             origin = f"{file.source.obj.ref.kind} {file.source.obj.ref.name}, key {file.entry.key}"
             found.extend(_script_commands(file.entry.value, file.entry.path, origin, file.source.obj))
     return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _exec_shape(argv: tuple[str, ...]) -> tuple[int | None, tuple[int, ...]]:
+    """(index of the program run, indices of script arguments after it) of an exec vector.
+    Cached: replicas and rendered charts repeat the same commands."""
+    start = command_index(argv)
+    return (None, ()) if start is None else (start, tuple(script_arguments(argv[start:])))
 
 
 def _script_commands(text: str, path: tuple, origin: str, located_in: KubeObject | None) -> Iterator[RunCommand]:

@@ -445,8 +445,6 @@ def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: st
     items = raw if type(raw) is list else problems.expect(raw, list, parent + (key,), what)
     if items is None:
         return None
-    if all(type(item) is str for item in items):
-        return list(items)  # the usual case
     out = []
     for i, item in enumerate(items):
         if type(item) is str:

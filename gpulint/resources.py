@@ -12,7 +12,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from gpulint.gpu import DEFAULT_SETTINGS, globs_re
 
@@ -290,16 +290,24 @@ def entries(container: "Container") -> list[Entry]:
 
 
 def _entries(container: "Container") -> list[Entry]:
+    return list(entries_named(container, None))
+
+
+def entries_named(container: "Container", keep: Callable[[str], bool] | None) -> Iterator[Entry]:
+    """The entries of `entries(container)` whose name `keep` accepts (all for None), in
+    the same order. Not memoized: it builds Entry objects only for the names kept, so a
+    rule after a few names in every container skips building the rest."""
     res = container.resources
-    out: list[Entry] = []
     for section, written, nulls in ((LIMITS, res.limits, res.null_limits),
                                     (REQUESTS, res.requests, res.null_requests)):
         section_path = res.path + (section,)  # == res.limits_path() / res.requests_path()
         for name, value in written.items():
-            out.append(Entry(str(name), section, value, section_path + (name,)))
+            text = str(name)
+            if keep is None or keep(text):
+                yield Entry(text, section, value, section_path + (name,))
         for name in nulls:
-            out.append(Entry(name, section, None, section_path + (name,)))
-    return out
+            if keep is None or keep(name):
+                yield Entry(name, section, None, section_path + (name,))
 
 
 def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
@@ -313,9 +321,7 @@ def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
 
 def _validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
     pairs: dict[str, Pair] = {}
-    for entry in entries(container):
-        if not names.is_validated(entry.name):
-            continue
+    for entry in entries_named(container, names.is_validated):
         pair = pairs.get(entry.name)
         if entry.section == LIMITS:
             pair = Pair(entry.name, entry, pair.request if pair is not None else None)

@@ -62,7 +62,7 @@ from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.gpu import matches_any
 from gpulint.model import Workload
 from gpulint.resources import (
-    LEGACY_NAMES, Entry, ResourceNames, api_rejects_name, entries, is_placeholder_name, looks_like_gpu,
+    LEGACY_NAMES, Entry, ResourceNames, api_rejects_name, entries_named, is_placeholder_name, looks_like_gpu,
     resource_names, suggestions,
 )
 
@@ -70,10 +70,12 @@ from gpulint.resources import (
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     ignored = tuple(ctx.option("ignore-resources") or ())
     names = resource_names(ctx.settings)
+    def reported(name: str) -> bool:
+        return _unknown_gpu_like(name, names, ignored)
+
     for _pod, container in workload.containers():
-        for entry in entries(container):
-            if _unknown_gpu_like(entry.name, names, ignored):
-                yield Violation(_message(entry, names), KeyAt(entry.path), container)
+        for entry in entries_named(container, reported):
+            yield Violation(_message(entry, names), KeyAt(entry.path), container)
 
 
 @functools.lru_cache(maxsize=4096)
