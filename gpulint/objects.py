@@ -63,6 +63,8 @@ def is_kubernetes(data: Any) -> bool:
 def helm_source(doc: Document) -> str | None:
     """The `# Source:` comment Helm writes before each rendered document."""
     header = doc.text[: doc.content_start]
+    if "# Source:" not in header:  # the usual case, without a regex scan
+        return None
     match = None
     for match in _SOURCE_RE.finditer(header):
         pass
