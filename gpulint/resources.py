@@ -47,6 +47,7 @@ class ResourceNames:
     # Answers per resource name: a scan asks about the same few names in every container.
     _validated: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
     _known: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    _unknown_gpu: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
     _hash: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self) -> None:
@@ -74,6 +75,15 @@ class ResourceNames:
         found = self._known.get(name)
         if found is None:
             found = self._known[name] = self.is_gpu(name) or self.is_overcommittable(name)
+        return found
+
+    def is_unknown_gpu_like(self, name: str) -> bool:
+        """Whether `name` looks like a GPU resource (`looks_like_gpu`) but is not a known one
+        nor a documentation placeholder (GPU104 reports it unless its config ignores it)."""
+        found = self._unknown_gpu.get(name)
+        if found is None:
+            found = self._unknown_gpu[name] = not (
+                self.is_known(name) or is_placeholder_name(name) or not looks_like_gpu(name, self))
         return found
 
 

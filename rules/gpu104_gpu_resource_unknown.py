@@ -55,35 +55,23 @@ resources:
 
 from __future__ import annotations
 
-import functools
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.gpu import matches_any
 from gpulint.model import Workload
 from gpulint.resources import (
-    LEGACY_NAMES, Entry, ResourceNames, api_rejects_name, entries_named, is_placeholder_name, looks_like_gpu,
-    resource_names, suggestions,
+    LEGACY_NAMES, Entry, ResourceNames, api_rejects_name, entries_named, resource_names, suggestions,
 )
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     ignored = tuple(ctx.option("ignore-resources") or ())
     names = resource_names(ctx.settings)
-    def reported(name: str) -> bool:
-        return _unknown_gpu_like(name, names, ignored)
-
     for _pod, container in workload.containers():
-        for entry in entries_named(container, reported):
-            yield Violation(_message(entry, names), KeyAt(entry.path), container)
-
-
-@functools.lru_cache(maxsize=4096)
-def _unknown_gpu_like(name: str, names: ResourceNames, ignored: tuple[str, ...]) -> bool:
-    """Whether `name` is reported. Cached: it depends on the name and the
-    configuration only, and the same few names recur in every container."""
-    return not (names.is_known(name) or is_placeholder_name(name) or matches_any(name, ignored)
-                or not looks_like_gpu(name, names))
+        for entry in entries_named(container, names.is_unknown_gpu_like):
+            if not matches_any(entry.name, ignored):
+                yield Violation(_message(entry, names), KeyAt(entry.path), container)
 
 
 def _message(entry: Entry, names: ResourceNames) -> str:
