@@ -476,7 +476,7 @@ def _execs(data: dict, path: tuple, command: list | None, args: list | None,
                 _exec_handler(handler, path + ("lifecycle", hook), f"lifecycle.{hook}", execs, problems)
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         handler = data.get(probe)
-        if isinstance(handler, dict):
+        if isinstance(handler, dict) and "exec" in handler:  # most probes are httpGet/tcpSocket
             _exec_handler(handler, path + (probe,), probe, execs, problems)
 
     scripts: list[Script] = []

@@ -68,13 +68,13 @@ class ResourceNames:
         a known GPU resource that the config does not mark overcommittable."""
         found = self._validated.get(name)
         if found is None:
-            found = self._validated[name] = self.is_gpu(name) and not self.is_overcommittable(name)
+            found = _remember(self._validated, name, self.is_gpu(name) and not self.is_overcommittable(name))
         return found
 
     def is_known(self, name: str) -> bool:
         found = self._known.get(name)
         if found is None:
-            found = self._known[name] = self.is_gpu(name) or self.is_overcommittable(name)
+            found = _remember(self._known, name, self.is_gpu(name) or self.is_overcommittable(name))
         return found
 
     def is_unknown_gpu_like(self, name: str) -> bool:
@@ -82,9 +82,19 @@ class ResourceNames:
         nor a documentation placeholder (GPU104 reports it unless its config ignores it)."""
         found = self._unknown_gpu.get(name)
         if found is None:
-            found = self._unknown_gpu[name] = not (
-                self.is_known(name) or is_placeholder_name(name) or not looks_like_gpu(name, self))
+            found = _remember(self._unknown_gpu, name, not (
+                self.is_known(name) or is_placeholder_name(name) or not looks_like_gpu(name, self)))
         return found
+
+
+_NAME_CACHE_LIMIT = 4096  # a scan of hostile input must not grow the per-name answers without bound
+
+
+def _remember(cache: dict[str, bool], name: str, answer: bool) -> bool:
+    if len(cache) >= _NAME_CACHE_LIMIT:
+        cache.clear()
+    cache[name] = answer
+    return answer
 
 
 def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
