@@ -29,6 +29,7 @@ from gpulint.objects import KubeObject
 from gpulint.shell import SHELL_NAMES, Command, basename, command_index, parse, script_arguments
 
 _SCRIPT_SUFFIXES = (".sh", ".bash")
+_CONFIG_VOLUME_KINDS = frozenset({"configMap", "secret", "projected"})  # the kinds `_config_refs` reads
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def mounted_config_files(workload: Workload, pod: PodSpec, container: Container,
     """ConfigMap/Secret keys of the scan that `container` sees as files."""
     for mount in container.volume_mounts:
         volume = pod.volume(mount.name)
-        if volume is None:
+        if volume is None or volume.kind not in _CONFIG_VOLUME_KINDS:
             continue
         for kind, name, items in _config_refs(volume.kind, volume.source):
             source = index.lookup(kind, workload.namespace, name)

@@ -405,7 +405,8 @@ def image_visible_devices_default(image: str | None, settings: Mapping[str, Any]
     """
     if not image:
         return None
-    return _image_default(image, tuple(setting(settings, "gpu-images")))
+    patterns = settings.get("gpu-images")  # (not `setting()`: no list copy, asked per container)
+    return _image_default(image, tuple(patterns if patterns is not None else DEFAULT_SETTINGS["gpu-images"]))
 
 
 @functools.lru_cache(maxsize=4096)
