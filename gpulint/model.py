@@ -360,11 +360,18 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
         items = problems.expect(items, list, path + ("envFrom",), "envFrom")
     for i, item in enumerate(items or ()):
         entry = path + ("envFrom", i)
-        if problems.expect(item, dict, entry, f"envFrom[{i}]") is None:
+        if type(item) is not dict and problems.expect(item, dict, entry, f"envFrom[{i}]") is None:
             continue
-        prefix = problems.expect(item.get("prefix"), str, entry + ("prefix",), "envFrom prefix") or ""
+        prefix = item.get("prefix")
+        if type(prefix) is not str:
+            prefix = problems.expect(prefix, str, entry + ("prefix",), "envFrom prefix")
+        prefix = prefix or ""
         for source, key in (("configMap", "configMapRef"), ("secret", "secretRef")):
-            ref = problems.expect(item.get(key), dict, entry + (key,), key)
+            ref = item.get(key)
+            if ref is None:
+                continue
+            if type(ref) is not dict:
+                ref = problems.expect(ref, dict, entry + (key,), key)
             if ref is not None:
                 env_from.append(EnvFrom(source, str(ref.get("name", "")), prefix,
                                         ref.get("optional") is True, entry))
