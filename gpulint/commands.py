@@ -99,7 +99,6 @@ def container_commands(workload: Workload, pod: PodSpec, container: Container,
 def _container_commands(workload: Workload, pod: PodSpec, container: Container,
                         index: ConfigIndex) -> list[RunCommand]:
     found: list[RunCommand] = []
-    script_paths = {script.path for script in container.scripts}
     for exec_ in container.execs:
         start, scripts = _exec_shape(exec_.argv)
         if start is None:
@@ -108,7 +107,8 @@ def _container_commands(workload: Workload, pod: PodSpec, container: Container,
         found.append(RunCommand(argv, ValueAt(exec_.paths[start]), ("exec", exec_.paths[0]), exec_.origin))
         if scripts:
             path = exec_.paths[start + scripts[0]]
-            if path not in script_paths:  # e.g. `sudo sh -c`: not extracted by the model
+            # e.g. `sudo sh -c`: a script the model did not extract
+            if all(script.path != path for script in container.scripts):
                 found.extend(_script_commands(argv[scripts[0]], path, exec_.origin, None))
     for script in container.scripts:
         if script.interpreter in SHELL_NAMES or script.interpreter in ("", "busybox"):
