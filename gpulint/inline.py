@@ -33,15 +33,15 @@ if TYPE_CHECKING:
 _DIRECTIVE_RE = re.compile(
     r"(?:^|(?<=\s))#\s*gpulint:\s*ignore(?![\w-])\s*(?P<codes>\[[^\]]*\])?(?P<rest>.*)$", re.I)
 _QUICK_RE = re.compile(r"gpulint:\s*ignore", re.I)
+_CODE_SPLIT_RE = re.compile(r"[\s,]+")
+# The reason ends where another comment starts (`... reason  # other note`).
+_NEXT_COMMENT_RE = re.compile(r"\s#\s")
 
 
 def _may_hold_directive(text: str) -> bool:
     """`_QUICK_RE.search(text)`, without its slow case-insensitive scan of the usual text
     that has no "gpul" in any case (only the ASCII letters match g, p, u, l under re.I)."""
     return "gpul" in text.lower() and _QUICK_RE.search(text) is not None
-_CODE_SPLIT_RE = re.compile(r"[\s,]+")
-# The reason ends where another comment starts (`... reason  # other note`).
-_NEXT_COMMENT_RE = re.compile(r"\s#\s")
 
 
 @dataclass(frozen=True)
