@@ -57,14 +57,14 @@ def parse_codes(value: object) -> tuple[str, ...]:
 def ignores_of(workload: Workload) -> Iterator[AnnotationIgnore]:
     """Every `gpulint.io/ignore` of the workload: its own, then its pod templates'."""
     own_meta = workload.obj.path("metadata")
-    if IGNORE in workload.annotations:
-        yield _make(workload.annotations, own_meta + ("annotations",), None)
+    own = workload.annotations
+    if IGNORE in own:
+        yield _make(own, own_meta + ("annotations",), None)
     for pod in workload.pod_specs:
         # A bare Pod's template metadata is the object's own metadata.
-        if pod.metadata_path is None or pod.metadata_path == own_meta:
+        if IGNORE not in pod.annotations or pod.metadata_path is None or pod.metadata_path == own_meta:
             continue
-        if IGNORE in pod.annotations:
-            yield _make(pod.annotations, pod.metadata_path + ("annotations",), pod)
+        yield _make(pod.annotations, pod.metadata_path + ("annotations",), pod)
 
 
 def _make(annotations: dict, path: tuple, pod: PodSpec | None) -> AnnotationIgnore:
@@ -79,6 +79,8 @@ class AnnotationSuppressions:
     def __init__(self) -> None:
         # (file, document index, annotations path, code as written) that silenced a finding.
         self.used: set[tuple[str, int, tuple, str]] = set()
+        # Whether GPU092 is enabled, for the last rule list seen (asked per document).
+        self._reports_unused: tuple[list, bool] | None = None
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
@@ -100,7 +102,9 @@ class AnnotationSuppressions:
     def document_done(self, report: "FileReport", doc: "Document", workloads: "list[Workload]",
                       config: "ScanConfig") -> None:
         # A workload's findings all come from its own document, so usage is complete here.
-        if not any(r.id == UNUSED_SUPPRESSION for r in config.rules):
+        if self._reports_unused is None or self._reports_unused[0] is not config.rules:
+            self._reports_unused = (config.rules, any(r.id == UNUSED_SUPPRESSION for r in config.rules))
+        if not self._reports_unused[1]:
             return
         from gpulint.engine import stable_path
 

@@ -26,9 +26,10 @@ from gpulint.hostpaths import normalize
 from gpulint.index import ConfigEntry, ConfigIndex, ConfigSource
 from gpulint.model import Container, PodSpec, Workload
 from gpulint.objects import KubeObject
-from gpulint.shell import SHELL_NAMES, Command, command_index, parse, script_arguments
+from gpulint.shell import SHELL_NAMES, Command, basename, command_index, parse, script_arguments
 
 _SCRIPT_SUFFIXES = (".sh", ".bash")
+_CONFIG_VOLUME_KINDS = frozenset({"configMap", "secret", "projected"})  # the kinds `_config_refs` reads
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class RunCommand:
 
     @property
     def name(self) -> str:
-        return posixpath.basename(self.argv[0]) if self.argv else ""
+        return basename(self.argv[0]) if self.argv else ""
 
     @property
     def described_origin(self) -> str:
@@ -70,6 +71,18 @@ def parse_script(text: str) -> tuple[Command, ...]:
     return tuple(parse(text))
 
 
+@functools.lru_cache(maxsize=512)
+def _script_argvs(text: str) -> tuple[tuple[tuple[str, ...], int, int], ...]:
+    """(argv, start, end) of each command of `text` that runs something, cached:
+    the same script recurs in many containers (replicas, rendered charts)."""
+    out = []
+    for command in parse_script(text):
+        argv = command.argv()
+        if argv:
+            out.append((tuple(w.text for w in argv), argv[0].start, argv[-1].end))
+    return tuple(out)
+
+
 def container_commands(workload: Workload, pod: PodSpec, container: Container,
                        index: ConfigIndex) -> Iterator[RunCommand]:
     """The commands `container` runs (see the module docstring for the sources).
@@ -86,37 +99,51 @@ def container_commands(workload: Workload, pod: PodSpec, container: Container,
 def _container_commands(workload: Workload, pod: PodSpec, container: Container,
                         index: ConfigIndex) -> list[RunCommand]:
     found: list[RunCommand] = []
-    script_paths = {script.path for script in container.scripts}
     for exec_ in container.execs:
-        start = command_index(exec_.argv)
+        start, scripts = _exec_shape(exec_.argv)
         if start is None:
             continue
         argv = exec_.argv[start:]
         found.append(RunCommand(argv, ValueAt(exec_.paths[start]), ("exec", exec_.paths[0]), exec_.origin))
-        scripts = script_arguments(argv)
         if scripts:
             path = exec_.paths[start + scripts[0]]
-            if path not in script_paths:  # e.g. `sudo sh -c`: not extracted by the model
+            # e.g. `sudo sh -c`: a script the model did not extract
+            if all(script.path != path for script in container.scripts):
                 found.extend(_script_commands(argv[scripts[0]], path, exec_.origin, None))
     for script in container.scripts:
         if script.interpreter in SHELL_NAMES or script.interpreter in ("", "busybox"):
             found.extend(_script_commands(script.text, script.path, script.origin, None))
-    referenced = {path for cmd in found for path in _runs_files(cmd.argv)}
+    direct = len(found)  # mounted scripts are found by what the container itself runs
+    referenced: set[str] | None = None  # computed only when a mounted file needs it
     for file in mounted_config_files(workload, pod, container, index):
-        if _is_shell_script(file, referenced):
+        text = file.entry.value or ""
+        if text.startswith("#!"):
+            is_script = shebang_interpreter(text) in SHELL_NAMES
+        elif file.path.endswith(_SCRIPT_SUFFIXES):
+            is_script = True
+        else:
+            if referenced is None:
+                referenced = {path for cmd in found[:direct] for path in _runs_files(cmd.argv)}
+            is_script = normalize(file.path) in referenced
+        if is_script:
             assert file.entry.value is not None
             origin = f"{file.source.obj.ref.kind} {file.source.obj.ref.name}, key {file.entry.key}"
             found.extend(_script_commands(file.entry.value, file.entry.path, origin, file.source.obj))
     return found
 
 
+@functools.lru_cache(maxsize=4096)
+def _exec_shape(argv: tuple[str, ...]) -> tuple[int | None, tuple[int, ...]]:
+    """(index of the program run, indices of script arguments after it) of an exec vector.
+    Cached: replicas and rendered charts repeat the same commands."""
+    start = command_index(argv)
+    return (None, ()) if start is None else (start, tuple(script_arguments(argv[start:])))
+
+
 def _script_commands(text: str, path: tuple, origin: str, located_in: KubeObject | None) -> Iterator[RunCommand]:
     source = ("script", located_in.file if located_in else "", path)
-    for command in parse_script(text):
-        argv = command.argv()
-        if argv:
-            yield RunCommand(tuple(w.text for w in argv), TextAt(path, argv[0].start, argv[-1].end),
-                             source, origin, located_in)
+    for argv, start, end in _script_argvs(text):
+        yield RunCommand(argv, TextAt(path, start, end), source, origin, located_in)
 
 
 def mounted_config_files(workload: Workload, pod: PodSpec, container: Container,
@@ -124,7 +151,7 @@ def mounted_config_files(workload: Workload, pod: PodSpec, container: Container,
     """ConfigMap/Secret keys of the scan that `container` sees as files."""
     for mount in container.volume_mounts:
         volume = pod.volume(mount.name)
-        if volume is None:
+        if volume is None or volume.kind not in _CONFIG_VOLUME_KINDS:
             continue
         for kind, name, items in _config_refs(volume.kind, volume.source):
             source = index.lookup(kind, workload.namespace, name)
@@ -166,18 +193,11 @@ def _runs_files(argv: tuple[str, ...]) -> Iterator[str]:
         return
     if argv[0].startswith("/"):
         yield normalize(argv[0])
-    name = posixpath.basename(argv[0])
+    name = basename(argv[0])
     if name in SHELL_NAMES or name in (".", "source"):
         script = next((word for word in argv[1:] if not word.startswith(("-", "+"))), None)
         if script is not None and script.startswith("/") and not script_arguments(argv):
             yield normalize(script)
-
-
-def _is_shell_script(file: MountedFile, referenced: set[str]) -> bool:
-    text = file.entry.value or ""
-    if text.startswith("#!"):
-        return shebang_interpreter(text) in SHELL_NAMES
-    return file.path.endswith(_SCRIPT_SUFFIXES) or normalize(file.path) in referenced
 
 
 def shebang_interpreter(text: str) -> str:

@@ -61,7 +61,18 @@ class EnvResolution:
 
 def resolve(name: str, container: Container, pod: PodSpec, namespace: str | None,
             index: "ConfigIndex") -> EnvResolution:
-    """The effective setting of variable `name` in `container`."""
+    """The effective setting of variable `name` in `container` (`pod` is its own
+    pod, `namespace` its workload's). Computed once per container, name and
+    index: several rules ask about NVIDIA_VISIBLE_DEVICES."""
+    key = ("envresolve.resolve", name)
+    memo = container.memo.get(key)
+    if memo is None or memo[0] is not index:
+        memo = container.memo[key] = (index, _resolve(name, container, pod, namespace, index))
+    return memo[1]
+
+
+def _resolve(name: str, container: Container, pod: PodSpec, namespace: str | None,
+             index: "ConfigIndex") -> EnvResolution:
     var = container.env_value(name)
     if var is not None:
         return EnvResolution(_from_env(var, pod, namespace, index))

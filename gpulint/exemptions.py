@@ -203,6 +203,9 @@ class SystemComponentSuppressor:
         # the components exempt from it; per repository the components it matches.
         self._exempt: dict[str, tuple[SystemComponent, ...]] = {}
         self._matching: dict[str, frozenset[int]] = {}
+        # Per (rule id, namespace, image repository): the component exempt from the rule, or
+        # None. A pure function of those three when the image is a valid reference.
+        self._by_image: dict[tuple[str, str | None, str], SystemComponent | None] = {}
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
@@ -219,12 +222,23 @@ class SystemComponentSuppressor:
             return None
         names: list[str] = []
         for pod, container in targets:
-            component = _component_of(workload, pod, container, candidates, self._matches)
+            component = self._exempt_component(finding.rule_id, candidates, workload, pod, container)
             if component is None:
                 return None
             if component.name not in names:
                 names.append(component.name)
         return Suppression(KIND, "system component: " + ", ".join(names))
+
+    def _exempt_component(self, rule_id: str, candidates: tuple[SystemComponent, ...], workload: Workload,
+                          pod: PodSpec, container: Container) -> SystemComponent | None:
+        """_component_of among `candidates` (the components exempt from `rule_id`), cached by image."""
+        repository = image_repository(container.image) if container.image else None
+        if repository is None:
+            return _component_of(workload, pod, container, candidates, self._matches)
+        key = (rule_id, workload.namespace, repository)
+        if key not in self._by_image:
+            self._by_image[key] = _component_of(workload, pod, container, candidates, self._matches)
+        return self._by_image[key]
 
     def component_of(self, workload: Workload, pod: PodSpec, container: Container) -> SystemComponent | None:
         """The first component `container` is recognised as (whatever it is exempt from)."""

@@ -139,8 +139,15 @@ def setting(settings: Mapping[str, Any], key: str) -> list[str]:
     return list(value) if value is not None else DEFAULT_SETTINGS[key]
 
 
+def setting_re(settings: Mapping[str, Any], key: str) -> re.Pattern | None:
+    """`globs_re` of a glob-list setting, without copying the list first (asked per resource)."""
+    value = settings.get(key)
+    return globs_re(tuple(value if value is not None else DEFAULT_SETTINGS[key]))
+
+
 def is_gpu_resource(name: str, settings: Mapping[str, Any]) -> bool:
-    return _matches_any(name, setting(settings, "gpu-resources"))
+    compiled = setting_re(settings, "gpu-resources")
+    return compiled is not None and compiled.match(name) is not None
 
 
 def gpu_limits(container: Container, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -152,18 +159,27 @@ def requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]
     """Whether the scheduler hands this container GPUs in a way it accounts for.
 
     A positive GPU limit (or request: Kubernetes copies it), a DRA claim, or a
-    GPU-share annotation of KAI/HAMi on the pod template.
+    GPU-share annotation of KAI/HAMi on the pod template (`pod` is the
+    container's own). Computed once per container and settings: five rules ask.
     """
+    memo = container.memo.get("gpu.requests_gpu")
+    if memo is None or memo[0] is not settings:
+        memo = container.memo["gpu.requests_gpu"] = (settings, _requests_gpu(container, pod, settings))
+    return memo[1]
+
+
+def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    gpu_re = setting_re(settings, "gpu-resources")
     for section in (container.resources.limits, container.resources.requests):
         for name, quantity in section.items():
-            if is_gpu_resource(name, settings):
+            if gpu_re is not None and gpu_re.match(name) is not None:
                 amount = parse_quantity(quantity)
                 if amount is None or amount > 0:
                     return True
     if container.resources.claims:
         return True
-    patterns = setting(settings, "gpu-request-annotations")
-    return any(_matches_any(str(key), patterns) for key in pod.annotations)
+    annotations_re = setting_re(settings, "gpu-request-annotations")
+    return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
 
 
 def pod_requests_gpu(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
@@ -389,7 +405,8 @@ def image_visible_devices_default(image: str | None, settings: Mapping[str, Any]
     """
     if not image:
         return None
-    return _image_default(image, tuple(setting(settings, "gpu-images")))
+    patterns = settings.get("gpu-images")  # (not `setting()`: no list copy, asked per container)
+    return _image_default(image, tuple(patterns if patterns is not None else DEFAULT_SETTINGS["gpu-images"]))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -38,6 +38,12 @@ _CODE_SPLIT_RE = re.compile(r"[\s,]+")
 _NEXT_COMMENT_RE = re.compile(r"\s#\s")
 
 
+def _may_hold_directive(text: str) -> bool:
+    """`_QUICK_RE.search(text)`, without its slow case-insensitive scan of the usual text
+    that has no "gpul" in any case (only the ASCII letters match g, p, u, l under re.I)."""
+    return "gpul" in text.lower() and _QUICK_RE.search(text) is not None
+
+
 @dataclass(frozen=True)
 class Directive:
     line: int                  # 1-based file line
@@ -92,11 +98,18 @@ class InlineSuppressions:
         self.used: set[tuple[str, int, str]] = set()
         # Directives seen per file, each with a context over the text it is in (for later findings).
         self.seen: dict[str, list[tuple[Directive, SuppressionContext]]] = {}
+        # The last text findings came from, and whether any line of it may hold a directive:
+        # most documents hold none, and then no finding needs their lines.
+        self._last_text: tuple[str, bool] | None = None
 
     # --- the suppressor -------------------------------------------------------
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         if ctx.text is None or finding.rule_id in META_RULES:
+            return None
+        if self._last_text is None or self._last_text[0] is not ctx.text:
+            self._last_text = (ctx.text, _may_hold_directive(ctx.text))
+        if not self._last_text[1]:
             return None
         line = finding.span.line
         for number, needs_own_line in ((line, False), (line - 1, True)):
@@ -115,7 +128,7 @@ class InlineSuppressions:
     # --- the hook -------------------------------------------------------------
 
     def text_done(self, report: "FileReport", text: str, line_offset: int, config: "ScanConfig") -> None:
-        if not _QUICK_RE.search(text):
+        if not _may_hold_directive(text):
             return
         found = []
         for number, line_text in enumerate(text.split("\n"), start=line_offset + 1):

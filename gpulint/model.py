@@ -9,11 +9,11 @@ GPU000 (a typo in a type can hide a bypass, so it must be visible).
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from gpulint.objects import KubeObject, ObjectRef
+from gpulint.shell import basename
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh", "busybox"})
 
@@ -203,6 +203,8 @@ class Workload:
     obj: KubeObject
     pod_specs: list[PodSpec]
     problems: list[TypeProblem]
+    # (pod, container) pairs, listed once: every rule walks them.
+    _pairs: list[tuple[PodSpec, Container]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ref(self) -> ObjectRef:
@@ -233,9 +235,9 @@ class Workload:
         return labels if isinstance(labels, dict) else {}
 
     def containers(self) -> Iterator[tuple[PodSpec, Container]]:
-        for pod in self.pod_specs:
-            for container in pod.containers:
-                yield pod, container
+        if self._pairs is None:
+            self._pairs = [(pod, container) for pod in self.pod_specs for container in pod.containers]
+        return iter(self._pairs)
 
 
 # --- building views ---------------------------------------------------------
@@ -353,25 +355,38 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
         env.append(EnvVar(var_name or "", value, value_from, entry))
 
     env_from: list[EnvFrom] = []
-    for i, item in enumerate(problems.expect(data.get("envFrom"), list, path + ("envFrom",), "envFrom") or ()):
+    items = data.get("envFrom")
+    if items is not None and type(items) is not list:
+        items = problems.expect(items, list, path + ("envFrom",), "envFrom")
+    for i, item in enumerate(items or ()):
         entry = path + ("envFrom", i)
-        if problems.expect(item, dict, entry, f"envFrom[{i}]") is None:
+        if type(item) is not dict and problems.expect(item, dict, entry, f"envFrom[{i}]") is None:
             continue
-        prefix = problems.expect(item.get("prefix"), str, entry + ("prefix",), "envFrom prefix") or ""
+        prefix = item.get("prefix")
+        if type(prefix) is not str:
+            prefix = problems.expect(prefix, str, entry + ("prefix",), "envFrom prefix")
+        prefix = prefix or ""
         for source, key in (("configMap", "configMapRef"), ("secret", "secretRef")):
-            ref = problems.expect(item.get(key), dict, entry + (key,), key)
+            ref = item.get(key)
+            if ref is None:
+                continue
+            if type(ref) is not dict:
+                ref = problems.expect(ref, dict, entry + (key,), key)
             if ref is not None:
                 env_from.append(EnvFrom(source, str(ref.get("name", "")), prefix,
                                         ref.get("optional") is True, entry))
 
     resources = _resources(data.get("resources"), path + ("resources",), problems)
 
-    security = problems.expect(data.get("securityContext"), dict, path + ("securityContext",), "securityContext") or {}
-    privileged = problems.expect(security.get("privileged"), bool,
-                                 path + ("securityContext", "privileged"), "privileged")
+    security = data.get("securityContext")
+    if type(security) is not dict:
+        security = problems.expect(security, dict, path + ("securityContext",), "securityContext") or {}
+    privileged = security.get("privileged")
+    if privileged is not None and type(privileged) is not bool:
+        privileged = problems.expect(privileged, bool, path + ("securityContext", "privileged"), "privileged")
 
-    command = _string_list(data.get("command"), path + ("command",), "command", problems)
-    args = _string_list(data.get("args"), path + ("args",), "args", problems)
+    command = _string_list(data.get("command"), path, "command", problems)
+    args = _string_list(data.get("args"), path, "args", problems)
     execs, scripts = _execs(data, path, command, args, problems, script_origin)
 
     mounts: list[VolumeMount] = []
@@ -412,21 +427,29 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
         if type(section) is not dict:
             section = problems.expect(section, dict, path + (key,), f"resources.{key}") or {}
         clean = {}
+        null_names = []
         for name, quantity in section.items():
             kind = type(quantity)
-            if (kind is str or kind is int or kind is float
-                    or problems.expect(quantity, (str, int, float), path + (key, name), f"{key}[{name}]") is not None):
+            if kind is str or kind is int or kind is float:
+                clean[name] = quantity
+            elif quantity is None:
+                null_names.append(str(name))
+            elif problems.expect(quantity, (str, int, float), path + (key, name), f"{key}[{name}]") is not None:
                 clean[name] = quantity
         out[key] = clean
-        nulls[key] = tuple(str(name) for name, quantity in section.items() if quantity is None)
-    claims = problems.expect(raw.get("claims"), list, path + ("claims",), "resources.claims") or []
+        nulls[key] = tuple(null_names)
+    claims = raw.get("claims")
+    if type(claims) is not list:
+        claims = problems.expect(claims, list, path + ("claims",), "resources.claims") or []
     return Resources(out["limits"], out["requests"], claims, path, nulls["limits"], nulls["requests"])
 
 
-def _string_list(raw: Any, path: tuple, what: str, problems: Problems) -> list | None:
+def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: str | None = None) -> list | None:
+    """The strings of list `parent.key` (`what` names it in problems; default `key`)."""
     if raw is None:
         return None
-    items = raw if type(raw) is list else problems.expect(raw, list, path, what)
+    what = what or key
+    items = raw if type(raw) is list else problems.expect(raw, list, parent + (key,), what)
     if items is None:
         return None
     out = []
@@ -436,7 +459,7 @@ def _string_list(raw: Any, path: tuple, what: str, problems: Problems) -> list |
         elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
             out.append(str(item))
         else:
-            problems.expect(item, str, path + (i,), f"{what}[{i}]")
+            problems.expect(item, str, parent + (key, i), f"{what}[{i}]")
             out.append("")
     return out
 
@@ -444,20 +467,23 @@ def _string_list(raw: Any, path: tuple, what: str, problems: Problems) -> list |
 def _execs(data: dict, path: tuple, command: list | None, args: list | None,
            problems: Problems, script_origin: str) -> tuple[list[Exec], list[Script]]:
     execs: list[Exec] = []
-    main_argv = tuple((command or []) + (args or []))
-    main_paths = tuple([path + ("command", i) for i in range(len(command or []))]
-                       + [path + ("args", i) for i in range(len(args or []))])
-    if main_argv:
+    if command or args:
+        main_argv = tuple((command or []) + (args or []))
+        main_paths = tuple([path + ("command", i) for i in range(len(command or []))]
+                           + [path + ("args", i) for i in range(len(args or []))])
         execs.append(Exec(main_argv, main_paths, "command"))
 
-    lifecycle = problems.expect(data.get("lifecycle"), dict, path + ("lifecycle",), "lifecycle") or {}
-    for hook in ("postStart", "preStop"):
-        handler = lifecycle.get(hook)
-        if isinstance(handler, dict):
-            _exec_handler(handler, path + ("lifecycle", hook), f"lifecycle.{hook}", execs, problems)
+    lifecycle = data.get("lifecycle")
+    if lifecycle is not None:
+        if type(lifecycle) is not dict:
+            lifecycle = problems.expect(lifecycle, dict, path + ("lifecycle",), "lifecycle") or {}
+        for hook in ("postStart", "preStop"):
+            handler = lifecycle.get(hook)
+            if isinstance(handler, dict):
+                _exec_handler(handler, path + ("lifecycle", hook), f"lifecycle.{hook}", execs, problems)
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         handler = data.get(probe)
-        if isinstance(handler, dict):
+        if isinstance(handler, dict) and "exec" in handler:  # most probes are httpGet/tcpSocket
             _exec_handler(handler, path + (probe,), probe, execs, problems)
 
     scripts: list[Script] = []
@@ -468,7 +494,7 @@ def _execs(data: dict, path: tuple, command: list | None, args: list | None,
     source = data.get("source")
     if script_origin and isinstance(source, str):
         # Argo `script`: `source` is written to a file and run by `command`.
-        interpreter = posixpath.basename(command[0]) if command else ""
+        interpreter = basename(command[0]) if command else ""
         scripts.append(Script(source, path + ("source",), script_origin, interpreter))
     return execs, scripts
 
@@ -477,31 +503,34 @@ def _exec_handler(handler: dict, path: tuple, origin: str, execs: list[Exec], pr
     exec_ = handler.get("exec")
     if not isinstance(exec_, dict):
         return
-    argv = _string_list(exec_.get("command"), path + ("exec", "command"), f"{origin}.exec.command", problems)
+    argv = _string_list(exec_.get("command"), path + ("exec",), "command", problems, f"{origin}.exec.command")
     if argv:
         execs.append(Exec(tuple(argv), tuple(path + ("exec", "command", i) for i in range(len(argv))), origin))
 
 
+_SCRIPT_WRAPPERS = frozenset({"env", "busybox", "exec", "nice", "tini", "dumb-init", "--"})
+
+
 def shell_script(item: Exec) -> Script | None:
     """The script of `sh -c SCRIPT` (also `/bin/bash -ec`, `env bash -c`, `busybox sh -c`)."""
-    argv = list(item.argv)
-    offset = 0
-    while argv and posixpath.basename(argv[0]) in ("env", "busybox", "exec", "nice", "tini", "dumb-init", "--"):
-        argv.pop(0)
-        offset += 1
-    if not argv:
+    argv = item.argv
+    n = len(argv)
+    start = 0  # the shell, after the wrappers
+    while start < n and basename(argv[start]) in _SCRIPT_WRAPPERS:
+        start += 1
+    if start == n:
         return None
-    shell = posixpath.basename(argv[0])
+    shell = basename(argv[start])
     if shell not in SHELLS:
         return None
-    for i in range(1, len(argv)):
+    for i in range(start + 1, n):
         arg = argv[i]
         if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
             script_at = i + 1
-            if script_at < len(argv) and argv[script_at] == "--":  # `bash -lc -- SCRIPT` (KubeRay)
+            if script_at < n and argv[script_at] == "--":  # `bash -lc -- SCRIPT` (KubeRay)
                 script_at += 1
-            if script_at < len(argv):
-                return Script(argv[script_at], item.paths[offset + script_at], item.origin, shell)
+            if script_at < n:
+                return Script(argv[script_at], item.paths[script_at], item.origin, shell)
             return None
         if not arg.startswith("-"):
             return None

@@ -63,6 +63,8 @@ def is_kubernetes(data: Any) -> bool:
 def helm_source(doc: Document) -> str | None:
     """The `# Source:` comment Helm writes before each rendered document."""
     header = doc.text[: doc.content_start]
+    if "# Source:" not in header:  # the usual case, without a regex scan
+        return None
     match = None
     for match in _SOURCE_RE.finditer(header):
         pass
@@ -93,12 +95,8 @@ def _make(file: str, doc: Document, base: tuple, data: dict, template: str | Non
     origin = None
     if isinstance(annotations, dict) and isinstance(annotations.get(ORIGIN_ANNOTATION), str):
         origin = parse_origin(annotations[ORIGIN_ANNOTATION])
-    ref = ObjectRef(
-        api_version=data["apiVersion"],
-        kind=data["kind"],
-        name=str(name),
-        namespace=str(namespace) if namespace not in (None, "") else None,
-    )
+    ref = ObjectRef(data["apiVersion"], data["kind"], str(name),
+                    str(namespace) if namespace is not None and namespace != "" else None)
     return KubeObject(file, doc, base, data, ref, template, origin)
 
 

@@ -12,9 +12,9 @@ import functools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from gpulint.gpu import globs_re, setting
+from gpulint.gpu import DEFAULT_SETTINGS, globs_re
 
 if TYPE_CHECKING:
     from gpulint.model import Container
@@ -44,6 +44,18 @@ class ResourceNames:
     concrete: tuple[str, ...]         # plain names among both (candidates for suggestions)
     _gpu_re: re.Pattern | None = field(repr=False, compare=False, default=None)
     _over_re: re.Pattern | None = field(repr=False, compare=False, default=None)
+    # Answers per resource name: a scan asks about the same few names in every container.
+    _validated: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    _known: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    _unknown_gpu: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.gpu, self.overcommittable, self.concrete)))
+
+    def __hash__(self) -> int:
+        # Computed once: names key per-container memos and caches, asked per container.
+        return self._hash
 
     def is_gpu(self, name: str) -> bool:
         return self._gpu_re is not None and self._gpu_re.match(name) is not None
@@ -54,15 +66,43 @@ class ResourceNames:
     def is_validated(self, name: str) -> bool:
         """Whether the request/limit rules (GPU101-GPU103) check this resource:
         a known GPU resource that the config does not mark overcommittable."""
-        return self.is_gpu(name) and not self.is_overcommittable(name)
+        found = self._validated.get(name)
+        if found is None:
+            found = _remember(self._validated, name, self.is_gpu(name) and not self.is_overcommittable(name))
+        return found
 
     def is_known(self, name: str) -> bool:
-        return self.is_gpu(name) or self.is_overcommittable(name)
+        found = self._known.get(name)
+        if found is None:
+            found = _remember(self._known, name, self.is_gpu(name) or self.is_overcommittable(name))
+        return found
+
+    def is_unknown_gpu_like(self, name: str) -> bool:
+        """Whether `name` looks like a GPU resource (`looks_like_gpu`) but is not a known one
+        nor a documentation placeholder (GPU104 reports it unless its config ignores it)."""
+        found = self._unknown_gpu.get(name)
+        if found is None:
+            found = _remember(self._unknown_gpu, name, not (
+                self.is_known(name) or is_placeholder_name(name) or not looks_like_gpu(name, self)))
+        return found
+
+
+_NAME_CACHE_LIMIT = 4096  # a scan of hostile input must not grow the per-name answers without bound
+
+
+def _remember(cache: dict[str, bool], name: str, answer: bool) -> bool:
+    if len(cache) >= _NAME_CACHE_LIMIT:
+        cache.clear()
+    cache[name] = answer
+    return answer
 
 
 def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
-    return _resource_names(tuple(setting(settings, "gpu-resources")),
-                           tuple(setting(settings, "overcommittable-resources")))
+    # (`DEFAULT_SETTINGS` directly rather than `setting()`: four rules ask per workload.)
+    gpu = settings.get("gpu-resources")
+    over = settings.get("overcommittable-resources")
+    return _resource_names(tuple(gpu if gpu is not None else DEFAULT_SETTINGS["gpu-resources"]),
+                           tuple(over if over is not None else DEFAULT_SETTINGS["overcommittable-resources"]))
 
 
 @functools.lru_cache(maxsize=64)
@@ -270,16 +310,24 @@ def entries(container: "Container") -> list[Entry]:
 
 
 def _entries(container: "Container") -> list[Entry]:
+    return list(entries_named(container, None))
+
+
+def entries_named(container: "Container", keep: Callable[[str], bool] | None) -> Iterator[Entry]:
+    """The entries of `entries(container)` whose name `keep` accepts (all for None), in
+    the same order. Not memoized: it builds Entry objects only for the names kept, so a
+    rule after a few names in every container skips building the rest."""
     res = container.resources
-    out: list[Entry] = []
     for section, written, nulls in ((LIMITS, res.limits, res.null_limits),
                                     (REQUESTS, res.requests, res.null_requests)):
-        path_of = res.limits_path if section == LIMITS else res.requests_path
+        section_path = res.path + (section,)  # == res.limits_path() / res.requests_path()
         for name, value in written.items():
-            out.append(Entry(str(name), section, value, path_of(name)))
+            text = str(name)
+            if keep is None or keep(text):
+                yield Entry(text, section, value, section_path + (name,))
         for name in nulls:
-            out.append(Entry(name, section, None, path_of(name)))
-    return out
+            if keep is None or keep(name):
+                yield Entry(name, section, None, section_path + (name,))
 
 
 def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
@@ -293,14 +341,12 @@ def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
 
 def _validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
     pairs: dict[str, Pair] = {}
-    for entry in entries(container):
-        if not names.is_validated(entry.name):
-            continue
-        pair = pairs.get(entry.name, Pair(entry.name, None, None))
+    for entry in entries_named(container, names.is_validated):
+        pair = pairs.get(entry.name)
         if entry.section == LIMITS:
-            pair = Pair(entry.name, entry, pair.request)
+            pair = Pair(entry.name, entry, pair.request if pair is not None else None)
         else:
-            pair = Pair(entry.name, pair.limit, entry)
+            pair = Pair(entry.name, pair.limit if pair is not None else None, entry)
         pairs[entry.name] = pair
     return list(pairs.values())
 

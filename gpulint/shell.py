@@ -14,7 +14,6 @@ nested scripts: their commands are returned too, with offsets in the outer text.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
@@ -31,6 +30,11 @@ _OPERATORS = ("&&", "||", ";;&", ";;", ";&", "|&", "|", "&", ";", "(", ")")
 _REDIRECTIONS = ("<<<", "<<-", "<<", "<>", "<&", ">>", ">&", ">|", "&>>", "&>", "<", ">")
 _CONTROL_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{",
                                "fi", "done", "esac", "}"})
+
+
+def basename(path: str) -> str:
+    """`posixpath.basename` for a str, without its generic-path overhead (called per argv word)."""
+    return path.rpartition("/")[2]
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ class Command:
     def name(self) -> str:
         """Base name of the program run (`/usr/bin/docker` -> `docker`), or ""."""
         argv = self.argv()
-        return posixpath.basename(argv[0].text) if argv else ""
+        return basename(argv[0].text) if argv else ""
 
 
 def parse(text: str) -> list[Command]:
@@ -122,7 +126,7 @@ def command_index(words: Sequence[str], assignments: Sequence[bool] | None = Non
     while i < n and assignments is not None and assignments[i]:
         i += 1
     while i < n:
-        name = posixpath.basename(words[i])
+        name = basename(words[i])
         wrapper = _WRAPPERS.get(name)
         if wrapper is None:
             return i
@@ -154,7 +158,7 @@ def script_arguments(words: Sequence[str]) -> list[int]:
     """
     if not words:
         return []
-    name = posixpath.basename(words[0])
+    name = basename(words[0])
     if name == "eval":
         return list(range(1, len(words)))
     if name in SHELL_NAMES:
@@ -551,12 +555,12 @@ class _Parser:
         argv = command.argv()
         texts = [w.text for w in argv]
         scripts = script_arguments(texts)
-        if scripts and posixpath.basename(texts[0]) == "eval":
+        if scripts and basename(texts[0]) == "eval":
             self._nested_words(argv[scripts[0]:])
         elif scripts:
             word = argv[scripts[0]]
             self._nested(word.text, word.positions)
-        elif heredocs and texts and posixpath.basename(texts[0]) in SHELL_NAMES:
+        elif heredocs and texts and basename(texts[0]) in SHELL_NAMES:
             self.heredocs.extend(heredocs)
 
     def _nested_words(self, words: Sequence[Word]) -> None:

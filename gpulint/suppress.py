@@ -81,7 +81,9 @@ def _lines(text: str) -> list[str]:
     global _last_lines
     if _last_lines is not None and _last_lines[0] is text:
         return _last_lines[1]
-    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
     _last_lines = (text, lines)
     return lines
 

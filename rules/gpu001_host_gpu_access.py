@@ -106,10 +106,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     reported: set[tuple] = set()  # workload-wide: containers sharing a mounted script report it once
     for pod, container in workload.containers():
         for command in container_commands(workload, pod, container, ctx.index):
-            if command.source in reported:
-                continue
-            how = enters_host(command, pod, container)
-            if how is not None:
+            how = enters_host(command, pod, container)  # first: it rules out most commands by name
+            if how is not None and command.source not in reported:
                 reported.add(command.source)
                 yield Violation(f"{how} runs programs on the node itself, outside the scheduler "
                                 f"({command.described_origin}); {_FIX}", command.where, container,
@@ -118,9 +116,10 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
 
 def enters_host(command: RunCommand, pod: PodSpec, container: Container) -> str | None:
     """A description of how `command` enters the node, or None."""
-    if command.name == "nsenter":
+    name = command.name
+    if name == "nsenter":
         return _nsenter(command.argv[1:], pod, container)
-    if command.name == "chroot":
+    if name == "chroot":
         return _chroot(command.argv[1:], pod, container)
     return None
 

@@ -82,7 +82,6 @@ containers:
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -91,6 +90,7 @@ from gpulint.commands import RunCommand, container_commands
 from gpulint.gpu import GRANTS, VISIBLE_DEVICES, classify_visible_devices, gpu_signals
 from gpulint.hostpaths import container_runtime_access, host_path_volumes
 from gpulint.model import Container, PodSpec, Workload
+from gpulint.shell import basename
 
 _ENGINES = {"docker": "docker", "nvidia-docker": "docker", "podman": "docker", "nerdctl": "docker",
             "docker-compose": "compose", "podman-compose": "compose", "ctr": "ctr", "crictl": "crictl"}
@@ -177,7 +177,7 @@ def engine_run(argv: Sequence[str]) -> EngineRun | None:
     """The container `argv` creates with an engine CLI, or None."""
     if not argv:
         return None
-    program = posixpath.basename(argv[0])
+    program = basename(argv[0])
     family = _ENGINES.get(program)
     if family is None:
         return None

@@ -67,6 +67,7 @@ ResourceClaim), which the scheduler accounts for.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from typing import Iterator
 
@@ -91,6 +92,7 @@ def nvidia_cdi_devices(value: object) -> list[str]:
     return found
 
 
+@functools.lru_cache(maxsize=4096)  # the same few mount paths recur in every container
 def _device_list_mount(mount_path: str) -> bool:
     if not mount_path.startswith("/"):
         return False

@@ -64,6 +64,7 @@ resources:
 
 from __future__ import annotations
 
+import functools
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
@@ -72,7 +73,7 @@ from gpulint.quantity import (
     FRACTIONAL, MISSING, MSG_INTEGER, MSG_NEGATIVE, MSG_REGEX, NEGATIVE, QuantityIssue,
     extended_resource_issue, format_amount, parse_quantity,
 )
-from gpulint.resources import resource_names, SHARE_RANGES, Entry, is_template_value, validated_pairs, written
+from gpulint.resources import resource_names, SHARE_RANGES, is_template_value, validated_pairs, written
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
@@ -82,34 +83,37 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             for entry in (pair.limit, pair.request):
                 if entry is None or is_template_value(entry.value):
                     continue  # a template variable is filled in later
-                message = _problem(entry)
+                message = _problem(entry.name, entry.section, type(entry.value), entry.value)
                 if message is not None:
                     yield Violation(message, KeyAt(entry.path), container)
 
 
-def _problem(entry: Entry) -> str | None:
-    issue = extended_resource_issue(entry.value)
+@functools.lru_cache(maxsize=4096)
+def _problem(name: str, section: str, kind: type, value: object) -> str | None:
+    """The message for `value` of resource `name` in `section`, or None. Cached: the same
+    few quantities recur in every container (`kind` keeps 1, 1.0 and true apart)."""
+    issue = extended_resource_issue(value)
     if issue is not None:
-        return _describe(entry, issue)
-    share = SHARE_RANGES.get(entry.name)
-    amount = parse_quantity(entry.value)
+        return _describe(name, section, value, issue)
+    share = SHARE_RANGES.get(name)
+    amount = parse_quantity(value)
     if share is not None and amount is not None and not share.accepts(amount):
-        return (f"{entry.name}: {written(entry.value)} in {entry.section} is not a valid "
+        return (f"{name}: {written(value)} in {section} is not a valid "
                 f"{share.what}: it must be {share.describe()}")
     return None
 
 
-def _describe(entry: Entry, issue: QuantityIssue) -> str:
-    head = f"{entry.name}: {written(entry.value)} in {entry.section}"
+def _describe(name: str, section: str, value: object, issue: QuantityIssue) -> str:
+    head = f"{name}: {written(value)} in {section}"
     if issue.kind == MISSING:
-        return (f"{entry.name} in {entry.section} has no value: Kubernetes reads it as 0 (or drops it), "
+        return (f"{name} in {section} has no value: Kubernetes reads it as 0 (or drops it), "
                 "so the container gets no GPU; write a whole number")
     if issue.kind == NEGATIVE:
         return f'{head} is negative; the API server rejects it ("{MSG_NEGATIVE}")'
     if issue.kind == FRACTIONAL:
         amount = format_amount(issue.amount) if issue.amount is not None else ""
-        value = f" ({amount})" if amount and amount != written(entry.value) else ""
-        return (f'{head}{value} is not a whole number; the API server rejects it ("{MSG_INTEGER}"): '
+        shown = f" ({amount})" if amount and amount != written(value) else ""
+        return (f'{head}{shown} is not a whole number; the API server rejects it ("{MSG_INTEGER}"): '
                 "request whole GPUs, or a fraction through a sharing resource")
     return f'{head} is not a Kubernetes quantity; the API server rejects it ("{MSG_REGEX}")'
 

@@ -61,21 +61,17 @@ from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.gpu import matches_any
 from gpulint.model import Workload
 from gpulint.resources import (
-    LEGACY_NAMES, Entry, ResourceNames, api_rejects_name, entries, is_placeholder_name, looks_like_gpu,
-    resource_names, suggestions,
+    LEGACY_NAMES, Entry, ResourceNames, api_rejects_name, entries_named, resource_names, suggestions,
 )
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
-    ignored = list(ctx.option("ignore-resources") or ())
+    ignored = tuple(ctx.option("ignore-resources") or ())
     names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
-        for entry in entries(container):
-            name = entry.name
-            if (names.is_known(name) or is_placeholder_name(name) or matches_any(name, ignored)
-                    or not looks_like_gpu(name, names)):
-                continue
-            yield Violation(_message(entry, names), KeyAt(entry.path), container)
+        for entry in entries_named(container, names.is_unknown_gpu_like):
+            if not matches_any(entry.name, ignored):
+                yield Violation(_message(entry, names), KeyAt(entry.path), container)
 
 
 def _message(entry: Entry, names: ResourceNames) -> str:
