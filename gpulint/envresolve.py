@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpulint.envexpand import expanded_value
 from gpulint.model import Container, EnvFrom, EnvVar, PodSpec
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def _resolve(name: str, container: Container, pod: PodSpec, namespace: str | Non
              index: "ConfigIndex") -> EnvResolution:
     var = container.env_value(name)
     if var is not None:
-        return EnvResolution(_from_env(var, pod, namespace, index))
+        return EnvResolution(_from_env(var, container, pod, namespace, index))
 
     setting: EnvSetting | None = None
     pending: list[EnvFrom] = []
@@ -98,10 +99,11 @@ def _resolve(name: str, container: Container, pod: PodSpec, namespace: str | Non
     return EnvResolution(setting, tuple(pending))
 
 
-def _from_env(var: EnvVar, pod: PodSpec, namespace: str | None, index: "ConfigIndex") -> EnvSetting:
+def _from_env(var: EnvVar, container: Container, pod: PodSpec, namespace: str | None,
+              index: "ConfigIndex") -> EnvSetting:
     if var.value_from is None:
-        value = var.value if isinstance(var.value, str) else ("" if var.value is None else str(var.value))
-        return EnvSetting(LITERAL, value, var.path, "env value", var=var)
+        # None: it references a variable the manifest does not show (`$(NAME)`, see envexpand.py)
+        return EnvSetting(LITERAL, expanded_value(container, var), var.path, "env value", var=var)
     value_from = var.value_from
     for source_kind, ref_key in (("configMap", "configMapKeyRef"), ("secret", "secretKeyRef")):
         ref = value_from.get(ref_key)

@@ -254,8 +254,12 @@ def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any])
             signals.append(f"its image {container.image} defaults {VISIBLE_DEVICES} to all")
     elif var.value_from is not None:
         signals.append(f"it sets {VISIBLE_DEVICES} from valueFrom")
-    elif classify_visible_devices(var.value) != HIDDEN_VOID:
-        signals.append(f"it sets {VISIBLE_DEVICES}={var.value}")
+    else:
+        from gpulint.envexpand import expanded_value
+
+        expanded = expanded_value(container, var)
+        if classify_visible_devices(var.value if expanded is None else expanded) != HIDDEN_VOID:
+            signals.append(f"it sets {VISIBLE_DEVICES}={var.value}")
 
     if uses_nvidia_runtime(pod, settings):
         signals.append(f"its pod runs with runtimeClassName {pod.runtime_class_name}")

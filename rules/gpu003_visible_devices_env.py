@@ -4,7 +4,10 @@ Finds containers whose `env` sets `NVIDIA_VISIBLE_DEVICES` to a value that
 exposes GPUs: `all`, indices (`0,1`), `GPU-`/`MIG-` UUIDs, `G:M` MIG indices or
 CDI names (`nvidia.com/gpu=0`). Block and flow style, anchors and aliases are
 all read; each container is reported once, at the entry that takes effect (the
-last one, as in Kubernetes). It fires even when the container also requests
+last one, as in Kubernetes). A `$(NAME)` reference to an earlier `env` entry is
+expanded first, as the kubelet does (`$(HIDE)` after `HIDE: void` hides GPUs;
+`$$` is a literal `$`); a reference to a variable set through `valueFrom` or
+`envFrom` is judged as written. It fires even when the container also requests
 GPUs: the variable then overrides the devices the scheduler allocated.
 
 `void` and an empty value hide GPUs and are never reported; `none` (no GPU,
@@ -59,6 +62,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.envexpand import expanded_value
 from gpulint.gpu import GRANTS, HIDDEN_NONE, VISIBLE_DEVICES, classify_visible_devices, describe_devices
 from gpulint.model import Workload
 
@@ -69,10 +73,13 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         var = container.env_value(VISIBLE_DEVICES)
         if var is None or var.value_from is not None or var.value is None:
             continue
-        outcome = classify_visible_devices(var.value)
+        expanded = expanded_value(container, var)
+        value = var.value if expanded is None else expanded  # unknown `$(NAME)`: judged as written
+        outcome = classify_visible_devices(value)
+        shown = var.value if value == var.value else f"{var.value} (expanded: {value})"
         if outcome == GRANTS:
             yield Violation(
-                f"{VISIBLE_DEVICES}={var.value} in env exposes {describe_devices(var.value)} "
+                f"{VISIBLE_DEVICES}={shown} in env exposes {describe_devices(value)} "
                 "without the scheduler knowing; request nvidia.com/gpu in resources.limits instead",
                 ValueAt(var.path), container,
             )

@@ -257,3 +257,59 @@ def test_dockerfile_reader_never_fails(text: str) -> None:
 @given(st.text(alphabet=st.sampled_from(list("abc/:@.-_ 0{}$")), max_size=30))
 def test_image_matching_never_fails(image: str) -> None:
     image_visible_devices_default(image, {})
+
+
+_EXPANSION_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: a
+    image: registry.example.com/app:1
+    envFrom:
+    - configMapRef: {name: not-in-the-scan}
+      prefix: CFG_
+    env:
+    - name: FROM_FIELD
+      valueFrom: {fieldRef: {fieldPath: metadata.name}}
+    - name: GPUS
+      value: "0,1"
+    - name: V1
+      value: $(GPUS)
+    - name: V2
+      value: $(FROM_FIELD)
+    - name: V3
+      value: $(CFG_DEVICES)
+    - name: V4
+      value: $(UNDEFINED) and $$(GPUS) and $(GPUS
+    - name: NVIDIA_VISIBLE_DEVICES
+      value: $(GPUS)
+"""
+
+
+def test_env_references_expand_as_the_kubelet_expands_them() -> None:
+    from gpulint.envexpand import expanded_value
+    from gpulint.objects import objects_in
+    from gpulint.podspecs import workload_of
+    from gpulint.yamlload import load_documents
+
+    doc = next(iter(load_documents(_EXPANSION_POD)))
+    workload = workload_of(next(objects_in("pod.yaml", doc)))
+    assert workload is not None
+    (_pod, container), = list(workload.containers())
+    values = {var.name: expanded_value(container, var) for var in container.env}
+    assert values == {
+        "FROM_FIELD": "",                       # a valueFrom entry has no literal value
+        "GPUS": "0,1",
+        "V1": "0,1",
+        "V2": None,                             # set through valueFrom: not shown by the manifest
+        "V3": None,                             # an envFrom source outside the scan may define it
+        "V4": "$(UNDEFINED) and $(GPUS) and $(GPUS",
+        "NVIDIA_VISIBLE_DEVICES": "0,1",
+    }
+    _code, report = scan_json("--select", "GPU003", "-", input=_EXPANSION_POD)
+    (finding,) = report["findings"]
+    assert (finding["rule"], finding["line"], finding["column"]) == ("GPU003", 24, 7)
+    assert finding["message"].startswith(
+        "NVIDIA_VISIBLE_DEVICES=$(GPUS) (expanded: 0,1) in env exposes GPUs chosen by index")
