@@ -19,19 +19,21 @@ SHARED = Path(os.environ["GPULINT_SHARED"]) if os.environ.get("GPULINT_SHARED") 
     (p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared")
 CORPUS = SHARED / "corpus"
 
-# A Pod that sets NVIDIA_VISIBLE_DEVICES=all (GPU003 at 10:7), shared by the CLI-level tests.
-BAD_POD = """apiVersion: v1
+# A Pod setting NVIDIA_VISIBLE_DEVICES (its env entry at 10:7): fill in `name` and `value`.
+ENV_POD = """apiVersion: v1
 kind: Pod
 metadata:
-  name: bad
+  name: {name}
 spec:
   containers:
   - name: app
     image: registry.example.com/app:1
     env:
     - name: NVIDIA_VISIBLE_DEVICES
-      value: all
+      value: {value}
 """
+# A Pod that sets NVIDIA_VISIBLE_DEVICES=all (GPU003 at 10:7), shared by the CLI-level tests.
+BAD_POD = ENV_POD.format(name="bad", value="all")
 # The canonical clean manifest: the ACK document's own example Pod (POLICY.md §1).
 ACK_EXAMPLE_POD = """apiVersion: v1
 kind: Pod

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import FIXTURES, ROOT, run_cli, scan_json
+from conftest import ENV_POD, FIXTURES, ROOT, run_cli, scan_json
 from gpulint.config import ConfigError, default_config, find_config, load_config, resolve_settings, schema
 from gpulint.gpu import DEFAULT_SETTINGS
 from gpulint.registry import load_rules
@@ -18,18 +18,6 @@ from gpulint.starter import starter_config
 
 INVALID = FIXTURES / "config" / "invalid"
 
-POD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-spec:
-  containers:
-  - name: app
-    image: registry.example.com/app:1
-    env:
-    - name: NVIDIA_VISIBLE_DEVICES
-      value: {value}
-"""
 
 
 @pytest.fixture
@@ -111,7 +99,7 @@ def test_config_error_positions(repo: Path, text: str, expected: str) -> None:
 
 def test_config_error_from_discovered_file_exits_2(repo: Path) -> None:
     (repo / ".gpulint.yaml").write_text("fail-on: sometimes\n")
-    (repo / "pod.yaml").write_text(POD.format(name="a", value="all"))
+    (repo / "pod.yaml").write_text(ENV_POD.format(name="a", value="all"))
     code, out, err = run_cli("scan", str(repo / "pod.yaml"))
     assert (code, out) == (2, "")
     assert _errors(err) == [f'{repo / ".gpulint.yaml"}:1:10: `fail-on`: "sometimes" is not one of '
@@ -152,7 +140,7 @@ severity = "warning"
 def test_pyproject_tool_table_is_found_and_used(repo: Path) -> None:
     (repo / "pyproject.toml").write_text(PYPROJECT)
     (repo / "k8s").mkdir()
-    (repo / "k8s" / "pod.yaml").write_text(POD.format(name="a", value="all"))
+    (repo / "k8s" / "pod.yaml").write_text(ENV_POD.format(name="a", value="all"))
     assert find_config([str(repo / "k8s")]) == repo / "pyproject.toml"
     code, report = scan_json(str(repo / "k8s"))
     assert (code, report["findings"]) == (0, [])
@@ -227,7 +215,7 @@ def test_stdin_and_no_paths_use_the_current_directory(repo: Path, monkeypatch: p
     monkeypatch.chdir(sub)
     assert find_config(["-"]) == repo / ".gpulint.yaml"
     assert find_config([]) == repo / ".gpulint.yaml"
-    code, report = scan_json("-", input=POD.format(name="a", value="all"))
+    code, report = scan_json("-", input=ENV_POD.format(name="a", value="all"))
     assert (code, report["findings"]) == (0, [])
 
 
@@ -242,7 +230,7 @@ def test_missing_first_path_still_finds_the_config_of_its_directory(repo: Path) 
 def _pod_dir(repo: Path, config: str, **pods: str) -> Path:
     (repo / ".gpulint.yaml").write_text(config)
     for name, value in pods.items():
-        (repo / f"{name}.yaml").write_text(POD.format(name=name, value=value))
+        (repo / f"{name}.yaml").write_text(ENV_POD.format(name=name, value=value))
     return repo
 
 
@@ -336,7 +324,7 @@ def test_exclude_is_relative_to_the_config_and_prunes_named_files(repo: Path,
     (repo / ".gpulint.yaml").write_text("exclude: [./k8s/generated/, '*.tmpl.yaml']\n")
     for rel in ("k8s/generated/a.yaml", "k8s/app/b.yaml", "k8s/app/c.tmpl.yaml", "generated/d.yaml"):
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(POD.format(name=Path(rel).stem.replace(".", "-"), value="all"))
+        (repo / rel).write_text(ENV_POD.format(name=Path(rel).stem.replace(".", "-"), value="all"))
     _code, report = scan_json(str(repo))
     assert sorted(Path(f["path"]).relative_to(repo).as_posix() for f in report["findings"]) == [
         "generated/d.yaml", "k8s/app/b.yaml"]

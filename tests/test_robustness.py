@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import FIXTURES, ROOT, active, run_cli, scan_json
+from conftest import ENV_POD, FIXTURES, ROOT, active, run_cli, scan_json
 from gpulint import decode as decode_mod
 from gpulint import engine, registry
 from gpulint.api import Rule, Severity, ValueAt, Violation
@@ -34,22 +34,10 @@ from gpulint.locations import Span
 from gpulint.unrendered import mask
 from gpulint.yamlload import Document, Limits, LoadError, load_documents, split_documents, split_stream
 
-POD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-spec:
-  containers:
-  - name: app
-    image: registry.example.com/app:1
-    env:
-    - name: NVIDIA_VISIBLE_DEVICES
-      value: {value}
-"""
 
 
 def pod(name: str = "p", value: str = "all") -> str:
-    return POD.format(name=name, value=value)
+    return ENV_POD.format(name=name, value=value)
 
 
 def counts_add_up(report: dict) -> None:
