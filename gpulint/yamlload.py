@@ -691,7 +691,11 @@ def _cut(text: str, match: re.Match, floor: int) -> int:
     """Where a boundary cuts `text`: after a `...` line, before a `---` line and its directives."""
     if text.startswith(".", match.start()):
         return match.end()
-    pos = match.start()
+    return _directives_start(text, match.start(), floor)
+
+
+def _directives_start(text: str, pos: int, floor: int) -> int:
+    """Where the directive lines (`%...`, at most MAX_DIRECTIVES) just before `pos` start, not before `floor`."""
     for _ in range(MAX_DIRECTIVES):
         if pos <= floor:
             break
@@ -745,14 +749,7 @@ def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
             start = cut
         # Directive lines at the end belong to a `---` that may come with the
         # next block: keep them (as many as a `---` may claim) to search again.
-        keep = end
-        for _ in range(MAX_DIRECTIVES):
-            if keep <= start:
-                break
-            prev = max(text.rfind("\n", start, keep - 1) + 1, start)
-            if not text.startswith("%", prev):
-                break
-            keep = prev
+        keep = _directives_start(text, end, start)
         if keep > start:
             pieces.append(text[start:keep])
         pending = [text[keep:]] if keep < len(text) else []
