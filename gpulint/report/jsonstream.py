@@ -60,18 +60,11 @@ def items(values: Iterable[Any], level: int, emit: Callable[[str], Any]) -> None
 
 
 def _key(key: Any) -> str:
+    """A mapping key as json.dumps writes it: strings as they are, other scalars as their JSON text."""
     if isinstance(key, str):
         return key
-    if key is True:
-        return "true"
-    if key is False:
-        return "false"
-    if key is None:
-        return "null"
-    if isinstance(key, int):
-        return int.__repr__(key)
-    if isinstance(key, float):
-        return _float(key)
+    if key is None or isinstance(key, (int, float)):  # bool is an int
+        return dumps(key)
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
