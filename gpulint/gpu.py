@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
+from gpulint.envexpand import expanded_value
 from gpulint.hostpaths import gpu_related_path
 from gpulint.quantity import parse_quantity
 
@@ -255,8 +256,6 @@ def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any])
     elif var.value_from is not None:
         signals.append(f"it sets {VISIBLE_DEVICES} from valueFrom")
     else:
-        from gpulint.envexpand import expanded_value
-
         expanded = expanded_value(container, var)
         if classify_visible_devices(var.value if expanded is None else expanded) != HIDDEN_VOID:
             signals.append(f"it sets {VISIBLE_DEVICES}={var.value}")
