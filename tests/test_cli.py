@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
+import threading
 from importlib.resources import files
 from pathlib import Path
 
@@ -98,6 +100,24 @@ def test_output_file(tree: Path, tmp_path: Path) -> None:
     assert code == 1 and stdout == ""
     assert json.loads(out.read_text())["summary"]["findings"] == 1
     assert [p.name for p in out.parent.iterdir()] == ["report.json"]  # no temp file left
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_output_to_a_pipe_writes_into_it_instead_of_replacing_it(tree: Path, tmp_path: Path) -> None:
+    # /dev/null, /dev/stdout and pipes must stay what they are: an atomic rename would
+    # put a regular file in their place.
+    (tmp_path / "out").mkdir()
+    fifo = tmp_path / "out" / "report.pipe"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    code, stdout, _ = run_cli("scan", "--format", "json", "--output", str(fifo), str(tree / "bad.yaml"))
+    reader.join(10)
+    assert code == 1 and stdout == ""
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert json.loads(received[0])["summary"]["findings"] == 1
+    assert [p.name for p in fifo.parent.iterdir()] == ["report.pipe"]
 
 
 def test_missing_path_is_a_usage_error_but_others_are_scanned(tree: Path) -> None:
