@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from conftest import ROOT
@@ -19,8 +20,14 @@ GIT_IDENTITY = {
 }
 
 
+# An empty global git configuration of our own: the user's is not read, and neither is
+# os.devnull, which some machine images replace with a regular file that collects output.
+_EMPTY_CONFIG = Path(tempfile.mkdtemp(prefix="gpulint-git-")) / "config"
+_EMPTY_CONFIG.write_text("")
+
+
 def git(*args: str, cwd: Path) -> str:
-    env = {**os.environ, **GIT_IDENTITY, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    env = {**os.environ, **GIT_IDENTITY, "GIT_CONFIG_GLOBAL": str(_EMPTY_CONFIG), "GIT_CONFIG_NOSYSTEM": "1"}
     proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
     return proc.stdout
 
