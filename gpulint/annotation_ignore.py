@@ -10,11 +10,11 @@ yaml` round trips, unlike comments.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 from gpulint.findings import Finding, Suppression
 from gpulint.model import PodSpec, Workload
+from gpulint.record import record
 from gpulint.suppress import (
     KIND_ANNOTATION, META_RULES, NO_REASON, UNUSED_SUPPRESSION, SuppressionContext, add_finding,
     code_matches, unused_label,
@@ -30,7 +30,7 @@ IGNORE_REASON = "gpulint.io/ignore-reason"
 _SPLIT_RE = re.compile(r"[\s,]+")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AnnotationIgnore:
     """One `gpulint.io/ignore` annotation and where it is written."""
 

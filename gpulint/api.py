@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Union
+
+from gpulint.record import field, record
 
 if TYPE_CHECKING:
     from gpulint.dockerfile import Dockerfile
@@ -43,21 +44,21 @@ RULE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 # --- where a violation points ----------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KeyAt:
     """The mapping key at the end of `path` (e.g. the `privileged` key)."""
 
     path: tuple
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ValueAt:
     """The node at `path`: a scalar value, a list entry, a mapping."""
 
     path: tuple
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TextAt:
     """Characters `start:end` of the string scalar at `path` (e.g. a command in a script)."""
 
@@ -66,7 +67,7 @@ class TextAt:
     end: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LineAt:
     """A position in a file that has no data tree (Dockerfiles); 1-based, end exclusive."""
 
@@ -79,7 +80,7 @@ class LineAt:
 Where = Union[KeyAt, ValueAt, TextAt, LineAt]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Violation:
     """What a rule's check yields: a message and the node it is about.
 
@@ -97,7 +98,7 @@ class Violation:
     located_in: "KubeObject | None" = None
 
 
-@dataclass
+@record
 class RuleContext:
     """What a check may consult besides the workload itself."""
 
@@ -113,7 +114,7 @@ WorkloadCheck = Callable[["Workload", RuleContext], Iterable[Violation]]
 DockerfileCheck = Callable[["Dockerfile", RuleContext], Iterable[Violation]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     id: str
     name: str

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from dataclasses import dataclass
 from typing import Iterator
 
 from gpulint.api import TextAt, ValueAt, Where
@@ -26,13 +25,14 @@ from gpulint.hostpaths import normalize
 from gpulint.index import ConfigEntry, ConfigIndex, ConfigSource
 from gpulint.model import Container, PodSpec, Workload
 from gpulint.objects import KubeObject
+from gpulint.record import record
 from gpulint.shell import SHELL_NAMES, Command, basename, command_index, parse, script_arguments
 
 _SCRIPT_SUFFIXES = (".sh", ".bash")
 _CONFIG_VOLUME_KINDS = frozenset({"configMap", "secret", "projected"})  # the kinds `_config_refs` reads
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunCommand:
     """One command: its argv from the program name on, and where it is written."""
 
@@ -56,7 +56,7 @@ class RunCommand:
         return f"in {self.origin}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MountedFile:
     """A ConfigMap/Secret key as a file in a container."""
 

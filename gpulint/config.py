@@ -13,12 +13,12 @@ import fnmatch
 import functools
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from gpulint.api import Rule, Severity
 from gpulint.gpu import DEFAULT_SETTINGS
+from gpulint.record import field, record
 
 CONFIG_FILES = (".gpulint.yaml", ".gpulint.yml")   # in order of precedence
 PYPROJECT = "pyproject.toml"
@@ -29,7 +29,7 @@ EXEMPTION_MATCHERS = ("namespace", "kind", "name", "container", "image")
 Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ConfigProblem:
     file: str
     line: int | None
@@ -53,14 +53,14 @@ class ConfigError(Exception):
         super().__init__("\n".join(str(p) for p in problems))
 
 
-@dataclass
+@record
 class RuleConfig:
     severity: Severity | None = None
     enabled: bool | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Exemption:
     """Findings a project accepts, and why. A matcher left out matches anything."""
 
@@ -73,7 +73,7 @@ class Exemption:
     image: tuple[str, ...] | None = None
 
 
-@dataclass
+@record
 class ProjectConfig:
     file: Path | None = None                     # None: no configuration, defaults
     root: Path = field(default_factory=Path.cwd)  # relative paths are relative to this

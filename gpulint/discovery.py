@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+from gpulint.record import record
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", "CVS"})
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -28,7 +29,7 @@ CHART_FILE = "Chart.yaml"
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
@@ -37,7 +38,7 @@ class Input:
     real: Path | None = None  # None for stdin
 
 
-@dataclass
+@record
 class Discovery:
     inputs: list[Input]
     missing: list[str]        # command-line paths that do not exist

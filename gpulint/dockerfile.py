@@ -13,7 +13,8 @@ plain `docker build` would.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from gpulint.record import field, record
 
 _DIRECTIVE_RE = re.compile(r"#\s*([a-zA-Z][a-zA-Z0-9_-]*)\s*=\s*(\S+)\s*$")
 _HEREDOC_RE = re.compile(r"<<(-?)([\"']?)([A-Za-z_][A-Za-z0-9_]*)\2")
@@ -21,7 +22,7 @@ _HEREDOC_KEYWORDS = frozenset({"RUN", "COPY", "ADD"})
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Instruction:
     keyword: str            # upper case, e.g. "ENV"
     arguments: str          # the text after the keyword, continuations joined
@@ -41,7 +42,7 @@ class Instruction:
         return self.positions[max(offset, 0)]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EnvPair:
     key: str
     value: str              # quotes removed, variables expanded
@@ -57,7 +58,7 @@ class EnvPair:
         return line, column, end_line, end_column + 1
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Stage:
     index: int
     name: str | None        # `AS name`
@@ -66,7 +67,7 @@ class Stage:
     instruction: Instruction
 
 
-@dataclass
+@record
 class Dockerfile:
     path: str
     text: str

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from gpulint import decode as decode_mod
@@ -26,6 +25,7 @@ from gpulint.locations import Span
 from gpulint.model import Container, Workload
 from gpulint.objects import KubeObject, objects_in
 from gpulint.podspecs import workload_of
+from gpulint.record import field, record
 from gpulint.renderopts import RenderOptions
 from gpulint.suppress import ScanHook, SuppressionContext, Suppressor, apply as apply_suppressors
 from gpulint.yamlload import (
@@ -49,7 +49,7 @@ _HIDDEN_WORDS = ("NVIDIA_VISIBLE_DEVICES", "nvidia.com/gpu", "privileged", "host
 _ROLE_WORDS = {"container": "container", "init": "init container", "ephemeral": "ephemeral container"}
 
 
-@dataclass
+@record
 class ScanConfig:
     rules: list[Rule]                                   # enabled rules, in id order
     all_rules: dict[str, Rule] = field(default_factory=dict)
@@ -66,7 +66,7 @@ class ScanConfig:
         return self.severities.get(rule_id, default)
 
 
-@dataclass
+@record
 class ScanResult:
     files: list[FileReport]
     internal_errors: list[str] = field(default_factory=list)

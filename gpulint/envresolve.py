@@ -12,11 +12,11 @@ such as NVIDIA_VISIBLE_DEVICES and on which sources cannot be checked.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpulint.envexpand import expanded_value
 from gpulint.model import Container, EnvFrom, EnvVar, PodSpec
+from gpulint.record import record
 
 if TYPE_CHECKING:
     from gpulint.index import ConfigIndex, ConfigSource
@@ -29,7 +29,7 @@ _SOURCE_WORDS = {"configMap": "ConfigMap", "secret": "Secret"}
 _FIELD_RE = re.compile(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EnvSetting:
     """What sets the variable, and its value when the scan shows it."""
 
@@ -50,7 +50,7 @@ class EnvSetting:
         return self.ref_kind is not None and self.source is None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EnvResolution:
     setting: EnvSetting | None               # None: nothing the scan can see sets the variable
     unverifiable: tuple[EnvFrom, ...] = ()   # envFrom sources outside the scan that could still set it

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE
 from gpulint.findings import Finding, Suppression
 from gpulint.model import Container, PodSpec, Workload
+from gpulint.record import field, record
 from gpulint.suppress import SuppressionContext
 
 KIND = "system-component"
@@ -96,7 +96,7 @@ def _compile_pattern(pattern: str) -> str:
 # --- the allowlist ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SystemComponent:
     name: str
     images: tuple[str, ...]                    # repository patterns as written

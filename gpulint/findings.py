@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from gpulint.api import Severity
 from gpulint.locations import Span
 from gpulint.objects import ObjectRef
+from gpulint.record import field, record
 
 INVALID_INPUT = "GPU000"
 
@@ -19,13 +18,13 @@ STATUS_CHART = "helm_chart"           # an unrendered Helm chart directory
 STATUSES = (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_BINARY, STATUS_ERROR, STATUS_CHART)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Suppression:
     kind: str       # "system-component", "annotation", "inline", "config", "baseline"
     reason: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MappedLocation:
     """Where a finding on generated output comes from in a file a human edits.
 
@@ -39,7 +38,7 @@ class MappedLocation:
     description: str = ""
 
 
-@dataclass(slots=True)  # a large scan keeps every finding until the report is written
+@record(slots=True)  # a large scan keeps every finding until the report is written
 class Finding:
     rule_id: str
     rule_name: str
@@ -60,7 +59,7 @@ class Finding:
         return (self.file, self.span.line, self.span.column, self.rule_id, self.message)
 
 
-@dataclass
+@record
 class FileReport:
     file: str
     status: str

@@ -9,12 +9,12 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from gpulint.envexpand import expanded_value
 from gpulint.hostpaths import gpu_related_path
 from gpulint.quantity import parse_quantity
+from gpulint.record import record
 
 if TYPE_CHECKING:
     from gpulint.model import Container, PodSpec
@@ -287,7 +287,7 @@ def _describe_request(container: Container, pod: PodSpec, settings: Mapping[str,
 # --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ImageRef:
     """An image reference split the way registries read it."""
 
@@ -351,7 +351,7 @@ def normalize_image(image: str) -> str:
     return str(ref) if ref is not None else image.strip()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ImageRule:
     """What an image family sets NVIDIA_VISIBLE_DEVICES to, and why we believe it.
 

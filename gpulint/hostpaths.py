@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
 
 from gpulint.model import Container, PodSpec, Volume, VolumeMount, Workload
+from gpulint.record import field, record
 
 
 def normalize(path: str) -> str:
@@ -145,7 +145,7 @@ def container_runtime_access(path: str) -> str | None:
 # --- volumes and mounts ----------------------------------------------------------
 
 
-@dataclass
+@record
 class HostPathVolume:
     """A hostPath volume of a workload and every container that mounts it."""
 

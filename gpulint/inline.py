@@ -12,11 +12,11 @@ block scalar, i.e. in a script) and in Dockerfiles.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpulint.findings import Finding, Suppression
 from gpulint.locations import Span
+from gpulint.record import record
 from gpulint.suppress import (
     KIND_INLINE, META_RULES, NO_REASON, SUPPRESSION_WITHOUT_CODES, SUPPRESSION_WITHOUT_REASON,
     UNUSED_SUPPRESSION, SuppressionContext, add_finding, code_matches, unused_label,
@@ -44,7 +44,7 @@ def _may_hold_directive(text: str) -> bool:
     return "gpul" in text.lower() and _QUICK_RE.search(text) is not None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Directive:
     line: int                  # 1-based file line
     column: int                # 1-based column of the `#`

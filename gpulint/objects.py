@@ -10,9 +10,9 @@ annotation are recorded so findings can point back at the file a human edits.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Iterator
 
+from gpulint.record import record
 from gpulint.yamlload import Document
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
@@ -20,7 +20,7 @@ ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 _SOURCE_RE = re.compile(r"^# Source: *(\S[^\n]*)", re.M)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ObjectRef:
     """Identity of an object, as shown in messages and output."""
 
@@ -34,7 +34,7 @@ class ObjectRef:
         return f"{self.kind} {ns}{self.name}"
 
 
-@dataclass
+@record
 class KubeObject:
     """One Kubernetes object inside a document (the document itself or a List item)."""
 

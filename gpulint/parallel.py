@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gpulint.findings import STATUS_ERROR, FileReport, Finding
+from gpulint.record import replace
 from gpulint.suppress import SuppressionContext
 
 if TYPE_CHECKING:

@@ -19,8 +19,9 @@ the Go parser reads as 0, is treated as invalid here; nobody means 0 by it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import ROUND_CEILING, Context, Decimal, DecimalException, localcontext
+
+from gpulint.record import record
 
 # The pattern the API server quotes when it rejects a quantity.
 QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
@@ -115,7 +116,7 @@ MSG_NEGATIVE = "must be greater than or equal to 0"
 MSG_INTEGER = "must be an integer"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class QuantityIssue:
     kind: str                # MISSING, UNPARSABLE, NEGATIVE or FRACTIONAL
     amount: Decimal | None   # the parsed value, when there is one

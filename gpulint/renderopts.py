@@ -3,13 +3,13 @@ rendering code so that a scan without charts never imports it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpulint.record import record
 
 DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unnamed release
 DEFAULT_TIMEOUT = 120.0  # seconds per render; a chart that takes longer is reported, not waited for
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RenderOptions:
     """Command-line settings for rendering charts and kustomizations."""
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from gpulint.gpu import DEFAULT_SETTINGS, globs_re
+from gpulint.record import field, record
 
 if TYPE_CHECKING:
     from gpulint.model import Container
@@ -35,7 +35,7 @@ _QUALIFIED_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 _GLOB_CHARS = frozenset("*?[")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ResourceNames:
     """The configured GPU resource names, compiled once per distinct configuration."""
 
@@ -244,7 +244,7 @@ def edit_distance(a: str, b: str) -> int:
 # --- values the sharing schedulers accept ------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ShareRange:
     """Values a GPU-share resource accepts besides 0 (which requests nothing)."""
 
@@ -278,7 +278,7 @@ LIMITS = "limits"
 REQUESTS = "requests"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Entry:
     """One resource as written in a container's limits or requests."""
 
@@ -288,7 +288,7 @@ class Entry:
     path: tuple         # document path of the key
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pair:
     """A resource's limit and request entries (either may be absent)."""
 

@@ -10,7 +10,6 @@ select/ignore. GPU000 (invalid input) is reported unless a layer ignores it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
@@ -19,6 +18,7 @@ from gpulint.api import Rule
 from gpulint.engine import ScanConfig
 from gpulint.findings import INVALID_INPUT
 from gpulint.inline import InlineSuppressions
+from gpulint.record import field, record
 from gpulint.selection import select_rules
 from gpulint.suppress import Suppressor, pipeline
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the baseline and configuration modules load when a scan use
     from gpulint.config import ProjectConfig
 
 
-@dataclass
+@record
 class CliOptions:
     select: list[str] | None = None       # None: not given
     extend_select: list[str] = field(default_factory=list)
@@ -38,7 +38,7 @@ class CliOptions:
     write_baseline: str | None = None
 
 
-@dataclass
+@record
 class RunPlan:
     scan: ScanConfig
     fail_on: str

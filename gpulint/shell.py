@@ -15,8 +15,9 @@ nested scripts: their commands are returned too, with offsets in the outer text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Iterator, Sequence
+
+from gpulint.record import field, record
 
 # Shells whose `-c STRING` is a script (busybox is a wrapper: `busybox sh -c`).
 SHELL_NAMES = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh", "mksh", "yash", "posh"})
@@ -37,7 +38,7 @@ def basename(path: str) -> str:
     return path.rpartition("/")[2]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Word:
     """One word of a command, quotes removed; `$x`, `$(...)` are kept as written."""
 
@@ -48,7 +49,7 @@ class Word:
     assignment: bool = False   # `NAME=value` written without quotes in the name part
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Command:
     """A simple command: its words, redirections removed."""
 
@@ -191,7 +192,7 @@ def script_arguments(words: Sequence[str]) -> list[int]:
 # --- lexer -------------------------------------------------------------------
 
 
-@dataclass
+@record
 class _Token:
     kind: str                  # "word", "op", "redir", "newline", "skip"
     value: str
@@ -199,7 +200,7 @@ class _Token:
     word: Word | None = None
 
 
-@dataclass
+@record
 class _HereDoc:
     delimiter: str
     strip_tabs: bool

@@ -20,12 +20,12 @@ explanation, and the baseline only catches what nothing else accounts for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Protocol
 
 from gpulint.findings import Finding, Suppression
 from gpulint.model import Container, Workload
 from gpulint.objects import KubeObject
+from gpulint.record import record
 
 if TYPE_CHECKING:
     from gpulint.engine import ScanConfig, ScanResult
@@ -50,7 +50,7 @@ META_RULES = frozenset({SUPPRESSION_WITHOUT_REASON, SUPPRESSION_WITHOUT_CODES, U
 NO_REASON = "no reason given"
 
 
-@dataclass
+@record
 class SuppressionContext:
     """What a suppressor may consult about a finding."""
 

@@ -15,7 +15,6 @@ document leave the others scanned.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from _ruamel_yaml import CParser
@@ -23,12 +22,13 @@ from ruamel.yaml import events as ev
 
 from gpulint import fastevents, jsonload
 from gpulint.locations import LocNode, Span
+from gpulint.record import record
 
 
 fastevents.install()  # cheaper parser events, the same values: see fastevents.py
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     """Bounds that keep hostile input from exhausting time or memory.
 
@@ -67,7 +67,7 @@ class LoadError(Exception):
         self.literal_checked = False
 
 
-@dataclass
+@record
 class Problem:
     """A non-fatal defect found while loading (e.g. a duplicate key).
 

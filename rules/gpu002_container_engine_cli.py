@@ -82,7 +82,6 @@ containers:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
@@ -90,6 +89,7 @@ from gpulint.commands import RunCommand, container_commands
 from gpulint.gpu import GRANTS, VISIBLE_DEVICES, classify_visible_devices, gpu_signals
 from gpulint.hostpaths import container_runtime_access, host_path_volumes
 from gpulint.model import Container, PodSpec, Workload
+from gpulint.record import record
 from gpulint.shell import basename
 
 _ENGINES = {"docker": "docker", "nvidia-docker": "docker", "podman": "docker", "nerdctl": "docker",
@@ -117,7 +117,7 @@ _SHORT_FLAG_LETTERS = frozenset("ditPq")
 _FIX = "request nvidia.com/gpu in resources.limits instead"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EngineRun:
     """A container engine command that creates a container."""
 

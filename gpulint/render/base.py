@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gpulint.findings import MappedLocation
 from gpulint.locations import Span
 from gpulint.objects import KubeObject
+from gpulint.record import record
 from gpulint.renderopts import DEFAULT_RELEASE, RenderOptions
 
 __all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "rendered_name"]
@@ -23,7 +23,7 @@ class Mapper(Protocol):
         """Template/values/origin locations of the node `where` points at, most specific first."""
 
 
-@dataclass
+@record
 class RenderFailure:
     message: str
     file: str          # display path the error is reported at (Chart.yaml, a template, kustomization.yaml)
@@ -31,7 +31,7 @@ class RenderFailure:
     status: str        # the input's outcome in the summary
 
 
-@dataclass
+@record
 class Rendered:
     display: str                    # the name findings on the rendered text carry
     text: str | None = None

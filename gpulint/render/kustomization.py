@@ -8,11 +8,11 @@ have set a value.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from gpulint.decode import BinaryInput, DecodeError, decode
+from gpulint.record import field, record
 from gpulint.yamlload import Document, load_documents
 from gpulint.render.tools import real_path
 
@@ -35,7 +35,7 @@ def is_remote(ref: str) -> bool:
             or "?ref=" in lower or "//" in ref.split("?", 1)[0].lstrip("/"))
 
 
-@dataclass
+@record
 class Patch:
     """A patch a kustomization applies: a file, or inline text inside the kustomization file."""
 
@@ -45,7 +45,7 @@ class Patch:
     json6902: bool = False
 
 
-@dataclass
+@record
 class Kustomization:
     directory: Path                 # resolved
     file: Path
@@ -146,7 +146,7 @@ def load(directory: Path) -> Kustomization | None:
     return Kustomization(real_path(directory), file, doc)
 
 
-@dataclass
+@record
 class Plan:
     """Which kustomizations of a scan to build, and which files they consume."""
 
