@@ -131,21 +131,46 @@ def _rules_of(target: object, where: str) -> list[Rule]:
     if isinstance(target, ModuleType):
         found = _module_rules(target)
         if hasattr(target, "__path__"):  # a package: every module in it
-            import pkgutil
-
-            for info in sorted(pkgutil.iter_modules(target.__path__), key=lambda m: m.name):
-                if info.name.startswith("_"):
+            for name in _package_modules(target):
+                if name.startswith("_"):
                     continue
                 try:
-                    module = importlib.import_module(f"{target.__name__}.{info.name}")
+                    module = importlib.import_module(f"{target.__name__}.{name}")
                 except Exception as error:
-                    raise RegistryError(f"cannot import rule module {target.__name__}.{info.name}: {error}") from None
+                    raise RegistryError(f"cannot import rule module {target.__name__}.{name}: {error}") from None
                 found.extend(_module_rules(module))
         if found:
             return found
     if isinstance(target, (list, tuple)) and all(isinstance(r, Rule) for r in target):
         return list(target)
     raise RegistryError(f"entry point {where} does not name a Rule, a rule module or a rule package")
+
+
+def _package_modules(package: ModuleType) -> list[str]:
+    """The names of a package's modules and subpackages, sorted (pkgutil.iter_modules's
+    answer, without importing pkgutil and inspect on every scan's start-up)."""
+    from importlib.machinery import all_suffixes
+
+    suffixes = sorted(all_suffixes(), key=len, reverse=True)  # `.cpython-311-x86_64-linux-gnu.so` before `.so`
+    names: set[str] = set()
+    for directory in package.__path__:
+        try:
+            entries = os.listdir(directory)
+        except NotADirectoryError:  # inside a zip archive: only pkgutil knows how to list it
+            import pkgutil
+
+            return sorted({info.name for info in pkgutil.iter_modules(package.__path__)})
+        except OSError:
+            continue
+        for entry in entries:
+            suffix = next((s for s in suffixes if entry.endswith(s)), None)
+            if suffix is not None:
+                stem = entry[: -len(suffix)]
+                if stem != "__init__" and stem.isidentifier():
+                    names.add(stem)
+            elif entry.isidentifier() and os.path.isfile(os.path.join(directory, entry, "__init__.py")):
+                names.add(entry)
+    return sorted(names)
 
 
 def _module_rules(module: ModuleType) -> list[Rule]:

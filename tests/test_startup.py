@@ -42,7 +42,8 @@ def _modules_after(*args: str) -> set[str]:
 
 def test_a_plain_scan_loads_no_cli_framework_and_nothing_it_does_not_use() -> None:
     loaded = _modules_after(str(FIXTURES / "rules" / "GPU006"))
-    heavy = {"typer", "click", "pydantic", "rich", "jsonschema", "sarif_om", "importlib.metadata",
+    heavy = {"typer", "click", "pydantic", "rich", "jsonschema", "sarif_om", "importlib.metadata", "pkgutil",
+             "inspect", "dataclasses",
              "gpulint.cli", "gpulint.render", "gpulint.render.helm", "gpulint.dockerfile", "gpulint.baseline",
              "multiprocessing", "concurrent.futures", "gpulint.report.sarif",
              "gpulint.report.json_report"}
@@ -96,6 +97,28 @@ def test_entry_point_sections_parse_like_importlib_metadata() -> None:
     assert [(e.name, e.value) for e in registry._group_entries(text, "gpulint.rules")] == [
         ("mine", "pkg.mod:RULE [extra]"), ("more", "pkg")]
     assert registry.EntryPoint("x", "json:dumps", "g").load() is json.dumps
+
+
+def test_rule_package_modules_are_listed_as_pkgutil_lists_them(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import pkgutil
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    import gpulint.rules
+
+    package = tmp_path / "plug_rules"
+    (package / "sub").mkdir(parents=True)
+    (package / "notpkg").mkdir()
+    for name in ("__init__.py", "b_rule.py", "a_rule.py", "_private.py", "sub/__init__.py", "notes.txt",
+                 "fast" + EXTENSION_SUFFIXES[0], "notpkg/x.py"):
+        (package / name).write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plug = importlib.import_module("plug_rules")
+    for module in (gpulint.rules, plug):
+        expected = sorted({info.name for info in pkgutil.iter_modules(module.__path__)})
+        assert registry._package_modules(module) == expected
+    assert registry._package_modules(plug) == ["_private", "a_rule", "b_rule", "fast", "sub"]
 
 
 # --- parser events -------------------------------------------------------------------------
