@@ -73,11 +73,13 @@ def image_repository(image: str) -> str | None:
     return f"{domain}/{path}"
 
 
-def _compile_pattern(pattern: str) -> str:
-    """A repository glob -> regex source. `*`/`?` never cross '/', and never '.' in the host.
+def _compile_pattern(pattern: str) -> tuple[str, str | None]:
+    """A repository glob -> (its literal text up to the first wildcard, regex source or
+    None when it has no wildcard). `*`/`?` never cross '/', and never '.' in the host.
 
-    The regex is compiled on first use (re's cache keeps it): most scans match
-    few of the built-in components' patterns, and all of them are parsed at start.
+    The regex is compiled on first use (re's cache keeps it), and only for a repository
+    that starts with the literal prefix: a scan compares most repositories with most of
+    the built-in components' patterns, and all of them are parsed at start.
     """
     if "@" in pattern or ":" in pattern.rpartition("/")[2]:
         raise ValueError("a pattern names a repository: drop the tag or digest")
@@ -86,11 +88,16 @@ def _compile_pattern(pattern: str) -> str:
         raise ValueError("expected registry/namespace/name")
     if domain == DOCKER_HUB and "/" not in rest:
         rest = f"library/{rest}"
+    whole = f"{domain}/{rest}"
+    wild = min((i for i in (whole.find("*"), whole.find("?")) if i >= 0), default=None)
+    if wild is None:
+        return whole, None
 
     def translate(text: str, star: str, one: str) -> str:
         return "".join(star if ch == "*" else one if ch == "?" else re.escape(ch) for ch in text)
 
-    return translate(domain, r"[^/.]*", r"[^/.]") + "/" + translate(rest, r"[^/]*", r"[^/]") + r"\Z"
+    source = translate(domain, r"[^/.]*", r"[^/.]") + "/" + translate(rest, r"[^/]*", r"[^/]") + r"\Z"
+    return whole[:wild], source
 
 
 # --- the allowlist ---------------------------------------------------------------
@@ -104,10 +111,17 @@ class SystemComponent:
     source: str = ""
     templates: tuple[Mapping[str, str], ...] = ()   # pod label sets (placeholder images only)
     namespaces: tuple[str, ...] = ()           # when set, the object must declare one of them
-    _patterns: tuple[str, ...] = field(default=(), repr=False, compare=False)   # regex sources
+    # (literal prefix, regex source or None: the whole pattern is literal), per image pattern
+    _patterns: tuple[tuple[str, str | None], ...] = field(default=(), repr=False, compare=False)
 
     def matches_repository(self, repository: str) -> bool:
-        return any(re.match(p, repository) for p in self._patterns)
+        for literal, source in self._patterns:
+            if source is None:
+                if repository == literal:
+                    return True
+            elif repository.startswith(literal) and re.match(source, repository):
+                return True
+        return False
 
     def matches_template(self, labels: Mapping[str, Any]) -> bool:
         return any(all(k in labels and str(labels[k]) == v for k, v in wanted.items())

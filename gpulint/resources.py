@@ -13,7 +13,7 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from gpulint.gpu import DEFAULT_SETTINGS, globs_re
+from gpulint.gpu import DEFAULT_SETTINGS, Globs, globs_re
 from gpulint.record import field, record
 
 if TYPE_CHECKING:
@@ -42,8 +42,8 @@ class ResourceNames:
     gpu: tuple[str, ...]              # `gpu-resources` globs
     overcommittable: tuple[str, ...]  # `overcommittable-resources` globs
     concrete: tuple[str, ...]         # plain names among both (candidates for suggestions)
-    _gpu_re: re.Pattern | None = field(repr=False, compare=False, default=None)
-    _over_re: re.Pattern | None = field(repr=False, compare=False, default=None)
+    _gpu_re: Globs | None = field(repr=False, compare=False, default=None)
+    _over_re: Globs | None = field(repr=False, compare=False, default=None)
     # Answers per resource name: a scan asks about the same few names in every container.
     _validated: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
     _known: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
