@@ -154,7 +154,8 @@ def _shown(path: Path, cwd: Path) -> Path:
         return path
 
 
-_TOOL_TABLE_RE = re.compile(r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]", re.M)
+# A `[tool.gpulint]` table header (searched with re.M; compiled when a pyproject.toml is read).
+_TOOL_TABLE = r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]"
 
 
 def _has_tool_table(path: Path) -> bool:
@@ -162,7 +163,7 @@ def _has_tool_table(path: Path) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return bool(_TOOL_TABLE_RE.search(text))
+    return bool(re.search(_TOOL_TABLE, text, re.M))
 
 
 # --- loading -------------------------------------------------------------------
@@ -225,7 +226,7 @@ def _read_pyproject(display: str, text: str) -> tuple[Any, Locator]:
     try:
         import tomllib  # Python 3.11+
     except ModuleNotFoundError:  # 3.10: no TOML parser in the standard library
-        if _TOOL_TABLE_RE.search(text):
+        if re.search(_TOOL_TABLE, text, re.M):
             raise ConfigError([ConfigProblem(
                 display, None, None,
                 "[tool.gpulint] in pyproject.toml needs Python 3.11 or later (tomllib); "

@@ -10,11 +10,18 @@ Both front ends take the options from the same declaration (scanopts.OPTIONS)
 and call the same implementation (scancmd.run_scan), and the outcome of
 exceptions mirrors what Typer does with them: exit 130 on Ctrl-C, 1 on a
 closed pipe, a one-line internal error otherwise.
+
+A scan run this way ends with os._exit once its output is flushed: the
+interpreter's teardown (freeing every module and object) took 8 of the 50 ms a
+one-file scan took, and nothing is left for it to do: reports and baselines
+are written and closed, worker processes joined, no atexit handler of gpulint's
+is pending.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import sys
 
 
@@ -30,7 +37,7 @@ def main() -> None:
 
         typer_main()
         return
-    sys.exit(_run(values))
+    _exit(_run(values))
 
 
 def _run(values: dict) -> int:
@@ -53,6 +60,19 @@ def _run(values: dict) -> int:
         return 1
     except Exception as error:  # never show a traceback to the user
         return _internal(error)
+
+
+def _exit(code: int) -> None:
+    """Flush what the scan printed and leave without the interpreter's teardown."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except OSError as error:  # the reader went away: as with any closed pipe
+            if error.errno != errno.EPIPE:
+                raise
+            code = code or 1
+    os._exit(code)
 
 
 def _internal(error: BaseException) -> int:

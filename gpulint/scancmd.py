@@ -16,7 +16,7 @@ from typing import Any
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 GC_THRESHOLD = 10_000
-_ANSI_RE = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
+_ANSI = r"\033\[[;?0-9]*[a-zA-Z]"  # compiled when a message is written
 
 
 class UsageError(Exception):
@@ -35,7 +35,7 @@ def echo_err(message: str) -> None:
     if stream is None:
         return
     if not _isatty(stream):
-        message = _ANSI_RE.sub("", message)
+        message = re.sub(_ANSI, "", message)
     stream.write(message + "\n")
     stream.flush()
 

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator
 from _ruamel_yaml import CParser
 from ruamel.yaml import events as ev
 
-from gpulint import fastevents, jsonload
+from gpulint import fastevents
 from gpulint.locations import LocNode, Span
 from gpulint.record import record
 
@@ -142,6 +142,8 @@ class Document:
     def _reparse(self) -> None:
         """Keep the event tree of a large document, parsing its text again."""
         if self._is_json:
+            from gpulint import jsonload
+
             events = iter(jsonload.json_events(self.text)[self._raw] + [_JSON_END])
             _data, tree, dups, _first = _build(events.__next__, self.line_offset, True, self._limits)
         else:
@@ -815,11 +817,10 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
             error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
             from gpulint import unrendered as unrendered_mod
 
-            if strict_json and error.syntax and jsonload.looks_like_json(chunk):
-                where = jsonload.json_error(chunk)
-                if where is not None:  # a `.json` file: say what JSON finds wrong
-                    error = LoadError(f"invalid JSON: {where[2]}", line_offset + where[0] + 1, where[1] + 1,
-                                      syntax=True)
+            where = _json_error(chunk) if strict_json and error.syntax else None
+            if where is not None:  # a `.json` file: say what JSON finds wrong
+                error = LoadError(f"invalid JSON: {where[2]}", line_offset + where[0] + 1, where[1] + 1,
+                                  syntax=True)
             if unrendered and error.syntax and unrendered_mod.has_actions(chunk):
                 text, marks = unrendered_mod.mask(chunk)
                 try:
@@ -838,12 +839,11 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
                 docs = []
             yield error
         else:
-            if strict_json and not is_json and jsonload.looks_like_json(chunk):
-                where = jsonload.json_error(chunk)
-                if where is not None:
-                    line, column, reason = where
-                    yield LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
-                                    line_offset + line + 1, column + 1, syntax=True)
+            where = _json_error(chunk) if strict_json and not is_json else None
+            if where is not None:
+                line, column, reason = where
+                yield LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
+                                line_offset + line + 1, column + 1, syntax=True)
         for tree, data, dups, content_start, raw in docs:
             yield Document(index, data, text, line_offset, tree, dups, content_start,
                            limits=limits, raw=raw, is_json=is_json, placeholders=placeholders)
@@ -852,6 +852,16 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
 
 # What `_build` reads after a JSON document's events: JSON has no document markers.
 _JSON_END = ev.DocumentEndEvent()
+
+
+def _json_error(chunk: str) -> tuple[int, int, str] | None:
+    """What JSON finds wrong in a `.json` file's chunk that reads as YAML (None: nothing,
+    or it does not look like JSON). jsonload is imported only when a `.json` file is read."""
+    from gpulint import jsonload
+
+    return jsonload.json_error(chunk) if jsonload.looks_like_json(chunk) else None
+
+
 _Parsed = tuple  # (event tree or None, data, duplicates, offset of the first node, raw index)
 
 
@@ -863,6 +873,8 @@ def _parse_any(chunk: str, line_offset: int, limits: Limits, keep: bool = True) 
     try:
         return list(_parse_chunk(chunk, line_offset, limits, keep)), False
     except LoadError as error:
+        from gpulint import jsonload  # libyaml rejected it: JSON is rare, and read only then
+
         if not (error.syntax and jsonload.looks_like_json(chunk)):
             raise
         try:

@@ -218,3 +218,24 @@ def test_scan_from_stdin_and_a_closed_pipe_behave_the_same(tmp_path: Path) -> No
         err = proc.stderr.read()
         codes.append((proc.wait(), err))
     assert codes[0] == codes[1] == (1, b"")
+
+
+@pytest.mark.slow
+def test_the_console_script_flushes_before_its_fast_exit_and_survives_a_closed_pipe(tmp_path: Path) -> None:
+    script = _console_script()
+    # Everything printed reaches a file (launch._exit flushes before os._exit).
+    with open(tmp_path / "out.txt", "wb") as out:
+        done = subprocess.run([script, "scan", str(FIXTURES / "rules")], stdout=out, stderr=subprocess.PIPE,
+                              cwd=ROOT, env=_ENV)
+    typer = subprocess.run([sys.executable, "-c", _TYPER, "scan", str(FIXTURES / "rules")], capture_output=True,
+                           cwd=ROOT, env=_ENV)
+    assert (done.returncode, (tmp_path / "out.txt").read_bytes()) == (typer.returncode, typer.stdout)
+    # A reader that stops early (`gpulint scan | head -1`): exit 1, no traceback.
+    proc = subprocess.Popen([script, "scan", str(FIXTURES)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=ROOT, env=_ENV)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(60) == 1
+    assert b"Traceback" not in err and b"Exception ignored" not in err
