@@ -26,6 +26,12 @@ import sys
 
 
 def main() -> None:
+    import gc
+
+    # Off from the start: the first collection would go over everything the
+    # interpreter's start-up made, and one more before os._exit over all a small
+    # scan made (together 4.6 of 44 ms). run_scan turns it on for large inputs.
+    gc.disable()
     args = sys.argv[1:]
     values = None
     if args and args[0] == "scan":
@@ -35,6 +41,7 @@ def main() -> None:
     if values is None:
         from gpulint.cli import main as typer_main
 
+        gc.enable()
         typer_main()
         return
     _exit(_run(values))

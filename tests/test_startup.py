@@ -165,3 +165,56 @@ def test_other_ruamel_users_see_the_same_results() -> None:
         assert data and data[0]["kind"] == "Deployment"
     events = [type(e).__name__ for e in YAML().parse(text)]
     assert events[:3] == ["StreamStartEvent", "DocumentStartEvent", "MappingStartEvent"]
+
+
+# --- the cyclic collector ---------------------------------------------------------------------
+
+
+def test_the_collector_is_turned_on_only_for_large_or_unknown_inputs(tmp_path: Path) -> None:
+    import gc
+
+    from gpulint import scancmd
+    from gpulint.discovery import Input
+
+    small, large = tmp_path / "small.yaml", tmp_path / "large.yaml"
+    small.write_text("a: 1\n")
+    large.write_text("a: 1\n" * 100)
+    was = gc.isenabled()
+    try:
+        cases = [([Input("small.yaml", "manifest", small)] * 3, False),
+                 ([Input("small.yaml", "manifest", small), Input("large.yaml", "manifest", large)], True),
+                 ([Input("-", "stdin")], True)]
+        for inputs, expected in cases:
+            gc.disable()
+            scancmd._collect_if_large(inputs, enough=200)
+            assert gc.isenabled() is expected, inputs
+            gc.unfreeze()
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()
+
+
+def test_a_launcher_scan_runs_without_the_collector_and_typer_scans_restore_it() -> None:
+    probe = ("import gc, os, sys\n"
+             "os._exit = lambda code: print('gc', gc.isenabled(), flush=True) or sys.exit(code)\n"
+             "sys.argv = ['gpulint', 'scan', sys.argv[1]]\n"
+             "from gpulint.launch import main\n"
+             "main()\n")
+    proc = subprocess.run([sys.executable, "-c", probe, str(FIXTURES / "core" / "list.yaml")], capture_output=True,
+                          text=True, cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
+    assert proc.stdout.splitlines()[-1] == "gc False"
+    from gpulint import scancmd, scanopts
+
+    values = scanopts.parse([str(FIXTURES / "core" / "list.yaml"), "--format", "json"])
+    assert values is not None and gc_enabled_after(scancmd.run_scan, values)
+
+
+def gc_enabled_after(function, *args) -> bool:  # noqa: ANN001
+    import gc
+    import io
+    from contextlib import redirect_stdout
+
+    gc.enable()
+    with redirect_stdout(io.StringIO()):
+        function(*args)
+    return gc.isenabled()
