@@ -84,8 +84,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
         if skip is not None and path.exists() and skip(path):
             continue
         if path.is_dir():
-            for item in _walk(raw, path, exclude, skip):
-                key = _realpath(item.real, real_dirs) if item.real is not None else "-"
+            for item, link in _walk(raw, path, exclude, skip):
+                key = _realpath(item.real, real_dirs, link) if item.real is not None else "-"
                 if item.kind in ("manifest", "dockerfile"):
                     walked.add(key)
                 add(item, key)
@@ -101,13 +101,14 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
     return Discovery(_plan_kustomizations(inputs, walked), missing)
 
 
-def _realpath(path: Path, real_dirs: dict[str, str]) -> str:
+def _realpath(path: Path, real_dirs: dict[str, str], link: bool | None = None) -> str:
     """os.path.realpath (which, unlike Path.resolve before Python 3.13, survives
     symlink loops), resolving each directory once: the real path of a file that
-    is no symlink is its directory's real path joined with its name."""
+    is no symlink is its directory's real path joined with its name. `link`:
+    whether `path` is a symlink, when the caller knows (a directory walk does)."""
     text = os.fspath(path)
     head, tail = os.path.split(text)
-    if tail in ("", ".", "..") or os.path.islink(text):
+    if tail in ("", ".", "..") or (os.path.islink(text) if link is None else link):
         return os.path.realpath(text)
     real_head = real_dirs.get(head)
     if real_head is None:
@@ -160,8 +161,9 @@ def _enclosing_chart(raw: str) -> tuple[str, Path] | None:
 
 
 def _walk(display_root: str, root: Path, exclude: tuple[str, ...],
-          skip: Callable[[Path], bool] | None = None) -> list[Input]:
-    found: list[Input] = []
+          skip: Callable[[Path], bool] | None = None) -> list[tuple[Input, bool | None]]:
+    """The inputs under `root`, each with whether it is a symlink (None: not known)."""
+    found: list[tuple[Input, bool | None]] = []
     visited: set[tuple[int, int]] = set()
 
     def visit(directory: Path, display: str, rel: str) -> None:
@@ -174,15 +176,15 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...],
             return
         visited.add(ident)
         if (directory / CHART_FILE).is_file():
-            found.append(Input(display, "chart", directory))
+            found.append((Input(display, "chart", directory), None))
             return
         if any((directory / name).is_file() for name in KUSTOMIZATION_FILES):
-            found.append(Input(display, "kustomization", directory))
+            found.append((Input(display, "kustomization", directory), None))
         try:
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda e: e.name)
         except OSError:
-            found.append(Input(display, "unreadable-dir", directory))
+            found.append((Input(display, "unreadable-dir", directory), None))
             return
         for entry in entries:
             child_display = _join(display, entry.name)
@@ -191,12 +193,14 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...],
                 continue
             if skip is not None and skip(Path(entry.path)):
                 continue
+            link: bool | None = None
             try:
+                link = entry.is_symlink()
                 is_dir = entry.is_dir()
                 # A FIFO, socket or device named x.yaml would block or never end:
                 # only regular files are read, and symlinks that resolve to no file
                 # at all (dangling, or a loop), which are reported as unreadable.
-                is_file = entry.is_file() or (entry.is_symlink() and not is_dir and not _exists(entry.path))
+                is_file = entry.is_file() or (link and not is_dir and not _exists(entry.path))
             except OSError:
                 is_dir, is_file = False, True  # cannot even stat it: reported when read
             if is_dir:
@@ -206,9 +210,9 @@ def _walk(display_root: str, root: Path, exclude: tuple[str, ...],
             elif not is_file:
                 continue
             elif entry.name.endswith(MANIFEST_SUFFIXES):
-                found.append(Input(child_display, "manifest", Path(entry.path)))
+                found.append((Input(child_display, "manifest", Path(entry.path)), link))
             elif is_dockerfile(entry.name):
-                found.append(Input(child_display, "dockerfile", Path(entry.path)))
+                found.append((Input(child_display, "dockerfile", Path(entry.path)), link))
 
     visit(root, display_root, "")
     return found

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import sys
-from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from gpulint import decode as decode_mod
@@ -131,9 +130,9 @@ class InputReader:
             self._rendered[key] = render(item.kind, item.real, item.display, self._render_options)
         return self._rendered[key]
 
-    @contextmanager
-    def open(self, item: Input) -> Iterator[IO[bytes]]:
-        """A binary stream of the input, positioned at its start."""
+    def open(self, item: Input) -> IO[bytes]:
+        """A binary stream of the input, positioned at its start, for a `with` block
+        (a plain object, not a generator: the scan opens every input twice)."""
         if item.kind == "stdin":
             if self._stdin is None:
                 import shutil
@@ -144,20 +143,30 @@ class InputReader:
                 self._stdin = spool  # type: ignore[assignment]
             assert self._stdin is not None
             self._stdin.seek(0)
-            yield self._stdin
-            return
+            return _Kept(self._stdin)  # type: ignore[return-value]
         assert item.real is not None
         data = self._kept.pop(str(item.real), None) if self._kept else None
         if data is not None:
             self._kept_size -= len(data)
-            yield io.BytesIO(data)
-            return
-        with open(item.real, "rb") as handle:
-            yield handle
+            return io.BytesIO(data)
+        return open(item.real, "rb")
 
     def read(self, item: Input) -> bytes:
         with self.open(item) as stream:
             return stream.read()
+
+
+class _Kept:
+    """A stream handed out for a `with` block that leaves it open (stdin, read again later)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+
+    def __enter__(self) -> IO[bytes]:
+        return self.stream
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (), strict_json: bool = False,
