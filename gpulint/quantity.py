@@ -18,10 +18,14 @@ the Go parser reads as 0, is treated as invalid here; nobody means 0 by it.
 
 from __future__ import annotations
 
+import functools
 import re
-from decimal import ROUND_CEILING, Context, Decimal, DecimalException, localcontext
+from typing import TYPE_CHECKING, Any
 
 from gpulint.record import record
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 # The pattern the API server quotes when it rejects a quantity.
 QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
@@ -38,8 +42,16 @@ _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "
 # Exponents far beyond any resource (the API stores them as int32) are refused
 # rather than computed.
 _MAX_EXPONENT = 10_000
-# Exact arithmetic: large enough that no valid quantity is ever rounded.
-_EXACT = Context(prec=100_000, Emax=10 * _MAX_EXPONENT, Emin=-10 * _MAX_EXPONENT)
+
+
+@functools.lru_cache(maxsize=1)
+def _exact() -> Any:
+    """The decimal module and a context for exact arithmetic: large enough that no valid
+    quantity is ever rounded. Imported on first use: most scans parse no quantity and
+    `decimal` is a noticeable part of a small scan's start-up."""
+    import decimal
+
+    return decimal, decimal.Context(prec=100_000, Emax=10 * _MAX_EXPONENT, Emin=-10 * _MAX_EXPONENT)
 
 
 def parse_quantity(value: object) -> Decimal | None:
@@ -51,11 +63,11 @@ def parse_quantity(value: object) -> Decimal | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return Decimal(value)
+        return _exact()[0].Decimal(value)
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return None
-        return Decimal(repr(value))
+        return _exact()[0].Decimal(repr(value))
     if not isinstance(value, str):
         return None
     return _parse_string(value.strip())
@@ -68,9 +80,10 @@ def _parse_string(text: str) -> Decimal | None:
     digits_int, digits_frac = match.group("int"), match.group("frac") or ""
     if not digits_int and not digits_frac:
         return None
-    number = Decimal(f"{match.group('sign')}{digits_int or '0'}.{digits_frac or '0'}")
+    decimal, exact = _exact()
+    number = decimal.Decimal(f"{match.group('sign')}{digits_int or '0'}.{digits_frac or '0'}")
     suffix = match.group("suffix")
-    with localcontext(_EXACT):
+    with decimal.localcontext(exact):
         try:
             if suffix in _DECIMAL:
                 return number.scaleb(_DECIMAL[suffix])
@@ -83,20 +96,22 @@ def _parse_string(text: str) -> Decimal | None:
             if abs(power) > _MAX_EXPONENT:
                 return None
             return number.scaleb(power)
-        except DecimalException:
+        except decimal.DecimalException:
             return None
 
 
 def is_whole(amount: Decimal) -> bool:
     """Whether the API server considers `amount` an integer (`MilliValue() % 1000 == 0`)."""
-    with localcontext(_EXACT):
-        milli = (amount * 1000).to_integral_value(rounding=ROUND_CEILING)
+    decimal, exact = _exact()
+    with decimal.localcontext(exact):
+        milli = (amount * 1000).to_integral_value(rounding=decimal.ROUND_CEILING)
         return milli % 1000 == 0
 
 
 def format_amount(amount: Decimal) -> str:
     """A short exact rendering: `2`, `0.5`, `-1`."""
-    with localcontext(_EXACT):
+    decimal, exact = _exact()
+    with decimal.localcontext(exact):
         if amount == amount.to_integral_value():
             return str(int(amount))
         return format(amount.normalize(), "f")

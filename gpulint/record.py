@@ -4,8 +4,8 @@
 (and a frozen class without a docstring also gets `inspect.signature`); gpulint
 defines about sixty such classes on the path of every scan, and that was a
 quarter of a one-file scan's time (19 of 78 ms, Python 3.11). A record
-compiles only its `__init__` (so creating instances stays as fast as a
-dataclass's) and shares one generic `__repr__`, `__eq__`, `__hash__` and, when
+compiles only its `__init__`, when its first instance is made (so creating
+instances stays as fast as a dataclass's), and shares one generic `__repr__`, `__eq__`, `__hash__` and, when
 frozen, `__setattr__`/`__delattr__` between all classes.
 
 Semantics follow dataclasses for what is supported: fields are the class's
@@ -87,12 +87,20 @@ def _process(cls: type[T], frozen: bool, slots: bool) -> type[T]:
         if isinstance(item.default, (list, dict, set)):
             raise ValueError(f"mutable default {type(item.default)} for field {name} is not allowed: use default_factory")
         found.append(item)
+    defaulted = False
+    for item in found:
+        if item.init:
+            if item.default is _MISSING and item.default_factory is _MISSING:
+                if defaulted:
+                    raise TypeError(f"non-default argument {item.name!r} follows default argument")
+            else:
+                defaulted = True
     compared = tuple(item.name for item in found if item.compare)
     getter = _getter(compared)
     methods: dict[str, Any] = {
         "__record_fields__": tuple(found),
         "__match_args__": tuple(item.name for item in found if item.init),
-        "__init__": _init(cls, found, frozen, "__post_init__" in body),
+        "__init__": _first_init(found, frozen, "__post_init__" in body),
     }
     if "__repr__" not in body:
         methods["__repr__"] = _repr_function(tuple(item.name for item in found if item.repr))
@@ -121,12 +129,22 @@ def _process(cls: type[T], frozen: bool, slots: bool) -> type[T]:
         setattr(cls, key, value)
     return cls
 
+def _first_init(found: list[Field], frozen: bool, post_init: bool) -> Callable[..., None]:
+    """An __init__ that compiles the real one on the first instance and puts it in its
+    place: a third of gpulint's records are never made in a typical scan."""
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        cls = type(self)
+        init = _init(cls, found, frozen, post_init)
+        type.__setattr__(cls, "__init__", init)
+        init(self, *args, **kwargs)
+    return __init__
+
+
 def _init(cls: type, found: list[Field], frozen: bool, post_init: bool) -> Callable[..., None]:
     """The generated __init__: keeps instance creation as fast as a dataclass's."""
     scope: dict[str, Any] = {"_MISSING": _MISSING, "_set": object.__setattr__}
     params: list[str] = []
     lines: list[str] = []
-    seen_default = False
     for item in found:
         name = item.name
         if item.default_factory is not _MISSING:
@@ -140,12 +158,9 @@ def _init(cls: type, found: list[Field], frozen: bool, post_init: bool) -> Calla
         else:
             if not item.init:
                 continue  # set by __post_init__ or never, as with dataclasses
-            if seen_default:
-                raise TypeError(f"non-default argument {name!r} follows default argument")
             value, default = name, ""
         if item.init:
             params.append(f"{name}={default}" if default else name)
-            seen_default = seen_default or bool(default)
         lines.append(f"_set(self, {name!r}, {value})" if frozen else f"self.{name} = {value}")
     if post_init:
         lines.append("self.__post_init__()")

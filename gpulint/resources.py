@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 import re
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from gpulint.gpu import DEFAULT_SETTINGS, Globs, globs_re
 from gpulint.record import field, record
 
 if TYPE_CHECKING:
+    from decimal import Decimal
+
     from gpulint.model import Container
 
 # Names Kubernetes once had and removed; still copied from old tutorials.
