@@ -13,12 +13,14 @@ import fnmatch
 import functools
 import os
 import re
-from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from gpulint.api import Rule, Severity
 from gpulint.gpu import DEFAULT_SETTINGS
 from gpulint.record import field, record
+
+if TYPE_CHECKING:  # imported where a configuration file is read: a plain scan needs none of it
+    from pathlib import Path
 
 CONFIG_FILES = (".gpulint.yaml", ".gpulint.yml")   # in order of precedence
 PYPROJECT = "pyproject.toml"
@@ -76,7 +78,7 @@ class Exemption:
 @record
 class ProjectConfig:
     file: Path | None = None                     # None: no configuration, defaults
-    root: Path = field(default_factory=Path.cwd)  # relative paths are relative to this
+    root: str | Path = field(default_factory=os.getcwd)  # relative paths are relative to this
     select: list[str] | None = None
     extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
@@ -96,6 +98,8 @@ class ProjectConfig:
         """
         if not self.exclude:
             return False
+        from pathlib import Path
+
         try:
             rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(self.root)))
         except ValueError:
@@ -114,8 +118,8 @@ def _clean_glob(pattern: str) -> str:
     return pattern
 
 
-def default_config(root: Path | None = None) -> ProjectConfig:
-    return ProjectConfig(root=root or Path.cwd(), settings=resolve_settings({}))
+def default_config(root: str | Path | None = None) -> ProjectConfig:
+    return ProjectConfig(root=root or os.getcwd(), settings=resolve_settings({}))
 
 
 # --- finding the configuration -------------------------------------------------
@@ -129,38 +133,45 @@ def find_config(paths: Sequence[str], cwd: Path | None = None) -> Path | None:
     search stops after the repository root (a directory holding `.git`) or at
     the filesystem root. One configuration applies to the whole run.
     """
-    cwd = Path(os.path.abspath(cwd or Path.cwd()))
+    here = os.path.abspath(cwd if cwd is not None else os.getcwd())
     first = next((p for p in paths if p != "-"), None)
-    start = Path(os.path.abspath(cwd / first)) if first else cwd
-    if not start.is_dir():
-        start = start.parent
-    for directory in (start, *start.parents):
+    directory = os.path.abspath(os.path.join(here, first)) if first else here
+    if not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    while True:  # (os.path, not pathlib: a scan without a configuration never imports it)
         for name in CONFIG_FILES:
-            if (directory / name).is_file():
-                return _shown(directory / name, cwd)
-        pyproject = directory / PYPROJECT
-        if pyproject.is_file() and _has_tool_table(pyproject):
-            return _shown(pyproject, cwd)
-        if (directory / ".git").exists():
+            if os.path.isfile(os.path.join(directory, name)):
+                return _shown(os.path.join(directory, name), here)
+        pyproject = os.path.join(directory, PYPROJECT)
+        if os.path.isfile(pyproject) and _has_tool_table(pyproject):
+            return _shown(pyproject, here)
+        if os.path.exists(os.path.join(directory, ".git")):
             break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
     return None
 
 
-def _shown(path: Path, cwd: Path) -> Path:
+def _shown(path: str, cwd: str) -> Path:
     """Relative to the current directory when inside it, as messages show it."""
+    from pathlib import Path
+
     try:
-        return path.relative_to(cwd)
+        return Path(path).relative_to(cwd)
     except ValueError:
-        return path
+        return Path(path)
 
 
 # A `[tool.gpulint]` table header (searched with re.M; compiled when a pyproject.toml is read).
 _TOOL_TABLE = r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]"
 
 
-def _has_tool_table(path: Path) -> bool:
+def _has_tool_table(path: str) -> bool:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
     except OSError:
         return False
     return bool(re.search(_TOOL_TABLE, text, re.M))
@@ -181,6 +192,8 @@ def load_config(path: Path, rules: Mapping[str, Rule]) -> ProjectConfig:
         data, locate = _read_pyproject(display, text)
     else:
         data, locate = _read_yaml(display, text)
+    from pathlib import Path
+
     root = Path(os.path.abspath(path)).parent
     return parse_config(data, display, locate, root, rules, file=path)
 

@@ -10,7 +10,6 @@ select/ignore. GPU000 (invalid input) is reported unless a layer ignores it.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
 from gpulint.annotation_ignore import AnnotationSuppressions
@@ -23,6 +22,8 @@ from gpulint.selection import select_rules
 from gpulint.suppress import Suppressor, pipeline
 
 if TYPE_CHECKING:  # the baseline and configuration modules load when a scan uses them
+    from pathlib import Path
+
     from gpulint.baseline import BaselineWriter
     from gpulint.config import ProjectConfig
 
@@ -91,6 +92,8 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
     writer = None
     baseline: Suppressor | None = None
     if cli.write_baseline or cli.baseline or project.baseline is not None:
+        from pathlib import Path
+
         from gpulint.baseline import BaselineSuppressor, BaselineWriter
     if cli.write_baseline:
         writer = BaselineWriter(Path(cli.write_baseline), cli.write_baseline)
@@ -128,6 +131,8 @@ def _config_exemptions(project: ProjectConfig) -> Suppressor | None:
 
 
 def _display(path: Path) -> str:
+    from pathlib import Path
+
     try:
         return Path(os.path.relpath(path)).as_posix()
     except ValueError:  # another drive (Windows)

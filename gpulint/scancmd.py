@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 GC_THRESHOLD = 10_000
@@ -184,11 +187,11 @@ def _scan(v: dict[str, Any]) -> int:
 
 def _project_config(paths: list[str], config_file: str | None, rules: dict) -> Any:
     """The configuration given with --config, or the one nearest to the first path."""
-    from pathlib import Path
-
     from gpulint.config import ConfigError, default_config, find_config, load_config
 
     if config_file is not None:
+        from pathlib import Path
+
         path: Path | None = Path(config_file)
         if not path.is_file():  # type: ignore[union-attr]
             raise UsageError(f"{config_file}: no such configuration file")

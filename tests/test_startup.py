@@ -56,6 +56,26 @@ def test_a_plain_scan_loads_no_cli_framework_and_nothing_it_does_not_use() -> No
     assert {"gpulint.engine", "gpulint.report.text"} <= loaded
 
 
+def test_a_plain_scan_asks_for_no_pathlib_and_no_decimal() -> None:
+    """Asked for by gpulint's own code, that is: an editable install's finder loads pathlib anyway."""
+    probe = ("import builtins, os, sys\n"
+             "asked = set()\n"
+             "real_import = builtins.__import__\n"
+             "def watch(name, globals=None, *args, **kwargs):\n"
+             "    if name in ('pathlib', 'decimal') and (globals or {}).get('__name__', '').startswith('gpulint'):\n"
+             "        asked.add(name)\n"
+             "    return real_import(name, globals, *args, **kwargs)\n"
+             "builtins.__import__ = watch\n"
+             "os._exit = lambda code: print('asked', sorted(asked), flush=True)\n"
+             "sys.argv = ['gpulint', 'scan', sys.argv[1]]\n"
+             "from gpulint.launch import main\n"
+             "main()\n")
+    one = FIXTURES / "rules" / "GPU001" / "bad-enter-host.yaml"   # findings, and no quantity to parse
+    proc = subprocess.run([sys.executable, "-c", probe, str(one)], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "NO_COLOR": "1"})
+    assert proc.stdout.splitlines()[-1] == "asked []", proc.stderr
+
+
 def test_what_a_scan_uses_is_loaded_when_it_is_used(tmp_path: Path) -> None:
     assert "gpulint.report.json_report" in _modules_after("--format", "json", str(FIXTURES / "core"))
     dockerfile = FIXTURES / "rules" / "GPU091" / "Dockerfile.bare-comment"
@@ -165,6 +185,16 @@ def test_other_ruamel_users_see_the_same_results() -> None:
         assert data and data[0]["kind"] == "Deployment"
     events = [type(e).__name__ for e in YAML().parse(text)]
     assert events[:3] == ["StreamStartEvent", "DocumentStartEvent", "MappingStartEvent"]
+
+
+@pytest.mark.parametrize("raw", ["x.yaml", "./x.yaml", "a/b/x.yaml", "a//b/./x.yaml/", "/a/x.yaml", "/", "///a",
+                                 "../x.yaml", ".", "a/..", "a/../b/", ""])
+def test_discovery_writes_paths_as_pathlib_would(raw: str) -> None:
+    from gpulint import discovery
+
+    path = discovery._normal(raw)
+    assert path == str(Path(raw))
+    assert discovery._parent(path) == str(Path(raw).parent) and discovery._name(path) == Path(raw).name
 
 
 # --- the cyclic collector ---------------------------------------------------------------------
