@@ -308,19 +308,36 @@ def resolve_plain(text: str) -> Any:
             return _BOOLS[text]
         return text
     if first in _NUMBER_START:
-        if _INT_RE.match(text):
-            return int(text.replace("_", ""))
-        if _FLOAT_RE.match(text) and text != ".":
-            try:
-                return float(text.replace("_", ""))
-            except ValueError:
-                return text
-        if _HEX_RE.match(text):
-            return int(text.replace("_", ""), 16)
-        if _OCT_RE.match(text):
-            return int(text.replace("_", ""), 8)
-        if text in _SPECIAL_FLOATS:
-            return _SPECIAL_FLOATS[text]
+        # The usual cases first: a decimal integer (a port, a count), then text
+        # with a character no number has (`500m`, `1Gi`, `12.0-base`). Manifests
+        # have as many of those as of all other scalars that start like a number.
+        if text.isdigit() and text.isascii() and (first != "0" or len(text) == 1):
+            return int(text)
+        if not _NUMBER_CHARS.issuperset(text):
+            return text
+        return _resolve_number(text)
+    return text
+
+
+# Every character of an int, float, hex or octal number or a special float.
+_NUMBER_CHARS = frozenset("0123456789_+-.xXabcdefABCDEFinIN")
+
+
+def _resolve_number(text: str) -> Any:
+    """Type of a plain scalar starting like a number (resolve_plain's slow path)."""
+    if _INT_RE.match(text):
+        return int(text.replace("_", ""))
+    if _FLOAT_RE.match(text) and text != ".":
+        try:
+            return float(text.replace("_", ""))
+        except ValueError:
+            return text
+    if _HEX_RE.match(text):
+        return int(text.replace("_", ""), 16)
+    if _OCT_RE.match(text):
+        return int(text.replace("_", ""), 8)
+    if text in _SPECIAL_FLOATS:
+        return _SPECIAL_FLOATS[text]
     return text
 
 

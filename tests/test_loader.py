@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from gpulint.decode import BinaryInput, DecodeError, decode
 from gpulint.locations import Span
@@ -106,6 +108,29 @@ def test_duplicate_keys_are_problems_with_positions() -> None:
 def test_plain_scalar_resolution(text: str, expected: object) -> None:
     assert resolve_plain(text) == expected
     assert type(resolve_plain(text)) is type(expected)
+
+
+@given(st.text(alphabet="0123456789_+-.xXoeEabcdfABCDFinfINFNaGgmMk ", min_size=1, max_size=8)
+       .filter(lambda text: text[0] in "0123456789+-."))
+@example("0")
+@example("00")
+@example("012")
+@example("08")
+@example("1_000")
+@example("+1")
+@example("-0x1F")
+@example(".inf")
+@example("-.Inf")
+@example(".NaN")
+@example("1e3")
+@example("1.")
+@example(".")
+def test_number_fast_paths_agree_with_the_full_resolution(text: str) -> None:
+    from gpulint.yamlload import _resolve_number
+
+    fast, full = resolve_plain(text), _resolve_number(text)
+    assert type(fast) is type(full)
+    assert fast == full or (fast != fast and full != full)  # NaN
 
 
 def test_quoted_and_tagged_scalars_stay_strings() -> None:
