@@ -207,6 +207,14 @@ class Text:
             self.blocks = TextBlocks(stream, block_size, head=head or b"")
             self.encoding = self.blocks.encoding
 
+    @classmethod
+    def of(cls, data: bytes) -> Text:
+        """The text of a small input whose bytes were read already (at most WHOLE_MAX)."""
+        self = cls.__new__(cls)
+        self._raw, self._whole, self._error, self.blocks = data, None, None, None
+        self.encoding, _skip = detect_encoding(data[:BINARY_SNIFF])
+        return self
+
     @property
     def data(self) -> bytes | None:
         """The bytes of a small input, until `whole` decodes them; None for a streamed one."""
@@ -230,6 +238,30 @@ class Text:
         if self._raw is None or self.encoding != "utf-8":
             return True
         return any(word.encode() in self._raw for word in words)
+
+
+def read_small_file(path: str | os.PathLike, limit: int | None = None) -> bytes | None:
+    """The bytes of a regular file of at most `limit` bytes, read with plain system calls
+    (a scan reads thousands of small files: a Python file object costs more than the
+    reading); None for anything else, which is then read as a stream."""
+    limit = WHOLE_MAX if limit is None else limit
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        chunks = []
+        want = st.st_size + 1  # one more, to see it grew
+        while want > 0:
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            want -= len(chunk)
+        data = b"".join(chunks) if len(chunks) != 1 else chunks[0]
+        return data if len(data) <= st.st_size else None
+    finally:
+        os.close(fd)
 
 
 def _file_size(stream: BinaryIO) -> int | None:

@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator
 
 from gpulint import decode as decode_mod
 from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, ValueAt, Violation
-from gpulint.decode import BinaryInput, DecodeError, ReadError, Text, decode_lenient
+from gpulint.decode import BinaryInput, DecodeError, ReadError, Text, decode_lenient, read_small_file
 from gpulint.discovery import Input
 from gpulint.findings import (
     INVALID_INPUT, STATUS_BINARY, STATUS_ERROR, STATUS_NOT_KUBERNETES,
@@ -130,6 +130,17 @@ class InputReader:
             self._rendered[key] = render(item.kind, item.real, item.display, self._render_options)
         return self._rendered[key]
 
+    def small(self, item: Input) -> bytes | None:
+        """The bytes of a manifest whole, when small: kept ones (handed over once) or read
+        at once from a small regular file; None when it is to be read as a stream (open)."""
+        if item.kind != "manifest" or item.real is None:
+            return None
+        data = self._kept.pop(str(item.real), None) if self._kept else None
+        if data is not None:
+            self._kept_size -= len(data)
+            return data
+        return read_small_file(item.real)
+
     def open(self, item: Input) -> IO[bytes]:
         """A binary stream of the input, positioned at its start, for a `with` block
         (a plain object, not a generator: the scan opens every input twice)."""
@@ -237,25 +248,34 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
         if item.kind not in ("manifest", "stdin"):
             continue
         try:
-            with reader.open(item) as stream:
-                source = Text(stream)
-                if source.data is not None:
-                    reader.keep(item, source.data)
-                if not source.may_contain(_INDEXED_KINDS):
-                    continue
-                record: ParsedChunks | None = {} if source.data is not None else None
-                for doc in _documents(source, limits, only=_INDEXED_KINDS, record=record):
-                    if isinstance(doc, Document):
-                        for obj in objects_in(item.display, doc):
-                            index.add(obj)
-                if record:
-                    reader.keep_parsed(item, record, len(source.whole or ""))
+            data = reader.small(item)
+            if data is not None:
+                _index_text(index, item, Text.of(data), reader, limits)
+            else:
+                with reader.open(item) as stream:
+                    _index_text(index, item, Text(stream), reader, limits)
         except (OSError, ReadError, BinaryInput):
             continue
         except Exception as error:  # a bug in gpulint: say where, keep going
             if internal_errors is not None:
                 internal_errors.append(internal_error_message(item.display, error))
     return index
+
+
+def _index_text(index: ConfigIndex, item: Input, source: Text, reader: InputReader, limits: Limits) -> None:
+    """Add an input's ConfigMaps and Secrets to `index`, keeping its bytes (and what was
+    parsed of them) for the scan."""
+    if source.data is not None:
+        reader.keep(item, source.data)
+    if not source.may_contain(_INDEXED_KINDS):
+        return
+    record: ParsedChunks | None = {} if source.data is not None else None
+    for doc in _documents(source, limits, only=_INDEXED_KINDS, record=record):
+        if isinstance(doc, Document):
+            for obj in objects_in(item.display, doc):
+                index.add(obj)
+    if record:
+        reader.keep_parsed(item, record, len(source.whole or ""))
 
 
 def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: InputReader) -> FileReport:
@@ -280,6 +300,10 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         _invalid(report, config, Span(1, 1, 1, 1), "cannot read directory")
         return report
     try:
+        data = reader.small(item)
+        if data is not None:
+            _scan_text(report, item, Text.of(data), config, index, reader)
+            return report
         with reader.open(item) as stream:
             if item.kind == "dockerfile":
                 text, decode_error = decode_lenient(stream.read())
@@ -288,19 +312,7 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                 _scan_dockerfile(item.display, text, report, config, _ContextFactory(config, index))
                 _text_done(report, text, 0, config)
                 return report
-            source = Text(stream)
-            whole = source.whole
-            documents = _documents(source, config.limits, strict_json=item.display.lower().endswith(".json"),
-                                   parsed=reader.parsed(item))
-            found_objects = _scan_documents(report, item.display, documents, config, index,
-                                            _source_mapper(whole, config.render) if whole is not None else None,
-                                            whole)
-            if source.error is not None:  # known once the stream has been read past it
-                _decode_problem(report, config, source.error)
-            if not found_objects and not report.findings:
-                report.status = STATUS_NOT_KUBERNETES
-            if whole is not None:  # a streamed input's text is handed over document by document
-                _text_done(report, whole, 0, config)
+            _scan_text(report, item, Text(stream), config, index, reader)
     except BinaryInput:
         report.status = STATUS_BINARY
         return report
@@ -311,6 +323,23 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {reason}")
         return report
     return report
+
+
+def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig, index: ConfigIndex,
+               reader: InputReader) -> None:
+    """Scan a manifest's text (whole, or streamed while `source`'s stream is open)."""
+    whole = source.whole
+    documents = _documents(source, config.limits, strict_json=item.display.lower().endswith(".json"),
+                           parsed=reader.parsed(item))
+    found_objects = _scan_documents(report, item.display, documents, config, index,
+                                    _source_mapper(whole, config.render) if whole is not None else None,
+                                    whole)
+    if source.error is not None:  # known once the stream has been read past it
+        _decode_problem(report, config, source.error)
+    if not found_objects and not report.findings:
+        report.status = STATUS_NOT_KUBERNETES
+    if whole is not None:  # a streamed input's text is handed over document by document
+        _text_done(report, whole, 0, config)
 
 
 def _source_mapper(text: str, options: RenderOptions) -> Mapper | None:

@@ -529,14 +529,16 @@ def test_symlink_loops_terminate_and_every_file_is_counted(tmp_path: Path) -> No
 
 
 def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
-    real_open = builtins.open
+    """Opening `denied` fails, with a file object (open) or a descriptor (os.open) alike."""
+    def denying(real):  # noqa: ANN001, ANN202
+        def fake_open(file, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+            if Path(file) == denied:
+                raise PermissionError(13, "Permission denied", str(file))
+            return real(file, *args, **kwargs)
+        return fake_open
 
-    def fake_open(file, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
-        if Path(file) == denied:
-            raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(builtins, "open", denying(builtins.open))
+    monkeypatch.setattr(os, "open", denying(os.open))
 
 
 def test_unreadable_file_is_reported_and_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -602,6 +604,9 @@ def test_read_error_part_way_keeps_what_was_found(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(decode_mod, "BLOCK_SIZE", 100_000)
 
     class Reader(InputReader):
+        def small(self, item):  # noqa: ANN001, ANN201 - read as a stream, through open
+            return None
+
         def open(self, item):  # noqa: ANN001, ANN201
             from contextlib import nullcontext
 
@@ -904,3 +909,16 @@ def test_a_file_of_broken_documents_lists_the_first_hundred_and_counts_the_rest(
     assert errors[-1]["line"] == 202  # where the first unlisted error is
     assert errors[-1]["message"].startswith("150 more documents from here on could not be loaded")
     assert ("GPU003", 500 + 10, 7) in active(report)  # documents after them are still checked
+
+
+def test_small_files_are_read_whole_and_anything_else_is_left_to_the_stream(tmp_path: Path) -> None:
+    from gpulint.decode import read_small_file
+
+    (tmp_path / "a.yaml").write_bytes(b"a: 1\n")
+    (tmp_path / "empty.yaml").write_bytes(b"")
+    assert read_small_file(tmp_path / "a.yaml") == b"a: 1\n"
+    assert read_small_file(tmp_path / "empty.yaml") == b""
+    assert read_small_file(tmp_path / "a.yaml", limit=4) is None   # too large: streamed
+    assert read_small_file(tmp_path) is None                        # not a regular file
+    with pytest.raises(OSError):
+        read_small_file(tmp_path / "missing.yaml")
