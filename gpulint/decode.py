@@ -233,11 +233,15 @@ class Text:
         """The first invalid byte sequence read so far."""
         return self.blocks.error if self.blocks is not None else self._error
 
-    def may_contain(self, words: tuple[str, ...]) -> bool:
-        """False when a small UTF-8 input certainly holds none of `words` (checked on the bytes)."""
-        if self._raw is None or self.encoding != "utf-8":
+    def may_contain(self, words: tuple[bytes, ...]) -> bool:
+        """False when a small UTF-8 input certainly holds none of `words` (UTF-8 bytes)."""
+        raw = self._raw
+        if raw is None or self.encoding != "utf-8":
             return True
-        return any(word.encode() in self._raw for word in words)
+        for word in words:
+            if word in raw:
+                return True
+        return False
 
 
 def read_small_file(path: str | os.PathLike, limit: int | None = None) -> bytes | None:

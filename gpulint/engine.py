@@ -225,6 +225,7 @@ def internal_error_message(display: str, error: BaseException) -> str:
 
 
 _INDEXED_KINDS = ("ConfigMap", "Secret")
+_INDEXED_KINDS_UTF8 = tuple(kind.encode() for kind in _INDEXED_KINDS)
 
 
 def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
@@ -267,7 +268,7 @@ def _index_text(index: ConfigIndex, item: Input, source: Text, reader: InputRead
     parsed of them) for the scan."""
     if source.data is not None:
         reader.keep(item, source.data)
-    if not source.may_contain(_INDEXED_KINDS):
+    if not source.may_contain(_INDEXED_KINDS_UTF8):
         return
     record: ParsedChunks | None = {} if source.data is not None else None
     for doc in _documents(source, limits, only=_INDEXED_KINDS, record=record):
