@@ -20,6 +20,8 @@ def dumps(value: Any, level: int = 0) -> str:
     kind = type(value)
     if kind is str:
         return encode_basestring(value)
+    if kind is int:  # (not bool, whose type is bool)
+        return int.__repr__(value)
     if value is None:
         return "null"
     if value is True:
