@@ -205,9 +205,10 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
     if workers > 1:
         parallel.scan_parallel(inputs, config, index, reader, workers, sizes, result)
     else:
+        contexts = RuleContexts(config, index)
         for item in inputs:
             try:
-                result.files.append(scan_input(item, config, index, reader))
+                result.files.append(scan_input(item, config, index, reader, contexts))
             except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
                 result.internal_errors.append(internal_error_message(item.display, error))
                 result.files.append(FileReport(item.display, STATUS_ERROR))
@@ -279,7 +280,11 @@ def _index_text(index: ConfigIndex, item: Input, source: Text, reader: InputRead
         reader.keep_parsed(item, record, len(source.whole or ""))
 
 
-def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: InputReader) -> FileReport:
+def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: InputReader,
+               contexts: RuleContexts | None = None) -> FileReport:
+    """Scan one input. `contexts`: the rules' contexts for `config` and `index`, made once
+    per scan by the caller (made here when not given)."""
+    contexts = contexts or RuleContexts(config, index)
     report = FileReport(item.display, STATUS_SCANNED)
     if item.kind in RENDERED_KINDS:
         rendered = reader.rendered(item)
@@ -291,7 +296,7 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                      file=failure.file if failure else None)
             return report
         found = _scan_documents(report, rendered.display, load_documents(rendered.text, config.limits),
-                                config, index, rendered.mapper, rendered.text)
+                                config, contexts, rendered.mapper, rendered.text)
         if not found and not report.findings:
             report.status = STATUS_NOT_KUBERNETES
         _text_done(report, rendered.text, 0, config)
@@ -303,17 +308,17 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
     try:
         data = reader.small(item)
         if data is not None:
-            _scan_text(report, item, Text.of(data), config, index, reader)
+            _scan_text(report, item, Text.of(data), config, contexts, reader)
             return report
         with reader.open(item) as stream:
             if item.kind == "dockerfile":
                 text, decode_error = decode_lenient(stream.read())
                 if decode_error is not None:
                     _decode_problem(report, config, decode_error)
-                _scan_dockerfile(item.display, text, report, config, _ContextFactory(config, index))
+                _scan_dockerfile(item.display, text, report, config, contexts)
                 _text_done(report, text, 0, config)
                 return report
-            _scan_text(report, item, Text(stream), config, index, reader)
+            _scan_text(report, item, Text(stream), config, contexts, reader)
     except BinaryInput:
         report.status = STATUS_BINARY
         return report
@@ -326,13 +331,13 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
     return report
 
 
-def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig, index: ConfigIndex,
+def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig, contexts: RuleContexts,
                reader: InputReader) -> None:
     """Scan a manifest's text (whole, or streamed while `source`'s stream is open)."""
     whole = source.whole
     documents = _documents(source, config.limits, strict_json=item.display.lower().endswith(".json"),
                            parsed=reader.parsed(item))
-    found_objects = _scan_documents(report, item.display, documents, config, index,
+    found_objects = _scan_documents(report, item.display, documents, config, contexts,
                                     _source_mapper(whole, config.render) if whole is not None else None,
                                     whole)
     if source.error is not None:  # known once the stream has been read past it
@@ -362,7 +367,7 @@ def _text_done(report: FileReport, text: str, line_offset: int, config: ScanConf
 
 
 def _scan_documents(report: FileReport, display: str, documents: Iterable[Document | LoadError],
-                    config: ScanConfig, index: ConfigIndex, mapper: Mapper | None,
+                    config: ScanConfig, contexts: RuleContexts, mapper: Mapper | None,
                     file_text: str | None) -> bool:
     """Documents -> objects -> rules; whether there were Kubernetes objects.
 
@@ -370,8 +375,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
     origin files; `file_text` (None when streamed) lets suppressors read lines
     where no document could be loaded.
     """
-    ctx_for = _ContextFactory(config, index)
-    checks = [(rule, rule.check, ctx_for(rule)) for rule in config.rules if rule.check is not None]
+    checks = contexts.checks()
     found_objects = False
     load_errors = 0
     unlisted: LoadError | None = None
@@ -465,11 +469,21 @@ def _problem_message(doc: Document, problem: Problem) -> str:
     return problem.message
 
 
-class _ContextFactory:
+class RuleContexts:
+    """Each rule's context (its options, the index, the settings) in one scan: the same
+    for every input, so made once (per rule) instead of per file."""
+
     def __init__(self, config: ScanConfig, index: ConfigIndex) -> None:
         self._config = config
         self._index = index
         self._cache: dict[str, RuleContext] = {}
+        self._checks: list[tuple[Rule, Any, RuleContext]] | None = None
+
+    def checks(self) -> list[tuple[Rule, Any, RuleContext]]:
+        """(rule, its workload check, its context) for the enabled rules that check workloads."""
+        if self._checks is None:
+            self._checks = [(rule, rule.check, self(rule)) for rule in self._config.rules if rule.check is not None]
+        return self._checks
 
     def __call__(self, rule: Rule) -> RuleContext:
         ctx = self._cache.get(rule.id)
@@ -481,7 +495,7 @@ class _ContextFactory:
 
 
 def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanConfig,
-                     ctx_for: _ContextFactory) -> None:
+                     ctx_for: RuleContexts) -> None:
     from gpulint import dockerfile as dockerfile_mod
 
     parsed = dockerfile_mod.parse(display, text)

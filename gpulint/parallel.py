@@ -154,6 +154,9 @@ class _Work:
         for position in positions:
             suppressors[position] = _Recorder(suppressors[position], position, self.calls)
         self.config = replace(config, suppressors=suppressors)
+        from gpulint.engine import RuleContexts
+
+        self.contexts = RuleContexts(self.config, index)
 
     def scan(self, batch: list[int]) -> dict[int, Outcome]:
         from gpulint.engine import internal_error_message, scan_input
@@ -163,7 +166,7 @@ class _Work:
             item = self.inputs[i]
             errors: list[str] = []
             try:
-                report = scan_input(item, self.config, self.index, self.reader)
+                report = scan_input(item, self.config, self.index, self.reader, self.contexts)
             except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
                 errors.append(internal_error_message(item.display, error))
                 report = FileReport(item.display, STATUS_ERROR)
