@@ -196,12 +196,12 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
     result is the same for any number (see parallel.py), and small scans use one."""
     reader = reader or InputReader(config.render)
     result = ScanResult([])
-    index = build_index(inputs, reader, config.limits, result.internal_errors)
     workers = 1
     if (jobs is None or jobs > 1) and len(inputs) > 1:
         from gpulint import parallel
 
         workers, sizes = parallel.plan(inputs, config, reader, jobs)
+    index = build_index(inputs, reader, config.limits, result.internal_errors, sizes if workers > 1 else None)
     if workers > 1:
         parallel.scan_parallel(inputs, config, index, reader, workers, sizes, result)
     else:
@@ -229,55 +229,91 @@ _INDEXED_KINDS = ("ConfigMap", "Secret")
 _INDEXED_KINDS_UTF8 = tuple(kind.encode() for kind in _INDEXED_KINDS)
 
 
+# What the index pass found in one input: its objects (of ConfigMap/Secret documents),
+# internal errors, and for the scan its bytes and parsed chunks with their size in characters.
+Indexed = tuple[list[KubeObject], list[str], "bytes | None", "ParsedChunks | None", int]
+
+
 def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
-                internal_errors: list[str] | None = None) -> ConfigIndex:
+                internal_errors: list[str] | None = None, sizes: list[int | None] | None = None) -> ConfigIndex:
     """First pass: ConfigMaps and Secrets of the whole scan.
 
     Input errors are ignored here: the second pass reads the same input and
     reports them. A bug is recorded in `internal_errors` and the scan goes on.
+    With `sizes` (a parallel scan's, see parallel.plan), a forked helper reads
+    about half of the manifests meanwhile (parallel.IndexHelper); either way
+    the index takes the inputs in their order.
     """
-    index = ConfigIndex()
-    for item in inputs:
+    helper = None
+    if sizes is not None:
+        from gpulint.parallel import IndexHelper
+
+        helper = IndexHelper.start(inputs, reader, limits, sizes)
+    mine: dict[int, tuple[list[KubeObject], list[str]]] = {}
+    for position, item in enumerate(inputs):
+        if helper is not None and position in helper.positions:
+            continue
         if item.kind in RENDERED_KINDS:
             rendered = reader.rendered(item)
             text = rendered.text
             if text is not None and any(kind in text for kind in _INDEXED_KINDS):
-                for doc in load_documents(text, limits, only=_INDEXED_KINDS):
-                    if isinstance(doc, Document):
-                        for obj in objects_in(rendered.display, doc):
-                            index.add(obj)
-            continue
-        if item.kind not in ("manifest", "stdin"):
+                mine[position] = ([obj for doc in load_documents(text, limits, only=_INDEXED_KINDS)
+                                   if isinstance(doc, Document) for obj in objects_in(rendered.display, doc)], [])
+        elif item.kind in ("manifest", "stdin"):
+            mine[position] = _keep(reader, item, index_input(item, reader, limits))
+    found = helper.results() if helper is not None else {}
+    index = ConfigIndex()
+    for position, item in enumerate(inputs):
+        if position in mine:
+            objects, errors = mine[position]
+        elif position in found:
+            objects, errors = _keep(reader, item, found[position])
+        elif helper is not None and position in helper.positions:  # the helper failed: read it here
+            objects, errors = _keep(reader, item, index_input(item, reader, limits))
+        else:
             continue
         try:
-            data = reader.small(item)
-            if data is not None:
-                _index_text(index, item, Text.of(data), reader, limits)
-            else:
-                with reader.open(item) as stream:
-                    _index_text(index, item, Text(stream), reader, limits)
-        except (OSError, ReadError, BinaryInput):
-            continue
+            for obj in objects:
+                index.add(obj)
         except Exception as error:  # a bug in gpulint: say where, keep going
-            if internal_errors is not None:
-                internal_errors.append(internal_error_message(item.display, error))
+            errors = [*errors, internal_error_message(item.display, error)]
+        if internal_errors is not None:
+            internal_errors.extend(errors)
     return index
 
 
-def _index_text(index: ConfigIndex, item: Input, source: Text, reader: InputReader, limits: Limits) -> None:
-    """Add an input's ConfigMaps and Secrets to `index`, keeping its bytes (and what was
-    parsed of them) for the scan."""
-    if source.data is not None:
-        reader.keep(item, source.data)
+def _keep(reader: InputReader, item: Input, indexed: Indexed) -> tuple[list[KubeObject], list[str]]:
+    """Hand an input's bytes and parsed documents to the reader (which keeps what fits) for the scan."""
+    objects, errors, data, chunks, size = indexed
+    if data is not None:
+        reader.keep(item, data)
+        if chunks:
+            reader.keep_parsed(item, chunks, size)
+    return objects, errors
+
+
+def index_input(item: Input, reader: InputReader, limits: Limits) -> Indexed:
+    """What the index pass finds in a manifest or stdin (nothing when it cannot be read)."""
+    try:
+        data = reader.small(item)
+        if data is not None:
+            return _index_text(item, Text.of(data), limits)
+        with reader.open(item) as stream:
+            return _index_text(item, Text(stream), limits)
+    except (OSError, ReadError, BinaryInput):
+        return [], [], None, None, 0
+    except Exception as error:  # a bug in gpulint: say where, keep going
+        return [], [internal_error_message(item.display, error)], None, None, 0
+
+
+def _index_text(item: Input, source: Text, limits: Limits) -> Indexed:
+    data = source.data
     if not source.may_contain(_INDEXED_KINDS_UTF8):
-        return
-    record: ParsedChunks | None = {} if source.data is not None else None
-    for doc in _documents(source, limits, only=_INDEXED_KINDS, record=record):
-        if isinstance(doc, Document):
-            for obj in objects_in(item.display, doc):
-                index.add(obj)
-    if record:
-        reader.keep_parsed(item, record, len(source.whole or ""))
+        return [], [], data, None, 0
+    record: ParsedChunks | None = {} if data is not None else None
+    objects = [obj for doc in _documents(source, limits, only=_INDEXED_KINDS, record=record)
+               if isinstance(doc, Document) for obj in objects_in(item.display, doc)]
+    return objects, [], data, record or None, len(source.whole or "") if record else 0
 
 
 def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: InputReader,

@@ -190,6 +190,80 @@ class _Work:
 
 
 _WORK: _Work | None = None   # set in the parent just before forking
+_INDEX_WORK: tuple | None = None  # (inputs, reader, limits) for IndexHelper, likewise
+
+
+class IndexHelper:
+    """Half of a parallel scan's index pass, in one forked process, while the parent
+    reads the other half: the pass reads every file and parses every ConfigMap and
+    Secret before any worker can start, a tenth of a scan that would otherwise stay
+    serial. The helper sends back what it found (engine.Indexed: the objects, and the
+    bytes and parsed documents the scan's workers then inherit from the parent).
+    """
+
+    def __init__(self, positions: set[int], pool: Any, future: Any) -> None:
+        self.positions = positions
+        self._pool = pool
+        self._future = future
+
+    @classmethod
+    def start(cls, inputs: list["Input"], reader: "InputReader", limits: Any,
+              sizes: list[int | None]) -> "IndexHelper | None":
+        """Fork the helper for half of the manifests (None: too few to share)."""
+        global _INDEX_WORK
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # Every other manifest (the largest stays with the parent): what costs in this pass is
+        # parsing ConfigMaps and Secrets, which small files hold as often as large ones.
+        manifests = sorted((i for i, item in enumerate(inputs) if item.kind == "manifest" and sizes[i] is not None),
+                           key=lambda i: -(sizes[i] or 0))
+        share = manifests[1::2]
+        if len(share) < 2:
+            return None
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        _INDEX_WORK = (inputs, reader, limits)
+        try:
+            pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+            future = pool.submit(_index_share, share)
+        finally:
+            _INDEX_WORK = None
+        return cls(set(share), pool, future)
+
+    def results(self) -> dict[int, tuple]:
+        """What the helper found, by input position; empty when it failed (the parent
+        then reads its share itself)."""
+        try:
+            return self._future.result()
+        except Exception:  # noqa: BLE001 - killed, or its results could not be sent
+            return {}
+        finally:
+            self._pool.shutdown()
+
+
+def _index_share(positions: list[int]) -> dict[int, tuple]:
+    """engine.index_input for each position; bytes and parsed documents only up to half
+    of what the parent's reader keeps (the rest would be dropped there anyway)."""
+    from gpulint.engine import index_input
+
+    assert _INDEX_WORK is not None
+    inputs, reader, limits = _INDEX_WORK
+    kept = parsed = 0
+    out = {}
+    for i in positions:
+        objects, errors, data, chunks, size = index_input(inputs[i], reader, limits)
+        if data is not None and kept + len(data) <= reader.CACHE_MAX // 2:
+            kept += len(data)
+            if chunks and parsed + size <= reader.PARSED_MAX // 2:
+                parsed += size
+            else:
+                chunks = None
+        else:
+            data = chunks = None
+        out[i] = (objects, errors, data, chunks, size)
+    return out
 
 
 def _run_batch(batch: list[int]) -> dict[int, Outcome]:

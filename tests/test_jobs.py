@@ -214,3 +214,37 @@ def test_a_worker_that_dies_is_replaced_by_the_parent(tmp_path: Path, monkeypatc
     one, two = _both("--format", "json", "--show-suppressed", "--extend-select", "GPU092", str(root),
                      str(FIXTURES / "rules"))
     assert one == two and one[0] == 1
+
+
+def test_half_of_the_index_pass_is_read_by_a_helper_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpulint import engine
+
+    parent = os.getpid()
+    readers: dict[str, int] = {}
+    real = engine.index_input
+
+    def noting(item, reader, limits):  # noqa: ANN001, ANN202
+        found = real(item, reader, limits)
+        objects, errors, data, chunks, size = found
+        return [*objects], [*errors, f"@{os.getpid()}"], data, chunks, size
+
+    monkeypatch.setattr(engine, "index_input", noting)
+    inputs = discover([str(FIXTURES / "rules")]).inputs
+    sizes = [os.path.getsize(item.real) if item.kind == "manifest" else None for item in inputs]
+    errors: list[str] = []
+    engine.build_index(inputs, InputReader(), engine.DEFAULT_LIMITS, errors, sizes)
+    pids = {int(e[1:]) for e in errors}
+    assert parent in pids and len(pids) == 2
+    manifests = sum(1 for item in inputs if item.kind == "manifest")
+    assert len(errors) == manifests  # each manifest read once, by one of them
+
+
+def test_a_helper_that_dies_leaves_its_share_to_the_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def die(positions: list[int]) -> dict:
+        os._exit(3)
+
+    monkeypatch.setattr(parallel, "_index_share", die)
+    root = _cross_file_tree(tmp_path)
+    one, two = _both("--format", "json", "--show-suppressed", str(root), str(FIXTURES / "rules"),
+                     str(FIXTURES / "workloads"))
+    assert one == two and one[0] == 1
