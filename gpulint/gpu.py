@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from gpulint.envexpand import expanded_value
 from gpulint.hostpaths import gpu_related_path
+from gpulint.lazyre import lazy
 from gpulint.quantity import parse_quantity
 from gpulint.record import record
 
@@ -26,7 +27,7 @@ HIDDEN_VOID = "void"      # void, empty: nothing injected, like plain runc
 HIDDEN_NONE = "none"      # no GPU, but driver libraries and capabilities are injected
 GRANTS = "grants"         # all, indices, UUIDs, MIG ids, G:M, CDI names, anything else
 
-_UUID_RE = re.compile(r"(?:MIG-)?GPU-[0-9a-fA-F-]+(?:/\d+/\d+)?\Z|MIG-[0-9a-fA-F-]+\Z")
+_UUID_RE = lazy(r"(?:MIG-)?GPU-[0-9a-fA-F-]+(?:/\d+/\d+)?\Z|MIG-[0-9a-fA-F-]+\Z")
 
 
 def classify_visible_devices(value: object) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from gpulint.lazyre import lazy
 from gpulint.model import Container, PodSpec, Volume, VolumeMount, Workload
 from gpulint.record import field, record
 
@@ -78,7 +79,7 @@ def gpu_host_access(path: str) -> str | None:
 # Path components that only GPU device nodes and NVIDIA driver files have:
 # /dev/nvidia0, /dev/nvidia-caps, /dev/dri, /run/nvidia, /usr/local/nvidia,
 # /home/kubernetes/bin/nvidia (GKE), libnvidia-ml.so.1, libcuda.so, nvidia-smi.
-_NVIDIA_PATH_PART_RE = re.compile(r"(?:lib)?nvidia|libcuda", re.IGNORECASE)
+_NVIDIA_PATH_PART_RE = lazy(r"(?:lib)?nvidia|libcuda", re.IGNORECASE)
 
 
 def gpu_related_path(path: str) -> bool:
@@ -116,7 +117,7 @@ _RUNTIME_DIRS = {
     "/var/lib/docker": "Docker",
     "/var/lib/containerd": "containerd",
 }
-_ROOTLESS_RE = re.compile(r"/run/user/[^/]+/(?:docker\.sock|podman(?:/podman\.sock)?)\Z")
+_ROOTLESS_RE = lazy(r"/run/user/[^/]+/(?:docker\.sock|podman(?:/podman\.sock)?)\Z")
 
 
 def container_runtime_access(path: str) -> str | None:

@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from gpulint.findings import Finding, Suppression
+from gpulint.lazyre import lazy
 from gpulint.locations import Span
 from gpulint.record import record
 from gpulint.suppress import (
@@ -30,12 +31,12 @@ if TYPE_CHECKING:
 
 # `#` starts a comment at the start of a line or after whitespace (YAML and
 # Dockerfile alike); `a#b` is not a comment.
-_DIRECTIVE_RE = re.compile(
+_DIRECTIVE_RE = lazy(
     r"(?:^|(?<=\s))#\s*gpulint:\s*ignore(?![\w-])\s*(?P<codes>\[[^\]]*\])?(?P<rest>.*)$", re.I)
-_QUICK_RE = re.compile(r"gpulint:\s*ignore", re.I)
-_CODE_SPLIT_RE = re.compile(r"[\s,]+")
+_QUICK_RE = lazy(r"gpulint:\s*ignore", re.I)
+_CODE_SPLIT_RE = lazy(r"[\s,]+")
 # The reason ends where another comment starts (`... reason  # other note`).
-_NEXT_COMMENT_RE = re.compile(r"\s#\s")
+_NEXT_COMMENT_RE = lazy(r"\s#\s")
 
 
 def _may_hold_directive(text: str) -> bool:

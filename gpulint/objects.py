@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+from gpulint.lazyre import lazy
 from gpulint.record import record
 from gpulint.yamlload import Document
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 # `(\S[^\n]*)` then rstrip: a lazy `.*?` before `\s*$` is quadratic on a long line of blanks.
-_SOURCE_RE = re.compile(r"^# Source: *(\S[^\n]*)", re.M)
+_SOURCE_RE = lazy(r"^# Source: *(\S[^\n]*)", re.M)
 
 
 @record(frozen=True)

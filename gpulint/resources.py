@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from gpulint.gpu import DEFAULT_SETTINGS, Globs, globs_re
+from gpulint.lazyre import lazy
 from gpulint.record import field, record
 
 if TYPE_CHECKING:
@@ -27,11 +28,11 @@ LEGACY_NAMES: dict[str, tuple[str, str]] = {
 
 # Documentation-only domains (RFC 2606): `example.com/gpu` in a sample is a
 # placeholder, not a typo of a real resource.
-_PLACEHOLDER_DOMAIN_RE = re.compile(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
+_PLACEHOLDER_DOMAIN_RE = lazy(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
 
 # Extended resource names the API server accepts (IsQualifiedName on `domain/name`).
-_DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
-_QUALIFIED_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
+_DNS_SUBDOMAIN_RE = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
+_QUALIFIED_NAME_RE = lazy(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 
 _GLOB_CHARS = frozenset("*?[")
 

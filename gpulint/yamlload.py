@@ -890,7 +890,8 @@ def _parse_any(chunk: str, line_offset: int, limits: Limits, keep: bool = True) 
     try:
         return list(_parse_chunk(chunk, line_offset, limits, keep)), False
     except LoadError as error:
-        from gpulint import jsonload  # libyaml rejected it: JSON is rare, and read only then
+        # libyaml rejected it: JSON is rare, and read only then
+        from gpulint import jsonload
 
         if not (error.syntax and jsonload.looks_like_json(chunk)):
             raise

@@ -248,3 +248,21 @@ def gc_enabled_after(function, *args) -> bool:  # noqa: ANN001
     with redirect_stdout(io.StringIO()):
         function(*args)
     return gc.isenabled()
+
+
+def test_lazy_patterns_compile_on_first_use_and_behave_like_compiled_ones() -> None:
+    import re
+
+    from gpulint.lazyre import lazy
+
+    pattern = lazy(r"(a+)(b)?", re.I)
+    assert pattern._compiled is None and pattern.pattern == r"(a+)(b)?"
+    compiled = re.compile(r"(a+)(b)?", re.I)
+    for text in ("xAAb", "aa", "b"):
+        for method in ("match", "search", "fullmatch", "findall", "split"):
+            ours, theirs = getattr(pattern, method)(text), getattr(compiled, method)(text)
+            assert (ours.groups() if isinstance(ours, re.Match) else ours) == \
+                   (theirs.groups() if isinstance(theirs, re.Match) else theirs)
+        assert pattern.sub("-", text) == compiled.sub("-", text)
+        assert [m.span() for m in pattern.finditer(text)] == [m.span() for m in compiled.finditer(text)]
+    assert pattern._compiled is not None
