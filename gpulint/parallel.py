@@ -1,8 +1,9 @@
 """Scanning inputs in several processes with the result one process would give.
 
-The parent builds the ConfigMap/Secret index (and renders charts) first; worker
-processes are forked from it, so they start with the index, the rendered text
-and the configuration without pickling any of it. Each worker scans batches of
+The parent builds the ConfigMap/Secret index (and renders charts) first, with a
+forked helper reading part of the files (IndexHelper); worker processes are
+forked from it (forkpool.ForkPool), so they start with the index, the rendered
+text and the configuration without pickling any of it. Each worker scans batches of
 inputs and sends back, per input, its report, its internal errors, what the
 scan hooks recorded (suppress.ParallelHook) and, for the suppressors whose
 verdicts depend on order (suppress.OrderedSuppressor: the baseline), the keys
@@ -26,6 +27,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gpulint.findings import STATUS_ERROR, FileReport, Finding
+from gpulint.forkpool import ForkPool
 from gpulint.record import replace
 from gpulint.suppress import SuppressionContext
 
@@ -201,19 +203,15 @@ class IndexHelper:
     bytes and parsed documents the scan's workers then inherit from the parent).
     """
 
-    def __init__(self, positions: set[int], pool: Any, future: Any) -> None:
+    def __init__(self, positions: set[int], pool: ForkPool) -> None:
         self.positions = positions
         self._pool = pool
-        self._future = future
 
     @classmethod
     def start(cls, inputs: list["Input"], reader: "InputReader", limits: Any,
               sizes: list[int | None]) -> "IndexHelper | None":
         """Fork the helper for half of the manifests (None: too few to share)."""
         global _INDEX_WORK
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         # Every other manifest (the largest stays with the parent): what costs in this pass is
         # parsing ConfigMaps and Secrets, which small files hold as often as large ones.
         manifests = sorted((i for i, item in enumerate(inputs) if item.kind == "manifest" and sizes[i] is not None),
@@ -221,26 +219,18 @@ class IndexHelper:
         share = manifests[1::2]
         if len(share) < 2:
             return None
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
         _INDEX_WORK = (inputs, reader, limits)
         try:
-            pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
-            future = pool.submit(_index_share, share)
+            pool = ForkPool(1, _index_share, [share])
         finally:
             _INDEX_WORK = None
-        return cls(set(share), pool, future)
+        return cls(set(share), pool)
 
     def results(self) -> dict[int, tuple]:
         """What the helper found, by input position; empty when it failed (the parent
         then reads its share itself)."""
-        try:
-            return self._future.result()
-        except Exception:  # noqa: BLE001 - killed, or its results could not be sent
-            return {}
-        finally:
-            self._pool.shutdown()
+        (found,), (done,) = self._pool.finish()
+        return found if done else {}
 
 
 def _index_share(positions: list[int]) -> dict[int, tuple]:
@@ -276,27 +266,20 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
     """Scan `inputs` (of `sizes`, see plan) in `workers` processes into `result`
     (hooks' scan_done is left to the caller)."""
     global _WORK
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     work = _Work(inputs, config, index, reader)
     outcomes: dict[int, Outcome] = {}
+    batches = _batches(sizes)
     _WORK = work
-    for stream in (sys.stdout, sys.stderr):  # a worker flushes what it inherits when it exits
-        if stream is not None:
-            stream.flush()
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [(batch, pool.submit(_run_batch, batch)) for batch in _batches(sizes)]
-            # Stdin is read here: a forked worker would share the parent's file offset.
-            outcomes.update(work.scan([i for i, size in enumerate(sizes) if size is None]))
-            for batch, future in futures:
-                try:
-                    outcomes.update(future.result())
-                except Exception:  # the worker died or its results could not be sent: scan here
-                    outcomes.update(work.scan(batch))
+        pool = ForkPool(workers, _run_batch, batches)
     finally:
         _WORK = None
+    # Stdin is read here: a forked worker would share the parent's file offset.
+    outcomes.update(work.scan([i for i, size in enumerate(sizes) if size is None]))
+    results, done = pool.finish()
+    for batch, found, ok in zip(batches, results, done):
+        # A batch whose worker died or whose results could not be sent is scanned here.
+        outcomes.update(found if ok else work.scan(batch))
     for i in range(len(inputs)):
         report, errors, states, keys = outcomes[i]
         result.internal_errors.extend(errors)
