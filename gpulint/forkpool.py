@@ -176,3 +176,111 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+# --- a shared queue, this process included ------------------------------------------------
+
+_TASK = struct.Struct("<q")
+# Task numbers are written to a pipe before anything reads it: at most this many fit.
+MAX_SHARED_TASKS = 4096
+
+
+def run_shared(workers: int, function: Callable[[Any], Any], tasks: list[Any]) -> tuple[list[Any], list[bool]]:
+    """`function` over `tasks` in `workers` processes, this one being one of them:
+    (results, whether each task was done; a task not done is the caller's).
+
+    Every task number is written to one pipe first; each process takes the next
+    by reading 8 bytes (a pipe read is atomic among readers) until the pipe is
+    empty. Forked workers keep their results and send them all when the queue
+    runs dry; this process's own need no pickling, and there is no thread to
+    hand tasks out, so it can work as well (on 2 CPUs, one fork instead of two).
+    A worker that dies loses its results: those tasks are reported not done.
+    """
+    if len(tasks) > MAX_SHARED_TASKS:
+        raise ValueError(f"at most {MAX_SHARED_TASKS} tasks")
+    results: list[Any] = [None] * len(tasks)
+    done = [False] * len(tasks)
+    if not tasks:
+        return results, done
+    for stream in (sys.stdout, sys.stderr):  # a child must not flush what the parent will
+        if stream is not None:
+            stream.flush()
+    queue_r, queue_w = os.pipe()
+    try:
+        _write_all(queue_w, b"".join(_TASK.pack(n) for n in range(len(tasks))))
+    finally:
+        os.close(queue_w)  # the queue ends at its last task, for every reader
+    children: list[tuple[int, int]] = []
+    finished = False
+    try:
+        for _ in range(min(workers, len(tasks)) - 1):
+            results_r, results_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # a worker: never returns
+                code = 1
+                try:
+                    os.close(results_r)
+                    for _pid, fd in children:
+                        os.close(fd)
+                    mine = {}
+                    for number in _take(queue_r):
+                        try:
+                            mine[number] = pickle.dumps(function(tasks[number]), protocol=pickle.HIGHEST_PROTOCOL)
+                        except Exception:  # noqa: BLE001 - not done: the parent redoes it
+                            continue
+                    _write_all(results_w, pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL))
+                    code = 0
+                except BaseException:  # noqa: BLE001 - an interrupted or broken worker just ends
+                    pass
+                finally:
+                    os._exit(code)
+            os.close(results_w)
+            children.append((pid, results_r))
+        for number in _take(queue_r):
+            try:
+                results[number] = function(tasks[number])
+                done[number] = True
+            except Exception:  # noqa: BLE001 - reported not done, like a worker's
+                continue
+        for pid, fd in children:
+            data = _read_all(fd)
+            try:
+                for number, payload in (pickle.loads(data) if data else {}).items():
+                    results[number] = pickle.loads(payload)
+                    done[number] = True
+            except Exception:  # noqa: BLE001 - a truncated message: those tasks are redone
+                pass
+        finished = True
+    finally:
+        os.close(queue_r)
+        for pid, fd in children:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+            try:
+                if not finished:  # interrupted: the workers must not outlive the scan
+                    os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+    return results, done
+
+
+def _take(queue_r: int) -> Any:
+    """The task numbers this process takes from the queue, until it is empty."""
+    while True:
+        data = os.read(queue_r, _TASK.size)
+        if len(data) < _TASK.size:
+            return
+        yield _TASK.unpack(data)[0]
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+

@@ -2,9 +2,10 @@
 
 The parent builds the ConfigMap/Secret index (and renders charts) first, with a
 forked helper reading part of the files (IndexHelper); worker processes are
-forked from it (forkpool.ForkPool), so they start with the index, the rendered
-text and the configuration without pickling any of it. Each worker scans batches of
-inputs and sends back, per input, its report, its internal errors, what the
+forked from it, so they start with the index, the rendered text and the
+configuration without pickling any of it. The parent and the workers take
+batches from one queue (forkpool.run_shared: with `--jobs 2`, the parent and one
+worker); each worker sends back, per input, its report, its internal errors, what the
 scan hooks recorded (suppress.ParallelHook) and, for the suppressors whose
 verdicts depend on order (suppress.OrderedSuppressor: the baseline), the keys
 of the findings that reached them. The parent merges all of it in input
@@ -15,8 +16,8 @@ same as with `--jobs 1`.
 Inputs are batched (large ones alone) and the largest go first, so one big
 file does not finish last. Stdin is read in the parent. Without the fork start
 method (Windows, macOS, where forking is unsafe) scans stay in one process. If
-a worker fails as a whole (killed, or its results cannot be sent), its batch
-is scanned again in the parent, which then reports what that scan meets like
+a worker fails as a whole (killed, or its results cannot be sent), its batches
+are scanned again in the parent, which then reports what that scan meets like
 any other.
 """
 
@@ -27,7 +28,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gpulint.findings import STATUS_ERROR, FileReport, Finding
-from gpulint.forkpool import ForkPool
+from gpulint.forkpool import MAX_SHARED_TASKS, ForkPool, run_shared
 from gpulint.record import replace
 from gpulint.suppress import SuppressionContext
 
@@ -126,6 +127,8 @@ def _batches(sizes: list[int | None]) -> list[list[int]]:
             current, weight = [], 0
     if current:
         batches.append(current)
+    while len(batches) > MAX_SHARED_TASKS:  # a scan of very many files: fewer, larger batches
+        batches = [sum(batches[i:i + 2], []) for i in range(0, len(batches), 2)]
     return batches
 
 
@@ -269,14 +272,13 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
     work = _Work(inputs, config, index, reader)
     outcomes: dict[int, Outcome] = {}
     batches = _batches(sizes)
-    _WORK = work
-    try:
-        pool = ForkPool(workers, _run_batch, batches)
-    finally:
-        _WORK = None
     # Stdin is read here: a forked worker would share the parent's file offset.
     outcomes.update(work.scan([i for i, size in enumerate(sizes) if size is None]))
-    results, done = pool.finish()
+    _WORK = work
+    try:
+        results, done = run_shared(workers, _run_batch, batches)
+    finally:
+        _WORK = None
     for batch, found, ok in zip(batches, results, done):
         # A batch whose worker died or whose results could not be sent is scanned here.
         outcomes.update(found if ok else work.scan(batch))

@@ -67,3 +67,61 @@ def test_closing_early_stops_and_reaps_busy_workers() -> None:
 
 def test_no_workers_for_no_tasks() -> None:
     assert ForkPool(4, lambda n: n, []).finish() == ([], [])
+
+
+# --- run_shared: one queue, this process included -------------------------------------------
+
+
+def test_a_shared_queue_runs_every_task_once_here_and_in_the_workers() -> None:
+    from gpulint.forkpool import run_shared
+
+    parent = os.getpid()
+    tasks = list(range(60))
+
+    def work(n: int) -> tuple:
+        time.sleep(0.002)   # long enough for both processes to take some
+        return n * n, os.getpid(), "x" * n * 2000
+
+    results, done = run_shared(2, work, tasks)
+    assert done == [True] * 60
+    assert [r[0] for r in results] == [n * n for n in tasks]
+    assert [len(r[2]) for r in results] == [n * 2000 for n in tasks]   # more than a pipe holds
+    pids = {r[1] for r in results}
+    assert parent in pids and len(pids) == 2
+    assert _no_children_left()
+
+
+def test_a_shared_queue_reports_what_a_dead_worker_took_as_not_done() -> None:
+    from gpulint.forkpool import run_shared
+
+    parent = os.getpid()
+
+    def work(n: int) -> int:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)   # the worker dies at its first task
+        time.sleep(0.05)                           # while this process is slow to take the rest
+        return n
+
+    results, done = run_shared(2, work, list(range(8)))
+    assert done.count(False) == 1                  # the one task the worker took
+    assert all(results[n] == n for n in range(8) if done[n])
+    assert _no_children_left()
+
+
+def test_a_shared_queue_leaves_unsendable_or_failing_tasks_to_the_caller() -> None:
+    from gpulint.forkpool import run_shared
+
+    results, done = run_shared(1, lambda n: n if n != 2 else 1 / 0, [0, 1, 2, 3])
+    assert done == [True, True, False, True] and results[3] == 3
+    parent = os.getpid()
+
+    def unsendable_in_workers(n: int) -> object:
+        time.sleep(0.05)
+        return n if os.getpid() == parent else (lambda: n)   # a lambda cannot be pickled
+
+    results, done = run_shared(2, unsendable_in_workers, list(range(6)))
+    assert 0 < done.count(True) < 6 and all(results[n] == n for n in range(6) if done[n])
+    with pytest.raises(ValueError):
+        from gpulint.forkpool import MAX_SHARED_TASKS
+
+        run_shared(2, lambda n: n, list(range(MAX_SHARED_TASKS + 1)))
