@@ -250,17 +250,23 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
 
         helper = IndexHelper.start(inputs, reader, limits, sizes)
     mine: dict[int, tuple[list[KubeObject], list[str]]] = {}
-    for position, item in enumerate(inputs):
-        if helper is not None and position in helper.positions:
-            continue
-        if item.kind in RENDERED_KINDS:
-            rendered = reader.rendered(item)
-            text = rendered.text
-            if text is not None and any(kind in text for kind in _INDEXED_KINDS):
-                mine[position] = ([obj for doc in load_documents(text, limits, only=_INDEXED_KINDS)
-                                   if isinstance(doc, Document) for obj in objects_in(rendered.display, doc)], [])
-        elif item.kind in ("manifest", "stdin"):
-            mine[position] = _keep(reader, item, index_input(item, reader, limits))
+    try:
+        for position, item in enumerate(inputs):
+            if helper is not None and position in helper.positions:
+                continue
+            if item.kind in RENDERED_KINDS:
+                rendered = reader.rendered(item)
+                text = rendered.text
+                if text is not None and any(kind in text for kind in _INDEXED_KINDS):
+                    mine[position] = ([obj for doc in load_documents(text, limits, only=_INDEXED_KINDS)
+                                       if isinstance(doc, Document) for obj in objects_in(rendered.display, doc)],
+                                      [])
+            elif item.kind in ("manifest", "stdin"):
+                mine[position] = _keep(reader, item, index_input(item, reader, limits))
+    except BaseException:
+        if helper is not None:
+            helper.close()
+        raise
     found = helper.results() if helper is not None else {}
     index = ConfigIndex()
     for position, item in enumerate(inputs):

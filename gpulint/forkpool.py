@@ -1,181 +1,81 @@
-"""Forked worker processes for parallel scans, with plain pipes.
+"""Forked processes for parallel scans, with plain pipes.
 
-concurrent.futures and multiprocessing cost 17 ms to import, more than a tenth
-of what a parallel scan takes off a 2 s scan, and their helper threads take the
-parent's interpreter lock while its workers run. A parallel scan needs less:
-fork (the workers inherit the scan's state; nothing but task numbers and results
-is pickled), hand out tasks one at a time as workers finish (dynamic, so large
-and small inputs balance), and learn which tasks a worker did not finish (it was
-killed, or its result could not be pickled), so that the caller redoes those.
-
-A message is a pickle behind its 8-byte length. A worker reads a task number,
-calls `function(tasks[n])` and writes back (n, result); number -1 tells it to
-exit. It never returns into the caller's code: it ends with os._exit.
+concurrent.futures and multiprocessing cost 17 ms to import (1.5 % of a parallel
+scan of the benchmark corpus), and their helper threads take the parent's
+interpreter lock while it works. A parallel scan needs less: fork (the
+children inherit the scan's state; only task numbers and results are pickled),
+hand out tasks as processes finish (run_shared: this process works too), run
+one job beside this process (Forked), and learn what a child did not deliver
+(killed, or a result that cannot be pickled), so that the caller does it.
+A child never returns into the caller's code: it ends with os._exit.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
-import select
 import signal
 import struct
 import sys
 from typing import Any, Callable
 
-_HEADER = struct.Struct("<Q")
-_STOP = -1
 
+class Forked:
+    """`function(argument)` run in one forked process while this one goes on;
+    `result()` waits for it. Killed, or with a result that cannot be pickled,
+    it reports not done, and the caller does the work itself."""
 
-class _Worker:
-    def __init__(self, pid: int, tasks_w: int, results_r: int) -> None:
-        self.pid = pid
-        self.tasks_w = tasks_w
-        self.results_r = results_r
-        self.buffer = bytearray()
-        self.current: int | None = None   # the task it is working on
-
-
-class ForkPool:
-    """`workers` forked processes running `function` over `tasks` (start, then finish)."""
-
-    def __init__(self, workers: int, function: Callable[[Any], Any], tasks: list[Any]) -> None:
-        self._tasks = tasks
-        self._results: list[Any] = [None] * len(tasks)
-        self._done = [False] * len(tasks)
-        self._next = 0
-        self._workers: list[_Worker] = []
+    def __init__(self, function: Callable[[Any], Any], argument: Any) -> None:
         for stream in (sys.stdout, sys.stderr):  # a child must not flush what the parent will
             if stream is not None:
                 stream.flush()
-        try:
-            for _ in range(min(workers, len(tasks))):
-                self._workers.append(self._fork(function))
-            for worker in list(self._workers):
-                self._give(worker)
-        except BaseException:
-            self.close()
-            raise
-
-    def finish(self) -> tuple[list[Any], list[bool]]:
-        """Wait for every task: (results, whether each was done; a task not done is the caller's)."""
-        try:
-            while any(w.current is not None for w in self._workers):
-                busy = {w.results_r: w for w in self._workers if w.current is not None}
-                ready, _, _ = select.select(list(busy), [], [])
-                for fd in ready:
-                    self._read(busy[fd])
-        finally:
-            self.close()
-        return self._results, self._done
-
-    def close(self) -> None:
-        """Stop and reap every worker (also on an interrupt: none is left behind)."""
-        for worker in self._workers:
-            for fd in (worker.tasks_w, worker.results_r):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-            if worker.current is not None:  # still busy: interrupted, or stopping early
-                try:
-                    os.kill(worker.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            try:
-                os.waitpid(worker.pid, 0)
-            except OSError:
-                pass
-        self._workers = []
-
-    # --- the parent's side --------------------------------------------------------------
-
-    def _fork(self, function: Callable[[Any], Any]) -> _Worker:
-        tasks_r, tasks_w = os.pipe()
-        results_r, results_w = os.pipe()
+        read_end, write_end = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the worker: never returns
+        if pid == 0:  # the child: never returns
             code = 1
             try:
-                os.close(tasks_w)
-                os.close(results_r)
-                for other in self._workers:
-                    os.close(other.tasks_w)
-                    os.close(other.results_r)
-                code = _serve(function, self._tasks, tasks_r, results_w)
-            except BaseException:  # noqa: BLE001 - an interrupted or broken worker just ends
+                os.close(read_end)
+                try:
+                    payload = pickle.dumps((True, function(argument)), protocol=pickle.HIGHEST_PROTOCOL)
+                except Exception:  # noqa: BLE001 - not done: the caller does it
+                    payload = pickle.dumps((False, None), protocol=pickle.HIGHEST_PROTOCOL)
+                _write_all(write_end, payload)
+                code = 0
+            except BaseException:  # noqa: BLE001 - an interrupted child just ends
                 pass
             finally:
                 os._exit(code)
-        os.close(tasks_r)
-        os.close(results_w)
-        return _Worker(pid, tasks_w, results_r)
+        os.close(write_end)
+        self._pid: int | None = pid
+        self._read_end = read_end
 
-    def _give(self, worker: _Worker) -> None:
-        """Send the worker the next task, or tell it to stop."""
-        if self._next < len(self._tasks):
-            worker.current = self._next
-            self._next += 1
-            _send(worker.tasks_w, worker.current)
-        else:
-            worker.current = None
-            try:
-                _send(worker.tasks_w, _STOP)
-            except OSError:
-                pass
-
-    def _read(self, worker: _Worker) -> None:
-        chunk = os.read(worker.results_r, 1 << 20)
-        if not chunk:  # the worker is gone: its task is left to the caller
-            worker.current = None
-            return
-        worker.buffer += chunk
-        while len(worker.buffer) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(worker.buffer)
-            if len(worker.buffer) < _HEADER.size + size:
-                return
-            payload = bytes(worker.buffer[_HEADER.size:_HEADER.size + size])
-            del worker.buffer[:_HEADER.size + size]
-            number, ok, result = pickle.loads(payload)
-            if ok:
-                self._results[number] = result
-                self._done[number] = True
-            try:
-                self._give(worker)
-            except OSError:  # it cannot take more: whatever it was given is the caller's
-                worker.current = None
-
-
-# --- the worker's side --------------------------------------------------------------------
-
-
-def _serve(function: Callable[[Any], Any], tasks: list[Any], tasks_r: int, results_w: int) -> int:
-    reader = os.fdopen(tasks_r, "rb")
-    while True:
-        header = reader.read(_HEADER.size)
-        if len(header) < _HEADER.size:
-            return 0  # the parent is gone
-        (size,) = _HEADER.unpack(header)
-        number = pickle.loads(reader.read(size))
-        if number == _STOP:
-            return 0
+    def result(self) -> tuple[Any, bool]:
+        """(the function's result, True), or (None, False) when the child did not deliver it."""
         try:
-            payload = pickle.dumps((number, True, function(tasks[number])), protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception:  # noqa: BLE001 - the parent redoes this task
-            payload = pickle.dumps((number, False, None), protocol=pickle.HIGHEST_PROTOCOL)
-        _write_all(results_w, _HEADER.pack(len(payload)) + payload)
+            data = _read_all(self._read_end)
+        finally:
+            self.close(kill=False)
+        try:
+            ok, value = pickle.loads(data)
+        except Exception:  # noqa: BLE001 - nothing, or a truncated message
+            return None, False
+        return value, ok
 
-
-def _send(fd: int, value: Any) -> None:
-    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    _write_all(fd, _HEADER.pack(len(payload)) + payload)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+    def close(self, kill: bool = True) -> None:
+        """Reap the child (killing it first unless it is done: an interrupted scan leaves none)."""
+        if self._pid is None:
+            return
+        try:
+            os.close(self._read_end)
+        except OSError:
+            pass
+        try:
+            if kill:
+                os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+        except OSError:
+            pass
+        self._pid = None
 
 
 # --- a shared queue, this process included ------------------------------------------------
@@ -284,3 +184,9 @@ def _read_all(fd: int) -> bytes:
             return b"".join(chunks)
         chunks.append(chunk)
 
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]

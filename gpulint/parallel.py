@@ -28,7 +28,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gpulint.findings import STATUS_ERROR, FileReport, Finding
-from gpulint.forkpool import MAX_SHARED_TASKS, ForkPool, run_shared
+from gpulint.forkpool import MAX_SHARED_TASKS, Forked, run_shared
 from gpulint.record import replace
 from gpulint.suppress import SuppressionContext
 
@@ -206,9 +206,9 @@ class IndexHelper:
     bytes and parsed documents the scan's workers then inherit from the parent).
     """
 
-    def __init__(self, positions: set[int], pool: ForkPool) -> None:
+    def __init__(self, positions: set[int], child: Forked) -> None:
         self.positions = positions
-        self._pool = pool
+        self._child = child
 
     @classmethod
     def start(cls, inputs: list["Input"], reader: "InputReader", limits: Any,
@@ -224,16 +224,20 @@ class IndexHelper:
             return None
         _INDEX_WORK = (inputs, reader, limits)
         try:
-            pool = ForkPool(1, _index_share, [share])
+            child = Forked(_index_share, share)
         finally:
             _INDEX_WORK = None
-        return cls(set(share), pool)
+        return cls(set(share), child)
 
     def results(self) -> dict[int, tuple]:
         """What the helper found, by input position; empty when it failed (the parent
         then reads its share itself)."""
-        (found,), (done,) = self._pool.finish()
+        found, done = self._child.result()
         return found if done else {}
+
+    def close(self) -> None:
+        """Stop the helper (the parent was interrupted)."""
+        self._child.close()
 
 
 def _index_share(positions: list[int]) -> dict[int, tuple]:

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from gpulint import parallel
-from gpulint.forkpool import ForkPool
+from gpulint.forkpool import Forked
 
 pytestmark = pytest.mark.skipif(not parallel.can_fork(), reason="needs the fork start method")
 
@@ -22,51 +22,25 @@ def _no_children_left() -> bool:
     return False
 
 
-def test_every_task_runs_once_in_a_worker_and_results_come_back_in_task_order() -> None:
+def test_a_forked_job_runs_beside_this_process_and_delivers_its_result() -> None:
     parent = os.getpid()
-    tasks = list(range(40))
-    results, done = ForkPool(2, lambda n: (n * n, os.getpid(), "x" * n * 1000), tasks).finish()
-    assert done == [True] * 40
-    assert [r[0] for r in results] == [n * n for n in tasks]
-    assert [len(r[2]) for r in results] == [n * 1000 for n in tasks]   # results larger than a pipe's buffer
-    pids = {r[1] for r in results}
-    assert parent not in pids and len(pids) == 2
+    child = Forked(lambda n: (os.getpid(), "x" * n), 200_000)   # more than a pipe holds
+    (pid, text), ok = child.result()
+    assert ok and pid != parent and len(text) == 200_000
     assert _no_children_left()
 
 
-def test_a_killed_worker_leaves_its_task_to_the_caller_and_the_others_go_on() -> None:
-    def work(n: int) -> int:
-        if n == 3:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return n
-
-    results, done = ForkPool(2, work, list(range(10))).finish()
-    assert done == [n != 3 for n in range(10)]
-    assert [r for r, ok in zip(results, done) if ok] == [n for n in range(10) if n != 3]
+def test_a_forked_job_that_dies_fails_or_cannot_send_is_not_done() -> None:
+    for job in (lambda n: os.kill(os.getpid(), signal.SIGKILL), lambda n: 1 / 0, lambda n: (lambda: n)):
+        assert Forked(job, 1).result() == (None, False)
     assert _no_children_left()
 
 
-def test_a_result_that_cannot_be_sent_or_a_failing_task_is_left_to_the_caller() -> None:
-    def work(n: int) -> object:
-        if n == 1:
-            return lambda: None       # cannot be pickled
-        if n == 2:
-            raise ValueError("boom")
-        return n
-
-    results, done = ForkPool(1, work, [0, 1, 2, 3]).finish()
-    assert done == [True, False, False, True] and (results[0], results[3]) == (0, 3)
-
-
-def test_closing_early_stops_and_reaps_busy_workers() -> None:
-    pool = ForkPool(2, lambda n: time.sleep(30), [1, 2, 3])
+def test_closing_a_forked_job_kills_and_reaps_it() -> None:
+    child = Forked(lambda n: time.sleep(30), 1)
     started = time.monotonic()
-    pool.close()
+    child.close()
     assert time.monotonic() - started < 10 and _no_children_left()
-
-
-def test_no_workers_for_no_tasks() -> None:
-    assert ForkPool(4, lambda n: n, []).finish() == ([], [])
 
 
 # --- run_shared: one queue, this process included -------------------------------------------
@@ -111,6 +85,7 @@ def test_a_shared_queue_reports_what_a_dead_worker_took_as_not_done() -> None:
 def test_a_shared_queue_leaves_unsendable_or_failing_tasks_to_the_caller() -> None:
     from gpulint.forkpool import run_shared
 
+    assert run_shared(2, lambda n: n, []) == ([], [])
     results, done = run_shared(1, lambda n: n if n != 2 else 1 / 0, [0, 1, 2, 3])
     assert done == [True, True, False, True] and results[3] == 3
     parent = os.getpid()
