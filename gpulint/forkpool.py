@@ -26,28 +26,16 @@ class Forked:
     it reports not done, and the caller does the work itself."""
 
     def __init__(self, function: Callable[[Any], Any], argument: Any) -> None:
-        for stream in (sys.stdout, sys.stderr):  # a child must not flush what the parent will
-            if stream is not None:
-                stream.flush()
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            code = 1
+        def deliver(write_end: int) -> None:
             try:
-                os.close(read_end)
-                try:
-                    payload = pickle.dumps((True, function(argument)), protocol=pickle.HIGHEST_PROTOCOL)
-                except Exception:  # noqa: BLE001 - not done: the caller does it
-                    payload = pickle.dumps((False, None), protocol=pickle.HIGHEST_PROTOCOL)
-                _write_all(write_end, payload)
-                code = 0
-            except BaseException:  # noqa: BLE001 - an interrupted child just ends
-                pass
-            finally:
-                os._exit(code)
-        os.close(write_end)
-        self._pid: int | None = pid
-        self._read_end = read_end
+                payload = pickle.dumps((True, function(argument)), protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 - not done: the caller does it
+                payload = pickle.dumps((False, None), protocol=pickle.HIGHEST_PROTOCOL)
+            _write_all(write_end, payload)
+
+        _flush()
+        self._pid: int | None
+        self._pid, self._read_end = _fork(deliver, [])
 
     def result(self) -> tuple[Any, bool]:
         """(the function's result, True), or (None, False) when the child did not deliver it."""
@@ -102,9 +90,7 @@ def run_shared(workers: int, function: Callable[[Any], Any], tasks: list[Any]) -
     done = [False] * len(tasks)
     if not tasks:
         return results, done
-    for stream in (sys.stdout, sys.stderr):  # a child must not flush what the parent will
-        if stream is not None:
-            stream.flush()
+    _flush()
     queue_r, queue_w = os.pipe()
     try:
         _write_all(queue_w, b"".join(_TASK.pack(n) for n in range(len(tasks))))
@@ -113,29 +99,17 @@ def run_shared(workers: int, function: Callable[[Any], Any], tasks: list[Any]) -
     children: list[tuple[int, int]] = []
     finished = False
     try:
-        for _ in range(min(workers, len(tasks)) - 1):
-            results_r, results_w = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # a worker: never returns
-                code = 1
+        def work(results_w: int) -> None:
+            mine = {}
+            for number in _take(queue_r):
                 try:
-                    os.close(results_r)
-                    for _pid, fd in children:
-                        os.close(fd)
-                    mine = {}
-                    for number in _take(queue_r):
-                        try:
-                            mine[number] = pickle.dumps(function(tasks[number]), protocol=pickle.HIGHEST_PROTOCOL)
-                        except Exception:  # noqa: BLE001 - not done: the parent redoes it
-                            continue
-                    _write_all(results_w, pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL))
-                    code = 0
-                except BaseException:  # noqa: BLE001 - an interrupted or broken worker just ends
-                    pass
-                finally:
-                    os._exit(code)
-            os.close(results_w)
-            children.append((pid, results_r))
+                    mine[number] = pickle.dumps(function(tasks[number]), protocol=pickle.HIGHEST_PROTOCOL)
+                except Exception:  # noqa: BLE001 - not done: the parent redoes it
+                    continue
+            _write_all(results_w, pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL))
+
+        for _ in range(min(workers, len(tasks)) - 1):
+            children.append(_fork(work, [fd for _pid, fd in children]))
         for number in _take(queue_r):
             try:
                 results[number] = function(tasks[number])
@@ -165,6 +139,34 @@ def run_shared(workers: int, function: Callable[[Any], Any], tasks: list[Any]) -
             except OSError:
                 pass
     return results, done
+
+
+def _flush() -> None:
+    """A child must not write out what this process has buffered (and will write)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+
+
+def _fork(body: Callable[[int], None], inherited: list[int]) -> tuple[int, int]:
+    """Fork a child that runs `body(write end of a new pipe)` and exits; (its pid, the read
+    end). The child closes `inherited` (other children's pipes) and never returns."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read_end)
+            for fd in inherited:
+                os.close(fd)
+            body(write_end)
+            code = 0
+        except BaseException:  # noqa: BLE001 - an interrupted or broken child just ends
+            pass
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    return pid, read_end
 
 
 def _take(queue_r: int) -> Any:
