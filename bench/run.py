@@ -8,8 +8,8 @@ in the same run, on the same files:
 
 1. end-to-end `gpulint scan --jobs 1` vs the floor: PyYAML's C compose
    (`yaml.compose_all(..., Loader=yaml.CSafeLoader)`) of the same files, timed
-   inside a fresh interpreter, start-up excluded (target: gpulint reaches
-   >= 60 % of the floor's speed, i.e. takes at most 1.7 times as long);
+   inside a fresh interpreter, start-up excluded (target: gpulint takes at most
+   1.7 times as long, "i.e. >= 60 % of the floor's speed" in the issue: 0.588);
 2. `--jobs N` vs `--jobs 1` on the same corpus (target >= 1.7x with 2 CPUs);
 3. start-up: `gpulint scan one-file.yaml` vs `python -c "import ruamel.yaml"`
    (target <= 1.5x);
@@ -185,9 +185,11 @@ def main() -> int:
             single_cmd[2:2] = ["--jobs", "1"]
         single = _timed(single_cmd, args.repeat)
         ratio = floor / single
+        # The issue states the target twice: ">= 60 % of the floor's speed, i.e. at most
+        # 1.7x its time" (1 / 1.7 is 0.588): the time ratio is what is checked, both are shown.
         results.append((f"1. end-to-end --jobs 1 vs PyYAML C compose ({docs} docs, {len(files)} files, {size_mb:.0f} MB)",
-                        f"{ratio:.2f} of the floor's speed, {single / floor:.2f}x its time "
-                        f"({single:.2f} s vs {floor:.2f} s; target >= 0.60)", ratio >= 0.60))
+                        f"{single / floor:.2f}x its time, {ratio:.3f} of its speed "
+                        f"({single:.2f} s vs {floor:.2f} s; target <= 1.7x)", single / floor <= 1.7))
 
         if _supports_jobs(gpulint):
             parallel = _timed([gpulint, "scan", "--jobs", str(jobs), "--format", "json", str(corpus)], args.repeat)
