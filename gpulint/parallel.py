@@ -28,13 +28,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gpulint.findings import STATUS_ERROR, FileReport, Finding
-from gpulint.forkpool import MAX_SHARED_TASKS, Forked, run_shared
 from gpulint.record import replace
 from gpulint.suppress import SuppressionContext
 
 if TYPE_CHECKING:
     from gpulint.discovery import Input
     from gpulint.engine import InputReader, ScanConfig, ScanResult
+    from gpulint.forkpool import Forked
     from gpulint.index import ConfigIndex
 
 # A scan of less input than this stays in one process: starting workers and
@@ -127,6 +127,8 @@ def _batches(sizes: list[int | None]) -> list[list[int]]:
             current, weight = [], 0
     if current:
         batches.append(current)
+    from gpulint.forkpool import MAX_SHARED_TASKS  # (forkpool loads only for a parallel scan)
+
     while len(batches) > MAX_SHARED_TASKS:  # a scan of very many files: fewer, larger batches
         batches = [sum(batches[i:i + 2], []) for i in range(0, len(batches), 2)]
     return batches
@@ -206,7 +208,7 @@ class IndexHelper:
     bytes and parsed documents the scan's workers then inherit from the parent).
     """
 
-    def __init__(self, positions: set[int], child: Forked) -> None:
+    def __init__(self, positions: set[int], child: "Forked") -> None:
         self.positions = positions
         self._child = child
 
@@ -224,6 +226,8 @@ class IndexHelper:
             return None
         _INDEX_WORK = (inputs, reader, limits)
         try:
+            from gpulint.forkpool import Forked
+
             child = Forked(_index_share, share)
         finally:
             _INDEX_WORK = None
@@ -280,6 +284,8 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
     outcomes.update(work.scan([i for i, size in enumerate(sizes) if size is None]))
     _WORK = work
     try:
+        from gpulint.forkpool import run_shared
+
         results, done = run_shared(workers, _run_batch, batches)
     finally:
         _WORK = None

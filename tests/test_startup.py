@@ -50,7 +50,7 @@ def test_a_plain_scan_loads_no_cli_framework_and_nothing_it_does_not_use() -> No
     heavy = {"typer", "click", "pydantic", "rich", "jsonschema", "sarif_om", "importlib.metadata", "pkgutil",
              "inspect", "dataclasses",
              "gpulint.cli", "gpulint.render", "gpulint.render.helm", "gpulint.dockerfile", "gpulint.baseline",
-             "multiprocessing", "concurrent.futures", "gpulint.report.sarif",
+             "multiprocessing", "concurrent.futures", "gpulint.forkpool", "pickle", "gpulint.report.sarif",
              "gpulint.report.json_report"}
     assert loaded & heavy == set()
     assert {"gpulint.engine", "gpulint.report.text"} <= loaded
