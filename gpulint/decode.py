@@ -250,6 +250,10 @@ def read_small_file(path: str | os.PathLike, limit: int | None = None) -> bytes 
     (a scan reads thousands of small files: a Python file object costs more than the
     reading); None for anything else, which is then read as a stream."""
     limit = WHOLE_MAX if limit is None else limit
+    # Looked at before opening: opening a FIFO would wait for a writer, and closing it
+    # again would make that writer's output fail before the stream path reads it.
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return None
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         st = os.fstat(fd)

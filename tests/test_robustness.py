@@ -922,3 +922,16 @@ def test_small_files_are_read_whole_and_anything_else_is_left_to_the_stream(tmp_
     assert read_small_file(tmp_path) is None                        # not a regular file
     with pytest.raises(OSError):
         read_small_file(tmp_path / "missing.yaml")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_given_on_the_command_line_is_read_once_as_a_stream(tmp_path: Path) -> None:
+    import threading
+
+    fifo = tmp_path / "pod.yaml"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(pod()))
+    writer.start()
+    code, report = scan_json(str(fifo))
+    writer.join(10)
+    assert active(report) == [("GPU003", 10, 7)] and report["summary"]["scanned"] == 1
