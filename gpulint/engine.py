@@ -135,11 +135,8 @@ class InputReader:
         at once from a small regular file; None when it is to be read as a stream (open)."""
         if item.kind != "manifest" or item.real is None:
             return None
-        data = self._kept.pop(str(item.real), None) if self._kept else None
-        if data is not None:
-            self._kept_size -= len(data)
-            return data
-        return read_small_file(item.real)
+        data = self._hand_over(item)
+        return data if data is not None else read_small_file(item.real)
 
     def open(self, item: Input) -> IO[bytes]:
         """A binary stream of the input, positioned at its start, for a `with` block
@@ -156,11 +153,15 @@ class InputReader:
             self._stdin.seek(0)
             return _Kept(self._stdin)  # type: ignore[return-value]
         assert item.real is not None
+        data = self._hand_over(item)
+        return io.BytesIO(data) if data is not None else open(item.real, "rb")
+
+    def _hand_over(self, item: Input) -> bytes | None:
+        """The kept bytes of `item`, handed over once (None: not kept)."""
         data = self._kept.pop(str(item.real), None) if self._kept else None
         if data is not None:
             self._kept_size -= len(data)
-            return io.BytesIO(data)
-        return open(item.real, "rb")
+        return data
 
     def read(self, item: Input) -> bytes:
         with self.open(item) as stream:
