@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from gpulint.api import Rule, Severity
 from gpulint.gpu import DEFAULT_SETTINGS
+from gpulint.lazyre import lazy
 from gpulint.record import field, record
 
 if TYPE_CHECKING:  # imported where a configuration file is read: a plain scan needs none of it
@@ -164,8 +165,8 @@ def _shown(path: str, cwd: str) -> Path:
         return Path(path)
 
 
-# A `[tool.gpulint]` table header (searched with re.M; compiled when a pyproject.toml is read).
-_TOOL_TABLE = r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]"
+# A `[tool.gpulint]` table header (compiled when a pyproject.toml is read).
+_TOOL_TABLE_RE = lazy(r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]", re.M)
 
 
 def _has_tool_table(path: str) -> bool:
@@ -174,7 +175,7 @@ def _has_tool_table(path: str) -> bool:
             text = handle.read()
     except OSError:
         return False
-    return bool(re.search(_TOOL_TABLE, text, re.M))
+    return bool(_TOOL_TABLE_RE.search(text))
 
 
 # --- loading -------------------------------------------------------------------
@@ -239,7 +240,7 @@ def _read_pyproject(display: str, text: str) -> tuple[Any, Locator]:
     try:
         import tomllib  # Python 3.11+
     except ModuleNotFoundError:  # 3.10: no TOML parser in the standard library
-        if re.search(_TOOL_TABLE, text, re.M):
+        if _TOOL_TABLE_RE.search(text):
             raise ConfigError([ConfigProblem(
                 display, None, None,
                 "[tool.gpulint] in pyproject.toml needs Python 3.11 or later (tomllib); "

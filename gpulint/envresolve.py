@@ -11,10 +11,10 @@ such as NVIDIA_VISIBLE_DEVICES and on which sources cannot be checked.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from gpulint.envexpand import expanded_value
+from gpulint.lazyre import lazy
 from gpulint.model import Container, EnvFrom, EnvVar, PodSpec
 from gpulint.record import record
 
@@ -26,7 +26,7 @@ VALUE_FROM = "valueFrom"   # env: valueFrom
 ENV_FROM = "envFrom"       # envFrom of a ConfigMap/Secret in the scan
 
 _SOURCE_WORDS = {"configMap": "ConfigMap", "secret": "Secret"}
-_FIELD = r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z"  # compiled on first use
+_FIELD_RE = lazy(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z")
 
 
 @record(frozen=True)
@@ -128,7 +128,7 @@ def _from_env(var: EnvVar, container: Container, pod: PodSpec, namespace: str | 
 
 def _pod_field(field_path: str, pod: PodSpec) -> str | None:
     """A downward-API value the manifest itself fixes: a pod template annotation or label."""
-    match = re.match(_FIELD, field_path)
+    match = _FIELD_RE.match(field_path)
     if match is None:
         return None
     values = pod.annotations if match.group(1) == "annotations" else pod.labels

@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Iterable
 
 from gpulint.api import Rule
+from gpulint.lazyre import lazy
 
 GROUP = "gpulint.rules"
 
@@ -35,7 +36,7 @@ def _entry_points() -> Iterable:
 class EntryPoint:
     """An entry point read from an `entry_points.txt` (loads like importlib.metadata's)."""
 
-    _PATTERN = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"  # compiled on load
+    _PATTERN = lazy(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
 
     def __init__(self, name: str, value: str, group: str) -> None:
         self.name = name
@@ -43,7 +44,7 @@ class EntryPoint:
         self.group = group
 
     def load(self) -> object:
-        match = re.match(self._PATTERN, self.value)
+        match = self._PATTERN.match(self.value)
         if match is None:
             raise ValueError(f"malformed entry point {self.value!r}")
         target: object = importlib.import_module(match.group("module"))

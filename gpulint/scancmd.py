@@ -10,9 +10,10 @@ for plain `gpulint scan` command lines.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import TYPE_CHECKING, Any
+
+from gpulint.lazyre import lazy
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 GC_THRESHOLD = 10_000
 GC_MIN_BYTES = 1 << 20   # inputs smaller than this are scanned without the cyclic collector
-_ANSI = r"\033\[[;?0-9]*[a-zA-Z]"  # compiled when a message is written
+_ANSI_RE = lazy(r"\033\[[;?0-9]*[a-zA-Z]")
 
 
 class UsageError(Exception):
@@ -39,7 +40,7 @@ def echo_err(message: str) -> None:
     if stream is None:
         return
     if not _isatty(stream):
-        message = re.sub(_ANSI, "", message)
+        message = _ANSI_RE.sub("", message)
     stream.write(message + "\n")
     stream.flush()
 
