@@ -133,8 +133,8 @@ class Globs:
     __slots__ = ("_literal", "_wild", "_re")
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
-        self._literal = frozenset(p for p in patterns if not _has_magic(p))
-        self._wild = tuple(p for p in patterns if _has_magic(p))
+        self._literal = frozenset(p for p in patterns if not is_glob(p))
+        self._wild = tuple(p for p in patterns if is_glob(p))
         self._re: re.Pattern | None = None
 
     def match(self, name: str) -> bool | None:
@@ -147,8 +147,12 @@ class Globs:
         return True if self._re.match(name) is not None else None
 
 
-def _has_magic(pattern: str) -> bool:
-    return "*" in pattern or "?" in pattern or "[" in pattern
+_GLOB_CHARS = frozenset("*?[")
+
+
+def is_glob(pattern: str) -> bool:
+    """Whether `pattern` has a shell wildcard (else it matches only itself)."""
+    return not _GLOB_CHARS.isdisjoint(pattern)
 
 
 @functools.lru_cache(maxsize=256)

@@ -12,7 +12,7 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from gpulint.gpu import DEFAULT_SETTINGS, Globs, globs_re
+from gpulint.gpu import DEFAULT_SETTINGS, Globs, globs_re, is_glob
 from gpulint.lazyre import lazy
 from gpulint.record import field, record
 
@@ -33,8 +33,6 @@ _PLACEHOLDER_DOMAIN_RE = lazy(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:ex
 # Extended resource names the API server accepts (IsQualifiedName on `domain/name`).
 _DNS_SUBDOMAIN_RE = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
 _QUALIFIED_NAME_RE = lazy(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
-
-_GLOB_CHARS = frozenset("*?[")
 
 
 @record(frozen=True)
@@ -111,7 +109,7 @@ def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
 def _resource_names(gpu: tuple[str, ...], overcommittable: tuple[str, ...]) -> ResourceNames:
     concrete: list[str] = []
     for name in gpu + overcommittable:
-        if not _GLOB_CHARS.intersection(name) and name not in concrete:
+        if not is_glob(name) and name not in concrete:
             concrete.append(name)
     return ResourceNames(gpu, overcommittable, tuple(concrete), globs_re(gpu), globs_re(overcommittable))
 
@@ -214,7 +212,7 @@ def _repaired_globs(lower: str, names: ResourceNames) -> tuple[str, ...]:
     out = []
     for pattern in names.gpu + names.overcommittable:
         prefix = pattern[:-1]
-        if not pattern.endswith("*") or _GLOB_CHARS.intersection(prefix):
+        if not pattern.endswith("*") or is_glob(prefix):
             continue
         common = 0
         while common < min(len(lower), len(prefix)) and lower[common] == prefix[common].lower():
