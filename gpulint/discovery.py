@@ -96,7 +96,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
         elif os.path.exists(path):
             chart = _enclosing_chart(path)
             if chart is not None:
-                add(Input(chart[0], "chart", chart[1]))
+                add(Input(chart, "chart", chart))
                 continue
             kind = "dockerfile" if is_dockerfile(os.path.basename(path)) else "manifest"
             add(Input(raw, kind, path))
@@ -161,8 +161,8 @@ def _plan_kustomizations(inputs: list[Input], walked: set[str]) -> list[Input]:
     return out
 
 
-def _enclosing_chart(path: str) -> tuple[str, str] | None:
-    """(display, path) of the chart a file given on the command line belongs to, if any.
+def _enclosing_chart(path: str) -> str | None:
+    """The chart a file given on the command line belongs to, if any (its path, shown as is).
 
     The outermost chart wins when the file is in a subchart under `charts/`:
     that is the chart Helm renders. (`path` is _normal, so its directories
@@ -180,7 +180,7 @@ def _enclosing_chart(path: str) -> tuple[str, str] | None:
     while (_name(_parent(chart)) == "charts"
            and os.path.isfile(os.path.join(_parent(_parent(chart)), CHART_FILE))):
         chart = _parent(_parent(chart))
-    return chart, chart
+    return chart
 
 
 def _parent(path: str) -> str:
