@@ -1,4 +1,4 @@
-from gpulint.launch import main
+from gpulint.cli.launch import main
 
 if __name__ == "__main__":
     main()

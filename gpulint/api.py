@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Union
 from gpulint.record import field, record
 
 if TYPE_CHECKING:
-    from gpulint.dockerfile import Dockerfile
-    from gpulint.index import ConfigIndex
-    from gpulint.model import Container, Workload
-    from gpulint.objects import KubeObject
+    from gpulint.load.dockerfile import Dockerfile
+    from gpulint.model.index import ConfigIndex
+    from gpulint.model.workload import Container, Workload
+    from gpulint.model.objects import KubeObject
 
 
 class Severity(str, enum.Enum):

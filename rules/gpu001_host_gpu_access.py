@@ -81,9 +81,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.commands import RunCommand, container_commands
-from gpulint.hostpaths import gpu_host_access, host_path_volumes, is_within, node_path_of, normalize
-from gpulint.model import Container, PodSpec, Workload
+from gpulint.knowledge.commands import RunCommand, container_commands
+from gpulint.knowledge.hostpaths import gpu_host_access, host_path_volumes, is_within, node_path_of, normalize
+from gpulint.model.workload import Container, PodSpec, Workload
 
 _FIX = "request nvidia.com/gpu in resources.limits instead"
 # nsenter options naming a namespace file (`-m/proc/1/ns/mnt`, `--mount=...`).

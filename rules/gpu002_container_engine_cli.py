@@ -85,12 +85,12 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.commands import RunCommand, container_commands
-from gpulint.gpu import GRANTS, VISIBLE_DEVICES, classify_visible_devices, gpu_signals
-from gpulint.hostpaths import container_runtime_access, host_path_volumes
-from gpulint.model import Container, PodSpec, Workload
+from gpulint.knowledge.commands import RunCommand, container_commands
+from gpulint.knowledge.gpu import GRANTS, VISIBLE_DEVICES, classify_visible_devices, gpu_signals
+from gpulint.knowledge.hostpaths import container_runtime_access, host_path_volumes
+from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.record import record
-from gpulint.shell import basename
+from gpulint.model.shell import basename
 
 _ENGINES = {"docker": "docker", "nvidia-docker": "docker", "podman": "docker", "nerdctl": "docker",
             "docker-compose": "compose", "podman-compose": "compose", "ctr": "ctr", "crictl": "crictl"}

@@ -62,9 +62,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.envexpand import expanded_value
-from gpulint.gpu import GRANTS, HIDDEN_NONE, VISIBLE_DEVICES, classify_visible_devices, describe_devices
-from gpulint.model import Workload
+from gpulint.knowledge.envexpand import expanded_value
+from gpulint.knowledge.gpu import GRANTS, HIDDEN_NONE, VISIBLE_DEVICES, classify_visible_devices, describe_devices
+from gpulint.model.workload import Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

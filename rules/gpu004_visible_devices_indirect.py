@@ -94,12 +94,12 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.envresolve import LITERAL, EnvSetting, describe_env_from, resolve
-from gpulint.gpu import (
+from gpulint.knowledge.envresolve import LITERAL, EnvSetting, describe_env_from, resolve
+from gpulint.knowledge.gpu import (
     GRANTS, HIDDEN_NONE, VISIBLE_DEVICES, classify_visible_devices, describe_devices,
     gpu_node_targeting, image_visible_devices_default, requests_gpu, uses_nvidia_runtime,
 )
-from gpulint.model import Container, PodSpec, Workload
+from gpulint.model.workload import Container, PodSpec, Workload
 
 _FIX = "request nvidia.com/gpu in resources.limits instead"
 

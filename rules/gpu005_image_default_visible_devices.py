@@ -6,7 +6,7 @@ Finds GPUs handed out by an image's own default:
   template: Deployments, Jobs, Ray, Kubeflow, Argo, KServe, ...) whose image
   sets `NVIDIA_VISIBLE_DEVICES=all` in its ENV, that requests no GPU and whose
   pod does not set the variable. Known images are listed, each with the source
-  that shows it, in `gpulint/data/gpu_images.yaml`: `nvidia/cuda`, NGC images
+  that shows it, in `gpulint/knowledge/data/gpu_images.yaml`: `nvidia/cuda`, NGC images
   under `nvcr.io/nvidia/` (with the GPU Operator, its validator and the container
   toolkit, which set `void`, excluded), `tensorflow/tensorflow` and
   `tensorflow/serving` GPU tags, `pytorch/pytorch`, `horovod/horovod`,
@@ -83,15 +83,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from gpulint.api import LineAt, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.envresolve import describe_env_from, resolve
-from gpulint.gpu import (
+from gpulint.knowledge.envresolve import describe_env_from, resolve
+from gpulint.knowledge.gpu import (
     GRANTS, VISIBLE_DEVICES, classify_visible_devices, describe_devices, image_visible_devices_default,
     requests_gpu,
 )
-from gpulint.model import Workload
+from gpulint.model.workload import Workload
 
 if TYPE_CHECKING:  # only Dockerfile scans need the Dockerfile parser
-    from gpulint.dockerfile import Dockerfile
+    from gpulint.load.dockerfile import Dockerfile
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

@@ -86,8 +86,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.gpu import gpu_signals, requests_gpu
-from gpulint.model import Container, Workload
+from gpulint.knowledge.gpu import gpu_signals, requests_gpu
+from gpulint.model.workload import Container, Workload
 
 # Capability names that give CAP_SYS_ADMIN (Kubernetes accepts both spellings).
 _SYS_ADMIN = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL", "CAP_ALL"})

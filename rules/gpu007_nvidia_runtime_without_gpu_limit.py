@@ -60,12 +60,12 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
-from gpulint.envresolve import resolve
-from gpulint.gpu import (
+from gpulint.knowledge.envresolve import resolve
+from gpulint.knowledge.gpu import (
     GRANTS, VISIBLE_DEVICES, classify_visible_devices, image_visible_devices_default, pod_requests_gpu,
     uses_nvidia_runtime,
 )
-from gpulint.model import Container, PodSpec, Workload
+from gpulint.model.workload import Container, PodSpec, Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

@@ -72,7 +72,7 @@ import posixpath
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
-from gpulint.model import Workload
+from gpulint.model.workload import Workload
 
 CDI_ANNOTATION_PREFIX = "cdi.k8s.io/"
 DEVICE_LIST_DIRS = ("/var/run/nvidia-container-devices", "/run/nvidia-container-devices")

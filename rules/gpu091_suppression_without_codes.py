@@ -36,9 +36,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.annotation_ignore import IGNORE, ignores_of
+from gpulint.model.ignores import IGNORE, ignores_of
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
-from gpulint.model import Workload
+from gpulint.model.workload import Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

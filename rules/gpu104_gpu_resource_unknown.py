@@ -58,9 +58,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
-from gpulint.gpu import matches_any
-from gpulint.model import Workload
-from gpulint.resources import (
+from gpulint.knowledge.gpu import matches_any
+from gpulint.model.workload import Workload
+from gpulint.knowledge.resources import (
     LEGACY_NAMES, Entry, ResourceNames, api_rejects_name, entries_named, resource_names, suggestions,
 )
 

@@ -29,7 +29,7 @@ prints); do not edit by hand.
 
 def rule_docs() -> dict[str, str]:
     """File name -> content for every built-in rule, plus the index."""
-    from gpulint.registry import load_rules
+    from gpulint.scan.registry import load_rules
     from gpulint.report.sarif import is_builtin
 
     rules = [rule for rule in load_rules().values() if is_builtin(rule)]

@@ -1,6 +1,6 @@
 """The loader's reference: the location tree built eagerly, as gpulint did before it was optimised.
 
-The fast loader (gpulint/yamlload.py) builds data and keeps the parser's
+The fast loader (gpulint/load/yamlload.py) builds data and keeps the parser's
 events as a tree in one pass, and makes LocNodes from that tree only where a
 finding asks. This module is the straightforward version it replaced, kept
 verbatim: a second parse of the document's text, turning every event into a
@@ -16,9 +16,9 @@ from typing import Any, Iterable, Iterator
 from _ruamel_yaml import CParser
 from ruamel.yaml import events as ev
 
-from gpulint import jsonload
-from gpulint.locations import LocNode, Span
-from gpulint.yamlload import _STR_TAG, _TYPED_TAGS, Document, Limits, LoadError, Problem, resolve_plain
+from gpulint.load import jsonload
+from gpulint.load.locations import LocNode, Span
+from gpulint.load.yamlload import _STR_TAG, _TYPED_TAGS, Document, Limits, LoadError, Problem, resolve_plain
 
 
 def reference_node(root: LocNode, path: Iterable) -> LocNode | None:

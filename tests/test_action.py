@@ -23,7 +23,7 @@ import pytest
 
 import sarif_check
 from conftest import BAD_POD, FIXTURES, ROOT, scan_json
-from gpulint.yamlload import Document, load_documents
+from gpulint.load.yamlload import Document, load_documents
 from repo_copy import copy_as_repo, git
 
 BAD = BAD_POD

@@ -132,7 +132,7 @@ def test_rules_and_explain() -> None:
     assert code == 0
     assert out.splitlines()[0].startswith("GPU000  invalid-input")
     code, out, _ = run_cli("explain", "GPU003")
-    from gpulint.registry import load_rules
+    from gpulint.scan.registry import load_rules
 
     assert code == 0 and out == load_rules()["GPU003"].documentation
     assert run_cli("explain", "visible-devices-env")[1] == out
@@ -141,7 +141,7 @@ def test_rules_and_explain() -> None:
 
 def test_every_rule_documentation_has_the_fixed_headings() -> None:
     from gpulint.api import DOC_HEADINGS
-    from gpulint.registry import load_rules
+    from gpulint.scan.registry import load_rules
 
     for rule in load_rules().values():
         positions = [rule.documentation.index(f"## {h}") for h in DOC_HEADINGS]
@@ -158,7 +158,7 @@ def test_discovery_order_exclude_vcs_and_symlink_loops(tmp_path: Path) -> None:
         (tmp_path / name).write_text("{}\n" if name.endswith(".json") else "FROM scratch\n"
                                      if "file" in name.lower() else "a: 1\n")
     (tmp_path / "a" / "loop").symlink_to(tmp_path, target_is_directory=True)
-    from gpulint.discovery import discover
+    from gpulint.inputs.discovery import discover
 
     found = discover([str(tmp_path)], exclude=("vendor",))
     rel = [str(Path(i.display).relative_to(tmp_path)) for i in found.inputs]

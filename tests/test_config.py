@@ -10,11 +10,11 @@ import jsonschema
 import pytest
 
 from conftest import ENV_POD, FIXTURES, ROOT, run_cli, scan_json
-from gpulint.config import ConfigError, default_config, find_config, load_config, resolve_settings, schema
-from gpulint.gpu import DEFAULT_SETTINGS
-from gpulint.registry import load_rules
-from gpulint.runconfig import CliOptions, choose_rules, plan
-from gpulint.starter import starter_config
+from gpulint.config.settings import ConfigError, default_config, find_config, load_config, resolve_settings, schema
+from gpulint.knowledge.gpu import DEFAULT_SETTINGS
+from gpulint.scan.registry import load_rules
+from gpulint.cli.runconfig import CliOptions, choose_rules, plan
+from gpulint.cli.starter import starter_config
 
 INVALID = FIXTURES / "config" / "invalid"
 
@@ -422,7 +422,7 @@ def test_readme_sample_configuration_validates(repo: Path) -> None:
 
 
 def test_readme_baseline_example_is_the_real_format() -> None:
-    from gpulint.baseline import VERSION, Key
+    from gpulint.suppress.baseline import VERSION, Key
 
     example = json.loads(_readme_block("### Baseline", "json"))
     assert example["version"] == VERSION

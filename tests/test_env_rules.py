@@ -10,12 +10,12 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import FIXTURES, scan_json
 from gpulint.api import RuleContext
-from gpulint.dockerfile import parse as parse_dockerfile
-from gpulint.gpu import image_visible_devices_default, parse_image
-from gpulint.index import ConfigIndex
-from gpulint.objects import objects_in
-from gpulint.podspecs import workload_of
-from gpulint.yamlload import Document, load_documents
+from gpulint.load.dockerfile import parse as parse_dockerfile
+from gpulint.knowledge.gpu import image_visible_devices_default, parse_image
+from gpulint.model.index import ConfigIndex
+from gpulint.model.objects import objects_in
+from gpulint.model.podspecs import workload_of
+from gpulint.load.yamlload import Document, load_documents
 
 GPU004 = importlib.import_module("rules.gpu004_visible_devices_indirect")
 GPU005 = importlib.import_module("rules.gpu005_image_default_visible_devices")
@@ -153,7 +153,7 @@ def test_image_data(image: str, sets: str | None) -> None:
 
 
 def test_every_image_entry_has_a_source() -> None:
-    from gpulint.gpu import builtin_image_rules
+    from gpulint.knowledge.gpu import builtin_image_rules
 
     rules = builtin_image_rules()
     assert rules and all(rule.source for rule in rules)
@@ -289,10 +289,10 @@ spec:
 
 
 def test_env_references_expand_as_the_kubelet_expands_them() -> None:
-    from gpulint.envexpand import expanded_value
-    from gpulint.objects import objects_in
-    from gpulint.podspecs import workload_of
-    from gpulint.yamlload import load_documents
+    from gpulint.knowledge.envexpand import expanded_value
+    from gpulint.model.objects import objects_in
+    from gpulint.model.podspecs import workload_of
+    from gpulint.load.yamlload import load_documents
 
     doc = next(iter(load_documents(_EXPANSION_POD)))
     workload = workload_of(next(objects_in("pod.yaml", doc)))

@@ -11,17 +11,17 @@ import pytest
 
 from conftest import FIXTURES, run_cli, scan_json
 from gpulint.api import RULE_ID_RE, Severity
-from gpulint.exemptions import (
+from gpulint.suppress.exemptions import (
     ExemptionError, SystemComponentSuppressor, builtin_components, image_repository,
     parse_components, system_component_suppressor,
 )
-from gpulint.findings import Finding
-from gpulint.locations import Span
-from gpulint.model import Workload
-from gpulint.objects import objects_in
-from gpulint.podspecs import workload_of
-from gpulint.suppress import SuppressionContext
-from gpulint.yamlload import Document, load_documents
+from gpulint.results.findings import Finding
+from gpulint.load.locations import Span
+from gpulint.model.workload import Workload
+from gpulint.model.objects import objects_in
+from gpulint.model.podspecs import workload_of
+from gpulint.results.scanning import SuppressionContext
+from gpulint.load.yamlload import Document, load_documents
 
 
 def _workload(text: str) -> Workload:
@@ -246,7 +246,7 @@ def test_cli_reports_system_components_as_suppressed() -> None:
 
 
 def test_data_file_is_packaged() -> None:
-    text = files("gpulint").joinpath("data/system_components.yaml").read_text(encoding="utf-8")
+    text = files("gpulint.knowledge").joinpath("data/system_components.yaml").read_text(encoding="utf-8")
     assert "components:" in text
 
 

@@ -1,4 +1,4 @@
-"""gpulint.forkpool: forked workers over pipes, for parallel scans."""
+"""gpulint.scan.forkpool: forked workers over pipes, for parallel scans."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from gpulint import parallel
-from gpulint.forkpool import Forked
+from gpulint.scan import parallel
+from gpulint.scan.forkpool import Forked
 
 pytestmark = pytest.mark.skipif(not parallel.can_fork(), reason="needs the fork start method")
 
@@ -47,7 +47,7 @@ def test_closing_a_forked_job_kills_and_reaps_it() -> None:
 
 
 def test_a_shared_queue_runs_every_task_once_here_and_in_the_workers() -> None:
-    from gpulint.forkpool import run_shared
+    from gpulint.scan.forkpool import run_shared
 
     parent = os.getpid()
     tasks = list(range(60))
@@ -66,7 +66,7 @@ def test_a_shared_queue_runs_every_task_once_here_and_in_the_workers() -> None:
 
 
 def test_a_shared_queue_reports_what_a_dead_worker_took_as_not_done() -> None:
-    from gpulint.forkpool import run_shared
+    from gpulint.scan.forkpool import run_shared
 
     parent = os.getpid()
 
@@ -83,7 +83,7 @@ def test_a_shared_queue_reports_what_a_dead_worker_took_as_not_done() -> None:
 
 
 def test_a_shared_queue_leaves_unsendable_or_failing_tasks_to_the_caller() -> None:
-    from gpulint.forkpool import run_shared
+    from gpulint.scan.forkpool import run_shared
 
     assert run_shared(2, lambda n: n, []) == ([], [])
     results, done = run_shared(1, lambda n: n if n != 2 else 1 / 0, [0, 1, 2, 3])
@@ -97,6 +97,6 @@ def test_a_shared_queue_leaves_unsendable_or_failing_tasks_to_the_caller() -> No
     results, done = run_shared(2, unsendable_in_workers, list(range(6)))
     assert 0 < done.count(True) < 6 and all(results[n] == n for n in range(6) if done[n])
     with pytest.raises(ValueError):
-        from gpulint.forkpool import MAX_SHARED_TASKS
+        from gpulint.scan.forkpool import MAX_SHARED_TASKS
 
         run_shared(2, lambda n: n, list(range(MAX_SHARED_TASKS + 1)))

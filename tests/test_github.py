@@ -10,10 +10,10 @@ import pytest
 
 from conftest import ACK_EXAMPLE_POD, ROOT, run_cli, scan_json
 from gpulint.api import Severity
-from gpulint.engine import ScanResult
-from gpulint.findings import FileReport, Finding, MappedLocation, Suppression
-from gpulint.locations import Span
-from gpulint.objects import ObjectRef
+from gpulint.results.scanning import ScanResult
+from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
+from gpulint.load.locations import Span
+from gpulint.model.objects import ObjectRef
 from gpulint.report import github
 
 BAD = """apiVersion: v1

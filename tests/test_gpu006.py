@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES, run_cli, scan_json
-from gpulint.hostpaths import gpu_related_path
+from gpulint.knowledge.hostpaths import gpu_related_path
 
 GPU006 = FIXTURES / "rules" / "GPU006"
 

@@ -15,12 +15,15 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT, run_cli
-from gpulint import parallel, registry
+from gpulint.scan import parallel
+from gpulint.scan import registry
 from gpulint.api import Rule, Severity, ValueAt, Violation
-from gpulint.discovery import discover
-from gpulint.engine import InputReader, ScanConfig, scan
-from gpulint.registry import load_rules
-from gpulint.selection import select_rules
+from gpulint.inputs.discovery import discover
+from gpulint.scan.reader import InputReader
+from gpulint.scan.engine import scan
+from gpulint.results.scanning import ScanConfig
+from gpulint.scan.registry import load_rules
+from gpulint.config.selection import select_rules
 
 sys.path.insert(0, str(ROOT / "bench"))
 from gen_corpus import generate  # noqa: E402
@@ -217,10 +220,10 @@ def test_a_worker_that_dies_is_replaced_by_the_parent(tmp_path: Path, monkeypatc
 
 
 def test_half_of_the_index_pass_is_read_by_a_helper_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpulint import engine
+    from gpulint.load.yamlload import DEFAULT_LIMITS
+    from gpulint.scan import engine
 
     parent = os.getpid()
-    readers: dict[str, int] = {}
     real = engine.index_input
 
     def noting(item, reader, limits):  # noqa: ANN001, ANN202
@@ -232,7 +235,7 @@ def test_half_of_the_index_pass_is_read_by_a_helper_process(monkeypatch: pytest.
     inputs = discover([str(FIXTURES / "rules")]).inputs
     sizes = [os.path.getsize(item.real) if item.kind == "manifest" else None for item in inputs]
     errors: list[str] = []
-    engine.build_index(inputs, InputReader(), engine.DEFAULT_LIMITS, errors, sizes)
+    engine.build_index(inputs, InputReader(), DEFAULT_LIMITS, errors, sizes)
     pids = {int(e[1:]) for e in errors}
     assert parent in pids and len(pids) == 2
     manifests = sum(1 for item in inputs if item.kind == "manifest")

@@ -16,9 +16,9 @@ from conftest import FIXTURES, ROOT, run_cli, scan_json
 from tooling import expected_for, find_tool, map_markers, mapped_of, rendered_root
 
 from gpulint.api import KeyAt
-from gpulint.objects import objects_in
+from gpulint.model.objects import objects_in
 from gpulint.render import RenderOptions, render
-from gpulint.yamlload import Document, load_documents
+from gpulint.load.yamlload import Document, load_documents
 
 KUSTOMIZE = "fixtures/kustomize"
 
@@ -167,7 +167,7 @@ def test_no_temporary_path_in_any_output(kustomize: str, at_root: Path) -> None:
 
 def test_roots_and_consumed_files(tmp_path: Path) -> None:
     """Discovery alone: which kustomizations are built and which files they take."""
-    from gpulint.discovery import discover
+    from gpulint.inputs.discovery import discover
 
     base, overlay, component = tmp_path / "base", tmp_path / "overlay", tmp_path / "component"
     for directory in (base, overlay, component):

@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from conftest import FIXTURES, ROOT
-from gpulint import scancmd, scanopts
-from gpulint.cli import app
+from gpulint.cli import scancmd
+from gpulint.cli import scanopts
+from gpulint.cli.app import app
 
 
 def _typer_values(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, Any] | None]:
@@ -141,7 +142,7 @@ def test_random_command_lines_parse_like_typer_or_go_to_typer(args: list[str]) -
 def test_every_declared_option_is_a_typer_option() -> None:
     import inspect
 
-    from gpulint.cli import scan
+    from gpulint.cli.app import scan
 
     params = inspect.signature(scan).parameters
     assert list(params) == ["paths"] + [opt.name for opt in scanopts.OPTIONS]
@@ -158,12 +159,12 @@ def _console_script() -> str:
     if script is None:
         pytest.skip("the gpulint console script is not installed next to this python")
     with open(script, encoding="utf-8", errors="replace") as handle:
-        if "gpulint.launch" not in handle.read():
+        if "gpulint.cli.launch" not in handle.read():
             pytest.skip("the installed console script predates the launcher (pip install -e . again)")
     return script
 
 
-_TYPER = "import sys; from gpulint.cli import main; sys.argv[0] = 'gpulint'; main()"
+_TYPER = "import sys; from gpulint.cli.app import main; sys.argv[0] = 'gpulint'; main()"
 # Rendering, colour and GitHub detection depend on the environment: keep it fixed.
 _ENV = {**os.environ, "NO_COLOR": "1", "GITHUB_ACTIONS": ""}
 

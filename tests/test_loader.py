@@ -6,9 +6,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from gpulint.decode import BinaryInput, DecodeError, decode
-from gpulint.locations import Span
-from gpulint.yamlload import Document, Limits, LoadError, load_documents, resolve_plain
+from gpulint.load.decode import BinaryInput, DecodeError, decode
+from gpulint.load.locations import Span
+from gpulint.load.yamlload import Document, Limits, LoadError, load_documents, resolve_plain
 
 
 def docs(text: str) -> list:
@@ -126,7 +126,7 @@ def test_plain_scalar_resolution(text: str, expected: object) -> None:
 @example("1.")
 @example(".")
 def test_number_fast_paths_agree_with_the_full_resolution(text: str) -> None:
-    from gpulint.yamlload import _resolve_number
+    from gpulint.load.yamlload import _resolve_number
 
     fast, full = resolve_plain(text), _resolve_number(text)
     assert type(fast) is type(full)
@@ -191,7 +191,7 @@ def test_decode_boms_and_errors() -> None:
 
 
 def test_shell_script_after_double_dash() -> None:
-    from gpulint.model import Exec, shell_script
+    from gpulint.model.workload import Exec, shell_script
 
     item = Exec(("/bin/bash", "-lc", "--", "ray start --head"), tuple(("args", i) for i in range(4)), "command")
     script = shell_script(item)

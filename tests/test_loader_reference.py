@@ -1,6 +1,6 @@
 """The fast loader against its reference: same data, same positions, same problems, same findings.
 
-gpulint/yamlload.py keeps each document's parser events as a tree and makes
+gpulint/load/yamlload.py keeps each document's parser events as a tree and makes
 location nodes from it only where a finding asks; tests/reference_loader.py is
 the eager builder it replaced. Every document of the fixtures, the shared
 corpus and a generated benchmark corpus is compared node by node (every span,
@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS, FIXTURES, ROOT, run_cli
-from gpulint import yamlload
-from gpulint.decode import BinaryInput, decode_lenient
-from gpulint.locations import LocNode
-from gpulint.yamlload import Document, load_documents
+from gpulint.load import yamlload
+from gpulint.load.decode import BinaryInput, decode_lenient
+from gpulint.load.locations import LocNode
+from gpulint.load.yamlload import Document, load_documents
 from reference_loader import reference_node, reference_span, reference_tree
 
 sys.path.insert(0, str(ROOT / "bench"))

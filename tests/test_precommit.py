@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BAD_POD, ROOT
-from gpulint.yamlload import Document, load_documents
+from gpulint.load.yamlload import Document, load_documents
 from repo_copy import GIT_IDENTITY, copy_as_repo, git
 
 BAD = BAD_POD

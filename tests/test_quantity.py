@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import given, strategies as st
 
-from gpulint.quantity import (
+from gpulint.knowledge.quantity import (
     FRACTIONAL, MISSING, NEGATIVE, UNPARSABLE, extended_resource_issue, format_amount, is_whole,
     parse_quantity,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from conftest import ROOT
-from gpulint.registry import load_rules
+from gpulint.scan.registry import load_rules
 
 
 def test_readme_rule_table_lists_every_rule() -> None:

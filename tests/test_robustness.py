@@ -22,17 +22,20 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import ENV_POD, FIXTURES, ROOT, active, run_cli, scan_json
-from gpulint import decode as decode_mod
-from gpulint import engine, registry
+from gpulint.load import decode as decode_mod
+from gpulint.scan import engine
+from gpulint.scan import registry
 from gpulint.api import Rule, Severity, ValueAt, Violation
-from gpulint.decode import BinaryInput, DecodeError, TextBlocks, decode, decode_lenient, detect_encoding
-from gpulint.discovery import discover
-from gpulint.engine import InputReader, ScanConfig, scan
-from gpulint.findings import STATUSES
-from gpulint.jsonload import json_events
-from gpulint.locations import Span
-from gpulint.unrendered import mask
-from gpulint.yamlload import Document, Limits, LoadError, load_documents, split_documents, split_stream
+from gpulint.load.decode import BinaryInput, DecodeError, TextBlocks, decode, decode_lenient, detect_encoding
+from gpulint.inputs.discovery import discover
+from gpulint.scan.reader import InputReader
+from gpulint.scan.engine import scan
+from gpulint.results.scanning import ScanConfig
+from gpulint.results.findings import STATUSES
+from gpulint.load.jsonload import json_events
+from gpulint.load.locations import Span
+from gpulint.load.unrendered import mask
+from gpulint.load.yamlload import Document, Limits, LoadError, load_documents, split_documents, split_stream
 
 
 
@@ -243,7 +246,7 @@ def test_control_character_error_is_placed_at_the_character() -> None:
 
 
 def test_large_documents_drop_events_and_parse_again_for_positions(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpulint import yamlload
+    from gpulint.load import yamlload
 
     text = "# Source: x\n---\n" + pod() + "---\n" + '{"kind": "Pod",\t"a": [1, {"b": 2}]}\n'
     expected = [(_spans(d), d.content_start, d.data) for d in load_documents(text)]
@@ -407,7 +410,7 @@ def test_limits_are_configurable_and_default_to_the_loader_defaults(tmp_path: Pa
     _, report = scan_json("--max-depth", "5", str(path))
     assert active(report) == [("GPU000", 10, 7)]
     assert run_cli("scan", "--max-depth", "0", str(path))[0] == 2
-    from gpulint.cli import scan as scan_command
+    from gpulint.cli.app import scan as scan_command
 
     import inspect
 
@@ -419,7 +422,7 @@ def test_limits_are_configurable_and_default_to_the_loader_defaults(tmp_path: Pa
 
 _RSS_PROBE = """
 import resource, sys
-from gpulint.cli import main
+from gpulint.cli.app import main
 sys.argv = ["gpulint", "scan", "--format", "json", "--output", sys.argv[1], sys.argv[2]]
 try:
     main()
@@ -663,7 +666,7 @@ def test_a_scan_makes_no_network_call_and_runs_no_program(monkeypatch: pytest.Mo
 
 def test_output_write_failure_leaves_the_previous_file_and_no_temp_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpulint import output
+    from gpulint.report import output
 
     target = tmp_path / "report.sarif"
     target.write_text("previous report\n")
@@ -694,7 +697,7 @@ def test_output_write_failure_leaves_the_previous_file_and_no_temp_file(
 
 
 def test_output_rename_failure_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpulint import output
+    from gpulint.report import output
 
     target = tmp_path / "out.json"
     target.write_text("old")
@@ -886,7 +889,7 @@ def test_a_helm_source_comment_with_a_huge_blank_run_is_linear() -> None:
     text = "# Source: chart/templates/a.yaml" + " " * 1_000_000 + "x\n# Source: chart/templates/b.yaml  \n---\n" + pod()
     # the `---` separates the comment block from the document
     docs = [d for d in load_documents(text.replace("\n---\n", "\n", 1)) if isinstance(d, Document)]
-    from gpulint.objects import helm_source
+    from gpulint.model.objects import helm_source
 
     assert helm_source(docs[0]) == "chart/templates/b.yaml"
 
@@ -912,7 +915,7 @@ def test_a_file_of_broken_documents_lists_the_first_hundred_and_counts_the_rest(
 
 
 def test_small_files_are_read_whole_and_anything_else_is_left_to_the_stream(tmp_path: Path) -> None:
-    from gpulint.decode import read_small_file
+    from gpulint.load.decode import read_small_file
 
     (tmp_path / "a.yaml").write_bytes(b"a: 1\n")
     (tmp_path / "empty.yaml").write_bytes(b"")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import scan_json
-from gpulint.hostpaths import container_runtime_access, gpu_host_access, normalize
+from gpulint.knowledge.hostpaths import container_runtime_access, gpu_host_access, normalize
 from gpulint.rules.gpu002_container_engine_cli import engine_run
 
 

@@ -15,12 +15,13 @@ import expectations
 import sarif_check
 from conftest import ACK_EXAMPLE_POD, FIXTURES, ROOT, run_cli, scan_json
 from gpulint.api import Severity
-from gpulint.discovery import discover
-from gpulint.engine import ScanConfig, ScanResult, scan
-from gpulint.findings import FileReport, Finding, MappedLocation, Suppression
-from gpulint.locations import Span
-from gpulint.objects import ObjectRef
-from gpulint.registry import load_rules
+from gpulint.inputs.discovery import discover
+from gpulint.scan.engine import scan
+from gpulint.results.scanning import ScanConfig, ScanResult
+from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
+from gpulint.load.locations import Span
+from gpulint.model.objects import ObjectRef
+from gpulint.scan.registry import load_rules
 from gpulint.report import sarif
 from gpulint.report.repopath import git_root
 

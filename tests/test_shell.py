@@ -1,10 +1,10 @@
-"""gpulint.shell: commands found, words split, offsets exact."""
+"""gpulint.model.shell: commands found, words split, offsets exact."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from gpulint.shell import command_index, parse, script_arguments
+from gpulint.model.shell import command_index, parse, script_arguments
 
 
 def commands(text: str) -> list[tuple[str, int, int, str]]:

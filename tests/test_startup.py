@@ -19,7 +19,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 
 from conftest import FIXTURES, ROOT
-from gpulint import fastevents, registry
+from gpulint.load import fastevents
+from gpulint.scan import registry
 
 _PROBE = """
 import os, sys
@@ -30,7 +31,7 @@ def _exit(code):  # the launcher leaves with os._exit: come back here to list th
 os._exit = _exit
 sys.argv = ["gpulint", "scan", *sys.argv[1:]]
 try:
-    from gpulint.launch import main
+    from gpulint.cli.launch import main
     main()
 except SystemExit:
     pass
@@ -49,11 +50,11 @@ def test_a_plain_scan_loads_no_cli_framework_and_nothing_it_does_not_use() -> No
     loaded = _modules_after(str(FIXTURES / "rules" / "GPU006"))
     heavy = {"typer", "click", "pydantic", "rich", "jsonschema", "sarif_om", "importlib.metadata", "pkgutil",
              "inspect", "dataclasses",
-             "gpulint.cli", "gpulint.render", "gpulint.render.helm", "gpulint.dockerfile", "gpulint.baseline",
-             "multiprocessing", "concurrent.futures", "gpulint.forkpool", "pickle", "gpulint.report.sarif",
+             "gpulint.cli.app", "gpulint.render", "gpulint.render.helm", "gpulint.load.dockerfile", "gpulint.suppress.baseline",
+             "multiprocessing", "concurrent.futures", "gpulint.scan.forkpool", "pickle", "gpulint.report.sarif",
              "gpulint.report.json_report"}
     assert loaded & heavy == set()
-    assert {"gpulint.engine", "gpulint.report.text"} <= loaded
+    assert {"gpulint.scan.engine", "gpulint.report.text"} <= loaded
 
 
 def test_a_plain_scan_asks_for_no_pathlib_and_no_decimal() -> None:
@@ -68,7 +69,7 @@ def test_a_plain_scan_asks_for_no_pathlib_and_no_decimal() -> None:
              "builtins.__import__ = watch\n"
              "os._exit = lambda code: print('asked', sorted(asked), flush=True)\n"
              "sys.argv = ['gpulint', 'scan', sys.argv[1]]\n"
-             "from gpulint.launch import main\n"
+             "from gpulint.cli.launch import main\n"
              "main()\n")
     one = FIXTURES / "rules" / "GPU001" / "bad-enter-host.yaml"   # findings, and no quantity to parse
     proc = subprocess.run([sys.executable, "-c", probe, str(one)], capture_output=True, text=True, cwd=ROOT,
@@ -80,7 +81,7 @@ def test_what_a_scan_uses_is_loaded_when_it_is_used(tmp_path: Path) -> None:
     assert "gpulint.report.json_report" in _modules_after("--format", "json", str(FIXTURES / "core"))
     dockerfile = FIXTURES / "rules" / "GPU091" / "Dockerfile.bare-comment"
     loaded = _modules_after("--write-baseline", str(tmp_path / "b.json"), str(dockerfile))
-    assert {"gpulint.baseline", "gpulint.dockerfile"} <= loaded
+    assert {"gpulint.suppress.baseline", "gpulint.load.dockerfile"} <= loaded
     assert "typer" in _modules_after("--help")
 
 
@@ -190,7 +191,7 @@ def test_other_ruamel_users_see_the_same_results() -> None:
 @pytest.mark.parametrize("raw", ["x.yaml", "./x.yaml", "a/b/x.yaml", "a//b/./x.yaml/", "/a/x.yaml", "/", "///a",
                                  "../x.yaml", ".", "a/..", "a/../b/", ""])
 def test_discovery_writes_paths_as_pathlib_would(raw: str) -> None:
-    from gpulint import discovery
+    from gpulint.inputs import discovery
 
     path = discovery._normal(raw)
     assert path == str(Path(raw))
@@ -203,8 +204,8 @@ def test_discovery_writes_paths_as_pathlib_would(raw: str) -> None:
 def test_the_collector_is_turned_on_only_for_large_or_unknown_inputs(tmp_path: Path) -> None:
     import gc
 
-    from gpulint import scancmd
-    from gpulint.discovery import Input
+    from gpulint.cli import scancmd
+    from gpulint.inputs.discovery import Input
 
     small, large = tmp_path / "small.yaml", tmp_path / "large.yaml"
     small.write_text("a: 1\n")
@@ -228,12 +229,13 @@ def test_a_launcher_scan_runs_without_the_collector_and_typer_scans_restore_it()
     probe = ("import gc, os, sys\n"
              "os._exit = lambda code: print('gc', gc.isenabled(), flush=True) or sys.exit(code)\n"
              "sys.argv = ['gpulint', 'scan', sys.argv[1]]\n"
-             "from gpulint.launch import main\n"
+             "from gpulint.cli.launch import main\n"
              "main()\n")
     proc = subprocess.run([sys.executable, "-c", probe, str(FIXTURES / "core" / "list.yaml")], capture_output=True,
                           text=True, cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
     assert proc.stdout.splitlines()[-1] == "gc False"
-    from gpulint import scancmd, scanopts
+    from gpulint.cli import scancmd
+    from gpulint.cli import scanopts
 
     values = scanopts.parse([str(FIXTURES / "core" / "list.yaml"), "--format", "json"])
     assert values is not None and gc_enabled_after(scancmd.run_scan, values)

@@ -12,13 +12,14 @@ import pytest
 
 from conftest import run_cli, scan_json
 from gpulint.api import DOC_HEADINGS, KeyAt, LineAt, Rule, Severity, Violation
-from gpulint.config import default_config, load_config
-from gpulint.discovery import discover
-from gpulint.engine import ScanResult, scan
-from gpulint.findings import Suppression
-from gpulint.inline import parse_directive
-from gpulint.registry import load_rules
-from gpulint.runconfig import CliOptions, plan
+from gpulint.config.settings import default_config, load_config
+from gpulint.inputs.discovery import discover
+from gpulint.scan.engine import scan
+from gpulint.results.scanning import ScanResult
+from gpulint.results.findings import Suppression
+from gpulint.suppress.inline import parse_directive
+from gpulint.scan.registry import load_rules
+from gpulint.cli.runconfig import CliOptions, plan
 
 _DOC = "\n".join(f"## {heading}\ntest" for heading in DOC_HEADINGS)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from gpulint.findings import MappedLocation
-from gpulint.locations import Span
-from gpulint.objects import KubeObject
+from gpulint.results.findings import MappedLocation
+from gpulint.load.locations import Span
+from gpulint.model.objects import KubeObject
 from gpulint.record import record
-from gpulint.renderopts import DEFAULT_RELEASE, RenderOptions
+from gpulint.config.render import DEFAULT_RELEASE, RenderOptions
 
 __all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "rendered_name"]
 

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from gpulint.decode import BinaryInput, DecodeError, decode
+from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.record import field, record
-from gpulint.yamlload import Document, load_documents
+from gpulint.load.yamlload import Document, load_documents
 from gpulint.render.tools import real_path
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from gpulint.findings import MappedLocation
-from gpulint.locations import Span
+from gpulint.results.findings import MappedLocation
+from gpulint.load.locations import Span
 from gpulint.record import field, record
 from gpulint.render.template import Action, Template
 from gpulint.render.values import Located, ValuesChain, dotted

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpulint.decode import BinaryInput, DecodeError, decode
-from gpulint.locations import Span
+from gpulint.load.decode import BinaryInput, DecodeError, decode
+from gpulint.load.locations import Span
 from gpulint.record import field, record
-from gpulint.yamlload import Document, load_documents
+from gpulint.load.yamlload import Document, load_documents
 
 Path_ = tuple  # a values path: keys (str) and list indices (int)
 

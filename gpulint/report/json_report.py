@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import IO
 
 from gpulint import __version__
-from gpulint.engine import ScanResult
-from gpulint.findings import Finding
+from gpulint.results.scanning import ScanResult
+from gpulint.results.findings import Finding
 from gpulint.report import summary
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from typing import IO
 
-from gpulint.engine import ScanResult
-from gpulint.findings import Finding
+from gpulint.results.scanning import ScanResult
+from gpulint.results.findings import Finding
 from gpulint.report import summary, visible
 
 _COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}

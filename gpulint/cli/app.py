@@ -1,0 +1,201 @@
+"""Command line: `gpulint scan`, `gpulint rules`, `gpulint explain`, `gpulint init`.
+
+Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, configuration
+or internal error. The engine is imported inside the commands so `--help` and
+start-up stay cheap.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import Any, List, Optional
+
+import typer
+
+from gpulint import __version__
+
+app = typer.Typer(
+    name="gpulint",
+    help="Find every way a Kubernetes workload gets GPUs around the scheduler.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class ScanFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
+
+
+def _fail(message: str) -> "typer.Exit":
+    typer.echo(f"gpulint: error: {message}", err=True)
+    return typer.Exit(EXIT_ERROR)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpulint {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """Find every way a Kubernetes workload gets GPUs around the scheduler."""
+
+
+def _load_rules() -> dict:
+    from gpulint.cli.scancmd import UsageError, load_rules_or_fail
+
+    try:
+        return load_rules_or_fail()
+    except UsageError as error:
+        raise _fail(str(error)) from None
+
+
+def _scan_command() -> Any:
+    """`scan`, built from the one declaration of its options (scanopts.py) that the
+    console-script launcher parses too; it calls the same implementation."""
+    import inspect
+
+    from gpulint.cli import scanopts
+
+    enums = {"ScanFormat": ScanFormat, "FailOn": FailOn}
+    parameters = [inspect.Parameter("paths", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                    default=typer.Argument(None, help=scanopts.PATHS_HELP),
+                                    annotation=List[str])]
+    for opt in scanopts.OPTIONS:
+        if opt.kind is bool:
+            annotation: Any = bool
+        elif opt.choices:
+            annotation = Optional[enums[opt.choice_type]]
+            assert [e.value for e in enums[opt.choice_type]] == list(opt.choices)
+        elif opt.multiple:
+            annotation = Optional[List[opt.kind]]  # type: ignore[name-defined]
+        elif opt.default is None:
+            annotation = Optional[opt.kind]  # type: ignore[name-defined]
+        else:
+            annotation = opt.kind
+        extra: dict[str, Any] = {}
+        if opt.metavar is not None:
+            extra["metavar"] = opt.metavar
+        if opt.min is not None:
+            extra["min"] = opt.min
+        if opt.max is not None:
+            extra["max"] = opt.max
+        if not opt.show_default:
+            extra["show_default"] = False
+        parameters.append(inspect.Parameter(
+            opt.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation,
+            default=typer.Option(opt.default, *opt.flags, help=opt.help, **extra)))
+
+    def scan(**given: Any) -> None:
+        from gpulint.cli.scancmd import run_scan
+
+        values = scanopts.defaults()
+        for name, value in given.items():
+            if isinstance(value, Enum):
+                value = value.value
+            if value is None and isinstance(values[name], list):
+                value = []
+            values[name] = list(value) if isinstance(value, (list, tuple)) else value
+        raise typer.Exit(run_scan(values))
+
+    scan.__doc__ = scanopts.SCAN_HELP
+    scan.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    scan.__annotations__ = {p.name: p.annotation for p in parameters}
+    return scan
+
+
+scan = app.command()(_scan_command())
+
+
+@app.command("rules")
+def list_rules(
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+) -> None:
+    """List every registered rule (built-in and plugins)."""
+    rules = _load_rules()
+    if output_format is OutputFormat.json:
+        import json
+
+        typer.echo(json.dumps([
+            {"id": r.id, "name": r.name, "severity": r.severity.value,
+             "enabled_by_default": r.enabled_by_default, "summary": r.summary}
+            for r in rules.values()], indent=2))
+        return
+    width = max((len(r.name) for r in rules.values()), default=4)
+    for rule in rules.values():
+        default = "" if rule.enabled_by_default else "  (off by default)"
+        typer.echo(f"{rule.id}  {rule.name:<{width}}  {rule.severity.value:<7}  {rule.summary}{default}")
+
+
+@app.command()
+def init(
+    directory: str = typer.Argument(".", help="Directory to write .gpulint.yaml into."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing configuration file."),
+) -> None:
+    """Write a commented starter configuration (.gpulint.yaml)."""
+    from pathlib import Path
+
+    from gpulint.config.settings import CONFIG_FILES
+    from gpulint.cli.starter import starter_config
+    from gpulint.report.output import write_atomic
+
+    target_dir = Path(directory)
+    if not target_dir.is_dir():
+        raise _fail(f"{directory}: no such directory")
+    existing = [target_dir / name for name in CONFIG_FILES if (target_dir / name).exists()]
+    if existing and not force:
+        raise _fail(f"{existing[0]} already exists; use --force to overwrite it")
+    target = target_dir / CONFIG_FILES[0]
+    try:
+        write_atomic(str(target), starter_config(_load_rules()))
+    except OSError as error:
+        raise _fail(f"cannot write {target}: {error.strerror or error}") from None
+    typer.echo(f"Wrote {target}")
+
+
+@app.command()
+def explain(rule: str = typer.Argument(..., help="Rule id (GPU003) or name (visible-devices-env).")) -> None:
+    """Print a rule's documentation."""
+    rules = _load_rules()
+    found = rules.get(rule.upper()) or next((r for r in rules.values() if r.name == rule), None)
+    if found is None:
+        raise _fail(f"unknown rule {rule!r} (see `gpulint rules`)")
+    typer.echo(found.documentation, nl=False)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("gpulint: interrupted", err=True)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as error:  # never show a traceback to the user
+        typer.echo(f"gpulint: internal error: {type(error).__name__}: {error} — this is a bug; "
+                   "please report it at https://github.com/gpulint/gpulint/issues", err=True)
+        sys.exit(EXIT_ERROR)

@@ -1,0 +1,140 @@
+"""Command-line options + project configuration -> what one scan runs with.
+
+Precedence: built-in defaults, then the configuration file, then the command
+line. Rule selection is layered like ruff's: each layer's `select` replaces the
+set chosen so far, `extend-select` adds to it and `ignore` removes from it; in
+the configuration, `rules: {ID: {enabled: ...}}` applies after its
+select/ignore. GPU000 (invalid input) is reported unless a layer ignores it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Mapping
+
+from gpulint.suppress.annotation_ignore import AnnotationSuppressions
+from gpulint.api import Rule
+from gpulint.results.scanning import ScanConfig
+from gpulint.results.findings import INVALID_INPUT
+from gpulint.suppress.inline import InlineSuppressions
+from gpulint.record import field, record
+from gpulint.config.selection import select_rules
+from gpulint.suppress.core import pipeline
+from gpulint.results.scanning import Suppressor
+
+if TYPE_CHECKING:  # the baseline and configuration modules load when a scan uses them
+    from pathlib import Path
+
+    from gpulint.suppress.baseline import BaselineWriter
+    from gpulint.config.settings import ProjectConfig
+
+
+@record
+class CliOptions:
+    select: list[str] | None = None       # None: not given
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    fail_on: str | None = None
+    baseline: str | None = None
+    write_baseline: str | None = None
+
+
+@record
+class RunPlan:
+    scan: ScanConfig
+    fail_on: str
+    project: ProjectConfig
+    writer: BaselineWriter | None = None
+
+
+def _matching(rules: Mapping[str, Rule], codes: list[str] | None) -> set[str]:
+    return {rule.id for rule in select_rules(dict(rules), codes)} if codes else set()
+
+
+def choose_rules(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions) -> tuple[list[Rule], bool]:
+    """The enabled rules, and whether GPU000 (invalid input) is reported.
+
+    Raises SelectionError for an unknown code on the command line (the
+    configuration's codes were checked when it was loaded).
+    """
+    select_rules(dict(rules), cli.select, cli.extend_select, cli.ignore)  # unknown CLI codes fail here
+    enable = {rid for rid, rc in project.rules.items() if rc.enabled is True}
+    disable = {rid for rid, rc in project.rules.items() if rc.enabled is False}
+    layers = [
+        (project.select, project.extend_select, project.ignore, enable, disable),
+        (cli.select, cli.extend_select, cli.ignore, set(), set()),
+    ]
+    on = {rule.id for rule in rules.values() if rule.enabled_by_default}
+    report_invalid = True
+    for select, extend, ignore, extra_on, extra_off in layers:
+        selected = _matching(rules, select)
+        if select is not None:
+            on = selected
+        added = _matching(rules, extend) | extra_on | selected
+        removed = _matching(rules, ignore) | extra_off
+        on = (on | added) - removed
+        if INVALID_INPUT in removed:
+            report_invalid = False
+        elif INVALID_INPUT in added:
+            report_invalid = True
+    return [rule for rid, rule in rules.items() if rid in on], report_invalid
+
+
+def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
+         system: Suppressor | None = None) -> RunPlan:
+    """Build the ScanConfig; `system` is the system-component suppressor, if any.
+
+    Raises SelectionError (bad CLI code) and BaselineError (unreadable baseline).
+    """
+    chosen, report_invalid = choose_rules(rules, project, cli)
+    inline = InlineSuppressions()
+    annotations = AnnotationSuppressions()
+    writer = None
+    baseline: Suppressor | None = None
+    if cli.write_baseline or cli.baseline or project.baseline is not None:
+        from pathlib import Path
+
+        from gpulint.suppress.baseline import BaselineSuppressor, BaselineWriter
+    if cli.write_baseline:
+        writer = BaselineWriter(Path(cli.write_baseline), cli.write_baseline)
+        baseline = writer
+    elif cli.baseline:
+        baseline = BaselineSuppressor(Path(cli.baseline), cli.baseline)
+    elif project.baseline is not None:
+        baseline = BaselineSuppressor(project.baseline, _display(project.baseline))
+    config = ScanConfig(
+        rules=chosen,
+        all_rules=dict(rules),
+        options={rid: dict(rc.options) for rid, rc in project.rules.items() if rc.options},
+        severities={rid: rc.severity for rid, rc in project.rules.items() if rc.severity is not None},
+        settings=project.settings,
+        report_invalid_input=report_invalid,
+        suppressors=pipeline(
+            inline=inline,
+            annotation=annotations,
+            config=_config_exemptions(project),
+            system=system,
+            baseline=baseline,
+        ),
+        hooks=[inline, annotations],
+    )
+    fail_on = cli.fail_on or project.fail_on or "warning"
+    return RunPlan(config, fail_on, project, writer)
+
+
+def _config_exemptions(project: ProjectConfig) -> Suppressor | None:
+    if not project.exemptions:
+        return None
+    from gpulint.suppress.config_exemptions import ConfigExemptions
+
+    return ConfigExemptions(project.exemptions)
+
+
+def _display(path: Path) -> str:
+    from pathlib import Path
+
+    try:
+        return Path(os.path.relpath(path)).as_posix()
+    except ValueError:  # another drive (Windows)
+        return str(path)

@@ -1,0 +1,1 @@
+"""Configuration: `.gpulint.yaml` / `[tool.gpulint]`, validated, and rule selection."""

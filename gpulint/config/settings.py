@@ -1,0 +1,546 @@
+"""Project configuration: where it is, what it says, and whether it says it right.
+
+A configuration is `.gpulint.yaml` (or `.gpulint.yml`), or the `[tool.gpulint]`
+table of a `pyproject.toml`. It is checked twice: first against the JSON Schema
+shipped in the package (keys and value types), then against the registered
+rules (rule codes, option names and option types), because plugins add rules
+the schema cannot know. Every problem names the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+import re
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from gpulint.api import Rule, Severity
+from gpulint.knowledge.gpu import DEFAULT_SETTINGS
+from gpulint.lazyre import lazy
+from gpulint.record import field, record
+
+if TYPE_CHECKING:  # imported where a configuration file is read: a plain scan needs none of it
+    from pathlib import Path
+
+CONFIG_FILES = (".gpulint.yaml", ".gpulint.yml")   # in order of precedence
+PYPROJECT = "pyproject.toml"
+EXTEND = "extend-"
+EXEMPTION_MATCHERS = ("namespace", "kind", "name", "container", "image")
+
+# Where a path of the configuration data was written: (line, column) or None.
+Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
+
+
+@record(frozen=True)
+class ConfigProblem:
+    file: str
+    line: int | None
+    column: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+
+class ConfigError(Exception):
+    """A configuration gpulint refuses to use (a usage error, exit code 2)."""
+
+    def __init__(self, problems: list[ConfigProblem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@record
+class RuleConfig:
+    severity: Severity | None = None
+    enabled: bool | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@record(frozen=True)
+class Exemption:
+    """Findings a project accepts, and why. A matcher left out matches anything."""
+
+    reason: str
+    rules: frozenset[str] | None = None          # rule ids; None: every rule
+    namespace: tuple[str, ...] | None = None     # globs, any may match
+    kind: tuple[str, ...] | None = None
+    name: tuple[str, ...] | None = None
+    container: tuple[str, ...] | None = None
+    image: tuple[str, ...] | None = None
+
+
+@record
+class ProjectConfig:
+    file: Path | None = None                     # None: no configuration, defaults
+    root: str | Path = field(default_factory=os.getcwd)  # relative paths are relative to this
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    rules: dict[str, RuleConfig] = field(default_factory=dict)   # by rule id
+    settings: dict[str, list[str]] = field(default_factory=dict)  # every shared setting, resolved
+    exclude: list[str] = field(default_factory=list)
+    fail_on: str | None = None
+    exemptions: list[Exemption] = field(default_factory=list)
+    baseline: Path | None = None
+
+    def excludes(self, path: Path) -> bool:
+        """Whether an `exclude` glob matches `path` (or a directory holding it).
+
+        Globs are matched against the path relative to `root`, each of its
+        parent directories, and each name in it, so `vendor` skips every
+        `vendor` directory and `k8s/generated/*` one subtree.
+        """
+        if not self.exclude:
+            return False
+        from pathlib import Path
+
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(self.root)))
+        except ValueError:
+            return False
+        parts = rel.parts
+        candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))] + list(parts)
+        patterns = [_clean_glob(p) for p in self.exclude]
+        return any(fnmatch.fnmatch(c, p) for p in patterns for c in candidates)
+
+
+def _clean_glob(pattern: str) -> str:
+    """`./vendor/` -> `vendor`: globs are relative to the configuration's directory."""
+    pattern = pattern.replace("\\", "/").rstrip("/")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return pattern
+
+
+def default_config(root: str | Path | None = None) -> ProjectConfig:
+    return ProjectConfig(root=root or os.getcwd(), settings=resolve_settings({}))
+
+
+# --- finding the configuration -------------------------------------------------
+
+
+def find_config(paths: Sequence[str], cwd: Path | None = None) -> Path | None:
+    """The configuration nearest to the first scanned path (the current directory for stdin).
+
+    Each directory from there upwards is searched for `.gpulint.yaml`,
+    `.gpulint.yml`, then a `pyproject.toml` with a `[tool.gpulint]` table; the
+    search stops after the repository root (a directory holding `.git`) or at
+    the filesystem root. One configuration applies to the whole run.
+    """
+    here = os.path.abspath(cwd if cwd is not None else os.getcwd())
+    first = next((p for p in paths if p != "-"), None)
+    directory = os.path.abspath(os.path.join(here, first)) if first else here
+    if not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    while True:  # (os.path, not pathlib: a scan without a configuration never imports it)
+        for name in CONFIG_FILES:
+            if os.path.isfile(os.path.join(directory, name)):
+                return _shown(os.path.join(directory, name), here)
+        pyproject = os.path.join(directory, PYPROJECT)
+        if os.path.isfile(pyproject) and _has_tool_table(pyproject):
+            return _shown(pyproject, here)
+        if os.path.exists(os.path.join(directory, ".git")):
+            break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return None
+
+
+def _shown(path: str, cwd: str) -> Path:
+    """Relative to the current directory when inside it, as messages show it."""
+    from pathlib import Path
+
+    try:
+        return Path(path).relative_to(cwd)
+    except ValueError:
+        return Path(path)
+
+
+# A `[tool.gpulint]` table header (compiled when a pyproject.toml is read).
+_TOOL_TABLE_RE = lazy(r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]", re.M)
+
+
+def _has_tool_table(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return False
+    return bool(_TOOL_TABLE_RE.search(text))
+
+
+# --- loading -------------------------------------------------------------------
+
+
+def load_config(path: Path, rules: Mapping[str, Rule]) -> ProjectConfig:
+    """Read and check the configuration at `path` (YAML, or pyproject.toml)."""
+    display = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        detail = getattr(error, "strerror", None) or str(error)
+        raise ConfigError([ConfigProblem(display, None, None, f"cannot read configuration: {detail}")]) from None
+    if path.name == PYPROJECT:
+        data, locate = _read_pyproject(display, text)
+    else:
+        data, locate = _read_yaml(display, text)
+    from pathlib import Path
+
+    root = Path(os.path.abspath(path)).parent
+    return parse_config(data, display, locate, root, rules, file=path)
+
+
+def _read_yaml(display: str, text: str) -> tuple[Any, Locator]:
+    from gpulint.load.yamlload import Document, LoadError, load_documents
+
+    docs = list(load_documents(text))
+    for doc in docs:
+        if isinstance(doc, LoadError):
+            raise ConfigError([ConfigProblem(display, doc.line, doc.column, doc.message)])
+    if not docs:
+        return {}, _no_locations
+    if len(docs) > 1:
+        raise ConfigError([ConfigProblem(display, docs[1].start_line, 1,  # type: ignore[union-attr]
+                                         "a configuration file holds a single YAML document")])
+    doc = docs[0]
+    assert isinstance(doc, Document)
+    if doc.problems:
+        raise ConfigError([ConfigProblem(display, p.span.line, p.span.column, p.message) for p in doc.problems])
+
+    def locate(path: tuple, key: bool) -> tuple[int, int] | None:
+        if key and path:
+            span = doc.span(path, key=True)
+            if span is not None:
+                return span.line, span.column
+        while True:
+            span = doc.span(path)
+            if span is not None:
+                return span.line, span.column
+            if not path:
+                return None
+            path = path[:-1]
+
+    return doc.data, locate
+
+
+def _no_locations(path: tuple, key: bool) -> None:
+    return None
+
+
+def _read_pyproject(display: str, text: str) -> tuple[Any, Locator]:
+    try:
+        import tomllib  # Python 3.11+
+    except ModuleNotFoundError:  # 3.10: no TOML parser in the standard library
+        if _TOOL_TABLE_RE.search(text):
+            raise ConfigError([ConfigProblem(
+                display, None, None,
+                "[tool.gpulint] in pyproject.toml needs Python 3.11 or later (tomllib); "
+                "on Python 3.10 put the configuration in .gpulint.yaml")]) from None
+        raise ConfigError([ConfigProblem(display, None, None, "has no [tool.gpulint] table")]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        match = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
+        line, column = (int(match.group(1)), int(match.group(2))) if match else (None, None)
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
+        raise ConfigError([ConfigProblem(display, line, column, f"invalid TOML: {message}")]) from None
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "gpulint" not in tool:
+        raise ConfigError([ConfigProblem(display, None, None, "has no [tool.gpulint] table")])
+    return tool["gpulint"], _toml_locator(text)
+
+
+def _toml_locator(text: str) -> Locator:
+    """Best effort: the line of the deepest key of `path` inside [tool.gpulint...] tables."""
+    lines = text.splitlines()
+    header_re = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?")
+
+    def locate(path: tuple, key: bool) -> tuple[int, int] | None:
+        names = [str(p) for p in path if isinstance(p, str)]
+        section = ""
+        first_line = None
+        fallback = None
+        wanted = ".".join(["tool", "gpulint", *names])
+        for number, line in enumerate(lines, start=1):
+            header = header_re.match(line)
+            if header:
+                section = re.sub(r"[\"'\s]", "", header.group(1))
+                if section.startswith("tool.gpulint") and first_line is None:
+                    first_line = number
+                if names and section == wanted:
+                    return number, line.index("[") + 1
+                continue
+            if not section.startswith("tool.gpulint") or not names:
+                continue
+            found = re.search(rf"(^|[{{,\s])[\"']?{re.escape(names[-1])}[\"']?\s*=", line)
+            if found:
+                column = found.start() + (1 if found.group(1) else 0) + 1
+                if section == ".".join(["tool", "gpulint", *names[:-1]]):
+                    return number, column
+                fallback = fallback or (number, column)
+        if fallback:
+            return fallback
+        return (first_line, 1) if first_line else None
+
+    return locate
+
+
+# --- checking ------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def schema() -> dict:
+    import json
+
+    from importlib.resources import files
+
+    return json.loads(files("gpulint").joinpath("schemas/config.schema.json").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
+def _validator() -> Any:
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema())
+    return cls(schema())
+
+
+def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Mapping[str, Rule],
+                 file: Path | None = None) -> ProjectConfig:
+    """Validate configuration data and turn it into a ProjectConfig."""
+    if data is None:
+        data = {}
+    checker = _Checker(display, locate)
+    for error in _validator().iter_errors(data):
+        checker.schema_error(error)
+    checker.raise_if_any()
+
+    config = ProjectConfig(file=file, root=root)
+    config.select = checker.codes(data, "select", rules) if "select" in data else None
+    config.extend_select = checker.codes(data, "extend-select", rules)
+    config.ignore = checker.codes(data, "ignore", rules)
+    config.fail_on = data.get("fail-on")
+    config.exclude = list(data.get("exclude", []))
+    if "baseline" in data:
+        config.baseline = root / data["baseline"]
+    config.rules = checker.rule_configs(data.get("rules", {}), rules)
+    config.settings = resolve_settings(data.get("settings", {}))
+    config.exemptions = checker.exemptions(data.get("exemptions", []), rules)
+    checker.raise_if_any()
+    return config
+
+
+def resolve_settings(section: Mapping[str, list]) -> dict[str, list[str]]:
+    """Built-in lists, then `KEY` replaces and `extend-KEY` adds (in that order)."""
+    settings = {key: list(value) for key, value in DEFAULT_SETTINGS.items()}
+    for key in DEFAULT_SETTINGS:
+        if key in section:
+            settings[key] = [str(v) for v in section[key]]
+        for item in section.get(EXTEND + key, ()):
+            if item not in settings[key]:
+                settings[key].append(str(item))
+    return settings
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def dotted(path: Sequence) -> str:
+    out = ""
+    for item in path:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out
+
+
+def _describe_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+_TYPE_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "boolean": "true or false",
+               "integer": "an integer", "number": "a number", "null": "null"}
+
+
+class _Checker:
+    """Collects problems with their positions, so a user sees all of them at once."""
+
+    def __init__(self, display: str, locate: Locator) -> None:
+        self.display = display
+        self.locate = locate
+        self.problems: list[ConfigProblem] = []
+
+    def add(self, path: tuple, message: str, key: bool = False) -> None:
+        where = self.locate(tuple(path), key)
+        line, column = where if where else (None, None)
+        problem = ConfigProblem(self.display, line, column, message)
+        if problem not in self.problems:
+            self.problems.append(problem)
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            ordered = sorted(self.problems, key=lambda p: (p.line or 0, p.column or 0))
+            raise ConfigError(ordered)
+
+    # JSON Schema errors, said in the configuration's own words.
+    def schema_error(self, error: Any) -> None:
+        path = tuple(error.absolute_path)
+        kind = error.validator
+        name = dotted(path)
+        at = f"`{name}`: " if name else ""
+        if kind == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = sorted(error.schema.get("properties", {}))
+            for key in error.instance:
+                if key in allowed:
+                    continue
+                import difflib
+
+                hint = difflib.get_close_matches(str(key), allowed, n=1)
+                suggestion = f"; did you mean `{hint[0]}`?" if hint else f"; known keys: {', '.join(allowed)}"
+                place = f" in `{name}`" if name else ""
+                self.add(path + (key,), f"unknown key `{key}`{place}{suggestion}", key=True)
+        elif kind == "propertyNames" or "propertyNames" in error.schema_path:
+            self.add(path + (error.instance,), f"`{error.instance}` in `{name}` is not a rule id or name", key=True)
+        elif kind == "required":
+            for key in error.validator_value:
+                if isinstance(error.instance, dict) and key not in error.instance:
+                    self.add(path, f"{at}missing required key `{key}`")
+        elif kind == "minProperties" and len(path) == 2 and path[0] == "exemptions":
+            self.add(path, f"{at}an exemption needs at least one of rules, {', '.join(EXEMPTION_MATCHERS)} "
+                           "besides its reason (to accept a finding everywhere, ignore its rule)")
+        elif kind == "type":
+            expected = error.validator_value
+            words = " or ".join(_TYPE_WORDS.get(t, t) for t in (expected if isinstance(expected, list) else [expected]))
+            if not path:
+                self.add(path, f"the configuration must be a mapping of keys, not {_describe_type(error.instance)}")
+            else:
+                self.add(path, f"{at}expected {words}, got {_describe_type(error.instance)}")
+        elif kind == "enum":
+            choices = ", ".join(str(c) for c in error.validator_value)
+            import json
+
+            self.add(path, f"{at}{json.dumps(error.instance)} is not one of {choices}")
+        elif kind == "pattern" and path and path[-1] == "reason":
+            self.add(path, f"{at}the reason must not be empty")
+        elif kind == "pattern":
+            self.add(path, f"{at}{error.instance!r} is not a rule code (an id such as GPU003, a prefix "
+                           "such as GPU1, a rule name, or ALL)")
+        elif kind in ("minLength", "minItems"):
+            self.add(path, f"{at}must not be empty")
+        elif kind == "anyOf":
+            self.add(path, f"{at}expected a glob or a non-empty list of globs, got {_describe_type(error.instance)}")
+        else:
+            self.add(path, f"{at}{error.message}")
+
+    # Checks that need the registered rules.
+    def codes(self, data: Mapping, key: str, rules: Mapping[str, Rule], base: tuple = ()) -> list[str]:
+        from gpulint.config.selection import SelectionError, select_rules
+
+        values = [str(v) for v in data.get(key, [])]
+        for i, code in enumerate(values):
+            try:
+                select_rules(dict(rules), [code])
+            except SelectionError:
+                self.add(base + (key, i), f"`{dotted(base + (key,))}`: unknown rule code `{code}` "
+                                          "(see `gpulint rules`)")
+        return values
+
+    def rule_configs(self, section: Mapping, rules: Mapping[str, Rule]) -> dict[str, RuleConfig]:
+        by_name = {rule.name: rule for rule in rules.values()}
+        out: dict[str, RuleConfig] = {}
+        for code, entry in section.items():
+            rule = rules.get(str(code).upper()) if str(code).upper().startswith("GPU") else by_name.get(code)
+            if rule is None:
+                import difflib
+
+                hint = difflib.get_close_matches(str(code), [*rules, *by_name], n=1)
+                suggestion = f"; did you mean `{hint[0]}`?" if hint else " (see `gpulint rules`)"
+                self.add(("rules", code), f"`rules`: unknown rule `{code}`{suggestion}", key=True)
+                continue
+            if rule.id in out:
+                self.add(("rules", code), f"`rules`: {rule.id} ({rule.name}) is configured twice", key=True)
+                continue
+            entry = entry or {}
+            options = dict(entry.get("options", {}))
+            for option, value in options.items():
+                where = ("rules", code, "options", option)
+                if option not in rule.options:
+                    known = ", ".join(f"`{o}`" for o in rule.options) or "none"
+                    self.add(where, f"`{dotted(where)}`: {rule.id} ({rule.name}) has no option `{option}`; "
+                                    f"its options: {known}", key=True)
+                elif not _same_type(rule.options[option], value):
+                    default = rule.options[option]
+                    self.add(where, f"`{dotted(where)}`: expected {_describe_type(default)} "
+                                    f"(default {_json(default)}), got {_describe_type(value)}")
+            severity = entry.get("severity")
+            out[rule.id] = RuleConfig(
+                severity=Severity(severity) if severity else None,
+                enabled=entry.get("enabled"),
+                options=options,
+            )
+        return out
+
+    def exemptions(self, items: list, rules: Mapping[str, Rule]) -> list[Exemption]:
+        from gpulint.config.selection import select_rules
+
+        out = []
+        for i, item in enumerate(items):
+            codes = self.codes(item, "rules", rules, base=("exemptions", i))
+            ids = None
+            if codes:
+                try:
+                    ids = frozenset(rule.id for rule in select_rules(dict(rules), codes))
+                except ValueError:
+                    ids = frozenset()
+            matchers = {key: _globs(item[key]) for key in EXEMPTION_MATCHERS if key in item}
+            out.append(Exemption(reason=item["reason"].strip(), rules=ids, **matchers))
+        return out
+
+
+def _globs(value: str | list) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+
+
+def _same_type(default: Any, value: Any) -> bool:
+    """Whether an option value has the type of the rule's default."""
+    if default is None:
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(default, str):
+        return isinstance(value, str)
+    if isinstance(default, (list, tuple)):
+        if not isinstance(value, list):
+            return False
+        kinds = {type(v) for v in default}
+        return not kinds or all(type(v) in kinds for v in value)
+    if isinstance(default, dict):
+        return isinstance(value, dict)
+    return True
+

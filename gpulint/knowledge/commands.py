@@ -1,0 +1,210 @@
+"""Every command a container runs, with where it is written.
+
+Sources, in order: its exec vectors (command/args, lifecycle hooks, exec
+probes), the shell scripts the model extracted from them (`sh -c SCRIPT`, Argo
+`script.source`), and shell scripts it mounts from a ConfigMap or Secret of the
+scan. Each command comes with the node a finding about it points at: the argv
+element (exec vectors) or the command's text inside the script (`TextAt`), in
+the ConfigMap's own file for mounted scripts.
+
+A mounted ConfigMap/Secret key is read as a shell script when it starts with
+a shell `#!` line, or has no `#!` line and its file name ends in `.sh`/`.bash`
+or the container runs its mounted path (as the program, `sh PATH` or `. PATH`;
+`python PATH` does not count). Keys left out by `items` are not mounted and are
+ignored. A mount's `subPath` is not taken into account.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+from typing import Iterator
+
+from gpulint.api import TextAt, ValueAt, Where
+from gpulint.knowledge.hostpaths import normalize
+from gpulint.model.index import ConfigEntry, ConfigIndex, ConfigSource
+from gpulint.model.workload import Container, PodSpec, Workload
+from gpulint.model.objects import KubeObject
+from gpulint.record import record
+from gpulint.model.shell import SHELL_NAMES, Command, basename, command_index, parse, script_arguments
+
+_SCRIPT_SUFFIXES = (".sh", ".bash")
+_CONFIG_VOLUME_KINDS = frozenset({"configMap", "secret", "projected"})  # the kinds `_config_refs` reads
+
+
+@record(frozen=True)
+class RunCommand:
+    """One command: its argv from the program name on, and where it is written."""
+
+    argv: tuple[str, ...]          # wrappers (`sudo`, `env X=1`...) and assignments skipped
+    where: Where
+    source: tuple                  # identifies the argv or script it is in
+    origin: str                    # "command", "lifecycle.postStart", "script", "ConfigMap app/run.sh"...
+    located_in: KubeObject | None = None   # the ConfigMap/Secret, for mounted scripts
+
+    @property
+    def name(self) -> str:
+        return basename(self.argv[0]) if self.argv else ""
+
+    @property
+    def described_origin(self) -> str:
+        """Where the command is, for messages: "in the container's command", "in lifecycle.postStart"..."""
+        if self.origin == "command":
+            return "in the container's command"
+        if self.origin == "script":
+            return "in script.source"
+        return f"in {self.origin}"
+
+
+@record(frozen=True)
+class MountedFile:
+    """A ConfigMap/Secret key as a file in a container."""
+
+    path: str                      # path inside the container
+    entry: ConfigEntry
+    source: ConfigSource
+
+
+@functools.lru_cache(maxsize=512)
+def parse_script(text: str) -> tuple[Command, ...]:
+    """`shell.parse`, cached: several rules read the same scripts."""
+    return tuple(parse(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _script_argvs(text: str) -> tuple[tuple[tuple[str, ...], int, int], ...]:
+    """(argv, start, end) of each command of `text` that runs something, cached:
+    the same script recurs in many containers (replicas, rendered charts)."""
+    out = []
+    for command in parse_script(text):
+        argv = command.argv()
+        if argv:
+            out.append((tuple(w.text for w in argv), argv[0].start, argv[-1].end))
+    return tuple(out)
+
+
+def container_commands(workload: Workload, pod: PodSpec, container: Container,
+                       index: ConfigIndex) -> Iterator[RunCommand]:
+    """The commands `container` runs (see the module docstring for the sources).
+
+    Computed once per container and index (GPU001 and GPU002 both read them).
+    """
+    memo = container.memo.get("commands.container_commands")
+    if memo is None or memo[0] is not index:
+        memo = container.memo["commands.container_commands"] = (
+            index, tuple(_container_commands(workload, pod, container, index)))
+    return iter(memo[1])
+
+
+def _container_commands(workload: Workload, pod: PodSpec, container: Container,
+                        index: ConfigIndex) -> list[RunCommand]:
+    found: list[RunCommand] = []
+    for exec_ in container.execs:
+        start, scripts = _exec_shape(exec_.argv)
+        if start is None:
+            continue
+        argv = exec_.argv[start:]
+        found.append(RunCommand(argv, ValueAt(exec_.paths[start]), ("exec", exec_.paths[0]), exec_.origin))
+        if scripts:
+            path = exec_.paths[start + scripts[0]]
+            # e.g. `sudo sh -c`: a script the model did not extract
+            if all(script.path != path for script in container.scripts):
+                found.extend(_script_commands(argv[scripts[0]], path, exec_.origin, None))
+    for script in container.scripts:
+        if script.interpreter in SHELL_NAMES or script.interpreter in ("", "busybox"):
+            found.extend(_script_commands(script.text, script.path, script.origin, None))
+    direct = len(found)  # mounted scripts are found by what the container itself runs
+    referenced: set[str] | None = None  # computed only when a mounted file needs it
+    for file in mounted_config_files(workload, pod, container, index):
+        text = file.entry.value or ""
+        if text.startswith("#!"):
+            is_script = shebang_interpreter(text) in SHELL_NAMES
+        elif file.path.endswith(_SCRIPT_SUFFIXES):
+            is_script = True
+        else:
+            if referenced is None:
+                referenced = {path for cmd in found[:direct] for path in _runs_files(cmd.argv)}
+            is_script = normalize(file.path) in referenced
+        if is_script:
+            assert file.entry.value is not None
+            origin = f"{file.source.obj.ref.kind} {file.source.obj.ref.name}, key {file.entry.key}"
+            found.extend(_script_commands(file.entry.value, file.entry.path, origin, file.source.obj))
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _exec_shape(argv: tuple[str, ...]) -> tuple[int | None, tuple[int, ...]]:
+    """(index of the program run, indices of script arguments after it) of an exec vector.
+    Cached: replicas and rendered charts repeat the same commands."""
+    start = command_index(argv)
+    return (None, ()) if start is None else (start, tuple(script_arguments(argv[start:])))
+
+
+def _script_commands(text: str, path: tuple, origin: str, located_in: KubeObject | None) -> Iterator[RunCommand]:
+    source = ("script", located_in.file if located_in else "", path)
+    for argv, start, end in _script_argvs(text):
+        yield RunCommand(argv, TextAt(path, start, end), source, origin, located_in)
+
+
+def mounted_config_files(workload: Workload, pod: PodSpec, container: Container,
+                         index: ConfigIndex) -> Iterator[MountedFile]:
+    """ConfigMap/Secret keys of the scan that `container` sees as files."""
+    for mount in container.volume_mounts:
+        volume = pod.volume(mount.name)
+        if volume is None or volume.kind not in _CONFIG_VOLUME_KINDS:
+            continue
+        for kind, name, items in _config_refs(volume.kind, volume.source):
+            source = index.lookup(kind, workload.namespace, name)
+            if source is None:
+                continue
+            files = items if items is not None else [(key, key) for key in source.entries]
+            for key, rel in files:
+                entry = source.entries.get(key)
+                if entry is not None and entry.value is not None:
+                    yield MountedFile(posixpath.join(mount.mount_path, rel), entry, source)
+
+
+def _config_refs(kind: str, source: dict) -> Iterator[tuple[str, str, list[tuple[str, str]] | None]]:
+    """(index kind, name, [(key, file path)] or None for all keys) of a volume source."""
+    if kind == "configMap" and isinstance(source.get("name"), str):
+        yield "configMap", source["name"], _items(source.get("items"))
+    elif kind == "secret" and isinstance(source.get("secretName"), str):
+        yield "secret", source["secretName"], _items(source.get("items"))
+    elif kind == "projected" and isinstance(source.get("sources"), list):
+        for item in source["sources"]:
+            if not isinstance(item, dict):
+                continue
+            for key, index_kind in (("configMap", "configMap"), ("secret", "secret")):
+                ref = item.get(key)
+                if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+                    yield index_kind, ref["name"], _items(ref.get("items"))
+
+
+def _items(raw: object) -> list[tuple[str, str]] | None:
+    if not isinstance(raw, list):
+        return None
+    return [(str(item["key"]), str(item.get("path") or item["key"])) for item in raw
+            if isinstance(item, dict) and "key" in item]
+
+
+def _runs_files(argv: tuple[str, ...]) -> Iterator[str]:
+    """Files `argv` runs as programs or shell scripts: `/s/run`, `sh -e /s/run`, `. /s/env`."""
+    if not argv:
+        return
+    if argv[0].startswith("/"):
+        yield normalize(argv[0])
+    name = basename(argv[0])
+    if name in SHELL_NAMES or name in (".", "source"):
+        script = next((word for word in argv[1:] if not word.startswith(("-", "+"))), None)
+        if script is not None and script.startswith("/") and not script_arguments(argv):
+            yield normalize(script)
+
+
+def shebang_interpreter(text: str) -> str:
+    """`#!/usr/bin/env bash` -> `bash`; `#!/bin/sh -e` -> `sh`; "" without a `#!` line."""
+    if not text.startswith("#!"):
+        return ""
+    words = text[2:].split("\n", 1)[0].split()
+    while words and posixpath.basename(words[0]) in ("env", "busybox"):
+        words = [w for w in words[1:] if not w.startswith("-")]
+    return posixpath.basename(words[0]) if words else ""

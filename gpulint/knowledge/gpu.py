@@ -1,0 +1,461 @@
+"""Shared GPU facts the rules rest on (POLICY.md §2 and §5).
+
+Kept in one module so that rules agree on what a GPU request, a hidden GPU and
+a GPU node look like; the configurable lists are defaults a config can extend.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+
+from gpulint.knowledge.envexpand import expanded_value
+from gpulint.knowledge.hostpaths import gpu_related_path
+from gpulint.lazyre import lazy
+from gpulint.knowledge.quantity import parse_quantity
+from gpulint.record import record
+
+if TYPE_CHECKING:
+    from gpulint.model.workload import Container, PodSpec
+
+VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+
+# NVIDIA_VISIBLE_DEVICES outcomes (nvidia-container-toolkit).
+HIDDEN_VOID = "void"      # void, empty: nothing injected, like plain runc
+HIDDEN_NONE = "none"      # no GPU, but driver libraries and capabilities are injected
+GRANTS = "grants"         # all, indices, UUIDs, MIG ids, G:M, CDI names, anything else
+
+_UUID_RE = lazy(r"(?:MIG-)?GPU-[0-9a-fA-F-]+(?:/\d+/\d+)?\Z|MIG-[0-9a-fA-F-]+\Z")
+
+
+def classify_visible_devices(value: object) -> str:
+    """What NVIDIA_VISIBLE_DEVICES=value does when a container is created.
+
+    The value is a comma separated, trimmed list; any `void` token makes the
+    whole value void, and an empty value injects nothing.
+    """
+    text = "" if value is None else str(value)
+    tokens = [t.strip() for t in text.split(",")]
+    tokens = [t for t in tokens if t]
+    if not tokens or any(t == "void" for t in tokens):
+        return HIDDEN_VOID
+    if all(t == "none" for t in tokens):
+        return HIDDEN_NONE
+    return GRANTS
+
+
+def describe_devices(value: object) -> str:
+    """A short human description of a granting value, for messages."""
+    text = str(value).strip()
+    tokens = [t.strip() for t in text.split(",") if t.strip()]
+    if "all" in tokens:
+        return "every GPU of the node"
+    if any("=" in t for t in tokens):
+        return "GPUs named through CDI"
+    if any(_UUID_RE.match(t) for t in tokens):
+        return "GPUs or MIG devices chosen by UUID"
+    if all(t.isdigit() or re.fullmatch(r"\d+:\d+", t) for t in tokens):
+        return "GPUs chosen by index"
+    return "GPUs"
+
+
+# --- shared settings -----------------------------------------------------------
+# Defaults of the settings rules share; a config file can replace or extend each
+# list (see the README). Patterns are shell-style globs (fnmatch).
+
+DEFAULT_SETTINGS: dict[str, list[str]] = {
+    # Scheduler-visible GPU resources (POLICY.md §5).
+    "gpu-resources": [
+        "nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*",
+        "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe",
+        "aliyun.com/gpu-mem", "aliyun.com/gpu-count", "aliyun.com/gpu-core.percentage",
+        "nvidia.com/gpumem", "nvidia.com/gpucores", "nvidia.com/gpumem-percentage",
+        # Intel device plugin monitoring and GPU Aware Scheduling resources.
+        "gpu.intel.com/i915_monitoring", "gpu.intel.com/xe_monitoring",
+        "gpu.intel.com/millicores", "gpu.intel.com/memory.max", "gpu.intel.com/tiles",
+        # Other vendors' GPUs, as HAMi and their device plugins name them.
+        "metax-tech.com/gpu", "metax-tech.com/sgpu", "mthreads.com/vgpu",
+        "iluvatar.ai/vgpu", "iluvatar.ai/*-vgpu",
+    ],
+    # GPU resources a config marks as overcommittable (e.g. ACS GPU-HPN shared GPUs):
+    # request/limit validity rules skip them.
+    "overcommittable-resources": [],
+    # Pod annotations through which a scheduler (KAI, HAMi) hands out GPU shares.
+    "gpu-request-annotations": ["gpu-fraction", "gpu-memory", "hami.io/*", "nvidia.com/use-gpu*"],
+    # Node label keys that only GPU nodes carry.
+    "gpu-node-labels": [
+        "nvidia.com/gpu", "nvidia.com/gpu.*", "nvidia.com/mig.*", "accelerator",
+        "cloud.google.com/gke-accelerator", "cloud.google.com/gke-gpu*",
+        "aliyun.accelerator/nvidia_name", "aliyun.accelerator/*", "ack.node.gpu.schedule",
+        "k8s.amazonaws.com/accelerator", "karpenter.k8s.aws/instance-gpu-*",
+        "feature.node.kubernetes.io/pci-10de.present", "gpu-type", "gpu",
+        "gpushare",  # ACK GPU sharing: `kubectl label node <node> gpushare=true`
+    ],
+    # Node label keys naming the GPU model (heterogeneous clusters, GPU105).
+    "gpu-model-labels": [
+        "accelerator", "aliyun.accelerator/nvidia_name", "nvidia.com/gpu.product",
+        "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-name",
+        "k8s.amazonaws.com/accelerator",
+        # A cloud instance type fixes the GPU model too.
+        "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type",
+    ],
+    # Taint keys GPU nodes carry; tolerating one means the pod targets GPU nodes.
+    "gpu-tolerations": ["nvidia.com/gpu", "amd.com/gpu", "gpu", "aliyun.accelerator/*"],
+    # RuntimeClasses that run the NVIDIA runtime hook (the GPU Operator creates `nvidia`).
+    "runtime-classes": ["nvidia", "nvidia-cdi", "nvidia-legacy"],
+    # Extra image patterns whose image sets NVIDIA_VISIBLE_DEVICES=all (added to
+    # the built-in list in data/gpu_images.yaml).
+    "gpu-images": [],
+}
+
+
+def settings_with(overrides: dict | None = None) -> dict:
+    merged = {key: list(value) for key, value in DEFAULT_SETTINGS.items()}
+    for key, value in (overrides or {}).items():
+        merged[key] = list(value)
+    return merged
+
+
+def matches_any(name: str, patterns: Iterable[str]) -> bool:
+    """Whether `name` matches one of the shell-style globs (case-sensitive)."""
+    compiled = globs_re(tuple(patterns))
+    return compiled is not None and compiled.match(name) is not None
+
+
+class Globs:
+    """Shell-style globs (case-sensitive) matched like one regex: `match(name)` is None
+    when no glob matches. Names without wildcards are looked up in a set; a regex is
+    compiled for the others on first use (compiling every configured name cost
+    a noticeable part of a small scan's start-up)."""
+
+    __slots__ = ("_literal", "_wild", "_re")
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self._literal = frozenset(p for p in patterns if not is_glob(p))
+        self._wild = tuple(p for p in patterns if is_glob(p))
+        self._re: re.Pattern | None = None
+
+    def match(self, name: str) -> bool | None:
+        if name in self._literal:
+            return True
+        if not self._wild:
+            return None
+        if self._re is None:
+            self._re = re.compile("|".join(fnmatch.translate(pattern) for pattern in self._wild))
+        return True if self._re.match(name) is not None else None
+
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def is_glob(pattern: str) -> bool:
+    """Whether `pattern` has a shell wildcard (else it matches only itself)."""
+    return not _GLOB_CHARS.isdisjoint(pattern)
+
+
+@functools.lru_cache(maxsize=256)
+def globs_re(patterns: tuple[str, ...]) -> Globs | None:
+    """The globs of a list as one matcher (None for an empty list); rules test every
+    resource key and label against these lists."""
+    if not patterns:
+        return None
+    return Globs(patterns)
+
+
+_matches_any = matches_any
+
+
+def setting(settings: Mapping[str, Any], key: str) -> list[str]:
+    value = settings.get(key)
+    return list(value) if value is not None else DEFAULT_SETTINGS[key]
+
+
+def setting_re(settings: Mapping[str, Any], key: str) -> Globs | None:
+    """`globs_re` of a glob-list setting, without copying the list first (asked per resource)."""
+    value = settings.get(key)
+    return globs_re(tuple(value if value is not None else DEFAULT_SETTINGS[key]))
+
+
+def is_gpu_resource(name: str, settings: Mapping[str, Any]) -> bool:
+    compiled = setting_re(settings, "gpu-resources")
+    return compiled is not None and compiled.match(name) is not None
+
+
+def gpu_limits(container: Container, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """GPU resources in the container's limits, with their quantities as written."""
+    return {k: v for k, v in container.resources.limits.items() if is_gpu_resource(k, settings)}
+
+
+def requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    """Whether the scheduler hands this container GPUs in a way it accounts for.
+
+    A positive GPU limit (or request: Kubernetes copies it), a DRA claim, or a
+    GPU-share annotation of KAI/HAMi on the pod template (`pod` is the
+    container's own). Computed once per container and settings: five rules ask.
+    """
+    memo = container.memo.get("gpu.requests_gpu")
+    if memo is None or memo[0] is not settings:
+        memo = container.memo["gpu.requests_gpu"] = (settings, _requests_gpu(container, pod, settings))
+    return memo[1]
+
+
+def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    gpu_re = setting_re(settings, "gpu-resources")
+    for section in (container.resources.limits, container.resources.requests):
+        for name, quantity in section.items():
+            if gpu_re is not None and gpu_re.match(name) is not None:
+                amount = parse_quantity(quantity)
+                if amount is None or amount > 0:
+                    return True
+    if container.resources.claims:
+        return True
+    annotations_re = setting_re(settings, "gpu-request-annotations")
+    return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
+
+
+def pod_requests_gpu(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    return any(requests_gpu(c, pod, settings) for c in pod.containers)
+
+
+def gpu_node_targeting(pod: PodSpec, settings: Mapping[str, Any]) -> str | None:
+    """Why the pod lands on GPU nodes (a nodeSelector, affinity or toleration), or None."""
+    labels = setting(settings, "gpu-node-labels")
+    for key in pod.node_selector:
+        if _matches_any(str(key), labels):
+            return f"nodeSelector {key}"
+    for key in _affinity_keys(pod.affinity):
+        if _matches_any(key, labels):
+            return f"node affinity on {key}"
+    taints = setting(settings, "gpu-tolerations")
+    for toleration in pod.tolerations:
+        if isinstance(toleration, dict) and isinstance(toleration.get("key"), str):
+            if _matches_any(toleration["key"], taints):
+                return f"toleration of {toleration['key']}"
+    return None
+
+
+def gpu_model_pinning(pod: PodSpec, settings: Mapping[str, Any]) -> str | None:
+    """The nodeSelector or node-affinity key that fixes the GPU model, or None."""
+    labels = setting(settings, "gpu-model-labels")
+    for key in pod.node_selector:
+        if _matches_any(str(key), labels):
+            return f"nodeSelector {key}"
+    for key in _affinity_keys(pod.affinity):
+        if _matches_any(key, labels):
+            return f"node affinity on {key}"
+    return None
+
+
+def _affinity_keys(affinity: dict) -> Iterator[str]:
+    node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    if not isinstance(node, dict):
+        return
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    preferred = node.get("preferredDuringSchedulingIgnoredDuringExecution")
+    all_terms = list(terms) if isinstance(terms, list) else []
+    if isinstance(preferred, list):
+        all_terms += [p.get("preference") for p in preferred if isinstance(p, dict)]
+    for term in all_terms:
+        if not isinstance(term, dict):
+            continue
+        for section in ("matchExpressions", "matchFields"):
+            for expr in term.get(section) or ():
+                if isinstance(expr, dict) and isinstance(expr.get("key"), str):
+                    if expr.get("operator") not in ("NotIn", "DoesNotExist"):
+                        yield expr["key"]
+
+
+def uses_nvidia_runtime(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    return pod.runtime_class_name is not None and _matches_any(
+        pod.runtime_class_name, setting(settings, "runtime-classes"))
+
+
+def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any]) -> list[str]:
+    """Why this container is GPU-related, as short phrases for the message (empty: it is not)."""
+    signals: list[str] = []
+    if requests_gpu(container, pod, settings):
+        signals.append(_describe_request(container, pod, settings))
+
+    var = container.env_value(VISIBLE_DEVICES)
+    if var is None:
+        # Only an unset variable leaves the image's default in force.
+        image_rule = image_visible_devices_default(container.image, settings)
+        if image_rule is not None and image_rule.sets == "all":
+            signals.append(f"its image {container.image} defaults {VISIBLE_DEVICES} to all")
+    elif var.value_from is not None:
+        signals.append(f"it sets {VISIBLE_DEVICES} from valueFrom")
+    else:
+        expanded = expanded_value(container, var)
+        if classify_visible_devices(var.value if expanded is None else expanded) != HIDDEN_VOID:
+            signals.append(f"it sets {VISIBLE_DEVICES}={var.value}")
+
+    if uses_nvidia_runtime(pod, settings):
+        signals.append(f"its pod runs with runtimeClassName {pod.runtime_class_name}")
+    targeting = gpu_node_targeting(pod, settings)
+    if targeting is not None:
+        signals.append(f"its pod targets GPU nodes by {targeting}")
+    for mount in container.volume_mounts:
+        volume = pod.volume(mount.name)
+        host_path = volume.host_path if volume is not None else None
+        if host_path is not None and gpu_related_path(host_path):
+            signals.append(f"it mounts host path {host_path}")
+            break
+    return signals
+
+
+def _describe_request(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> str:
+    for section in (container.resources.limits, container.resources.requests):
+        for name in section:
+            if is_gpu_resource(name, settings):
+                return f"it requests {name}"
+    if container.resources.claims:
+        return "it claims a DRA resource"
+    return "its pod carries a GPU-share annotation"
+
+
+# --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------
+
+
+@record(frozen=True)
+class ImageRef:
+    """An image reference split the way registries read it."""
+
+    registry: str            # "docker.io" for Docker Hub, whatever its spelling
+    repository: str          # "nvidia/cuda", "library/ubuntu"
+    tag: str | None          # None when absent
+    digest: str | None       # "sha256:..." when pinned
+
+    @property
+    def name(self) -> str:
+        """`registry/repository`, what image data entries match."""
+        return f"{self.registry}/{self.repository}"
+
+    @property
+    def effective_tag(self) -> str | None:
+        """The tag a pull resolves: `latest` when neither tag nor digest is given."""
+        if self.tag is not None:
+            return self.tag
+        return None if self.digest else "latest"
+
+    def __str__(self) -> str:
+        text = self.name
+        if self.tag is not None:
+            text += f":{self.tag}"
+        if self.digest:
+            text += f"@{self.digest}"
+        return text
+
+
+_DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com")
+
+
+def parse_image(image: str) -> ImageRef | None:
+    """Split `[registry[:port]/]path[:tag][@digest]`; None for text that is no reference (templates)."""
+    text = image.strip()
+    if not text or any(c.isspace() for c in text) or any(c in text for c in "{}$<>"):
+        return None
+    text, _, digest = text.partition("@")
+    first, sep, rest = text.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        registry, path = first.lower(), rest
+    else:
+        registry, path = "docker.io", text
+    if registry in _DOCKER_HUB:
+        registry = "docker.io"
+    tag = None
+    last_slash = path.rfind("/")
+    colon = path.rfind(":")
+    if colon > last_slash:
+        path, tag = path[:colon], path[colon + 1:]
+    if not path:
+        return None
+    if registry == "docker.io" and "/" not in path:
+        path = f"library/{path}"
+    return ImageRef(registry, path, tag or None, digest or None)
+
+
+def normalize_image(image: str) -> str:
+    """`nvidia/cuda:12` -> `docker.io/nvidia/cuda:12`; `ubuntu` -> `docker.io/library/ubuntu`."""
+    ref = parse_image(image)
+    return str(ref) if ref is not None else image.strip()
+
+
+@record(frozen=True)
+class ImageRule:
+    """What an image family sets NVIDIA_VISIBLE_DEVICES to, and why we believe it.
+
+    `match` is a glob over `registry/repository`; `tags` (any must match) and
+    `except_tags` (none may match) narrow it to some tags. A reference whose tag
+    is unknown (pinned by digest only) matches only rules without tag globs.
+    """
+
+    match: str        # glob over registry/repository (Docker Hub images get docker.io/)
+    sets: str         # "all" or "void": what the image sets NVIDIA_VISIBLE_DEVICES to
+    source: str       # why we believe it
+    tags: tuple[str, ...] = ()
+    except_tags: tuple[str, ...] = ()
+
+    def matches(self, ref: ImageRef) -> bool:
+        if not fnmatch.fnmatchcase(ref.name, self.match):
+            return False
+        if not self.tags and not self.except_tags:
+            return True
+        tag = ref.effective_tag
+        if tag is None:
+            return False
+        if self.tags and not _matches_any(tag, self.tags):
+            return False
+        return not _matches_any(tag, self.except_tags)
+
+
+def _image_rule(entry: Any) -> ImageRule:
+    if not isinstance(entry, dict) or not isinstance(entry.get("match"), str) \
+            or entry.get("sets") not in ("all", "void"):
+        raise RuntimeError(f"gpulint/knowledge/data/gpu_images.yaml: bad entry {entry!r}")
+    return ImageRule(entry["match"], entry["sets"], str(entry.get("source", "")),
+                     tuple(str(t) for t in entry.get("tags") or ()),
+                     tuple(str(t) for t in entry.get("except-tags") or ()))
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_image_rules() -> tuple[ImageRule, ...]:
+    from importlib.resources import files
+
+    from gpulint.load.yamlload import Document, load_documents
+
+    text = files("gpulint.knowledge").joinpath("data/gpu_images.yaml").read_text(encoding="utf-8")
+    for doc in load_documents(text):
+        if isinstance(doc, Document) and isinstance(doc.data, dict):
+            return tuple(_image_rule(e) for e in doc.data.get("images", []))
+    raise RuntimeError("gpulint/knowledge/data/gpu_images.yaml is unreadable")
+
+
+def image_visible_devices_default(image: str | None, settings: Mapping[str, Any]) -> ImageRule | None:
+    """The first image rule matching `image` (user `gpu-images` patterns come first and set `all`), or None.
+
+    User patterns are globs over the normalized reference (`docker.io/org/name:tag`)
+    or the reference as written.
+    """
+    if not image:
+        return None
+    patterns = settings.get("gpu-images")  # (not `setting()`: no list copy, asked per container)
+    return _image_default(image, tuple(patterns if patterns is not None else DEFAULT_SETTINGS["gpu-images"]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
+    """image_visible_devices_default for one image: a scan meets the same few images again and again."""
+    ref = parse_image(image)
+    if ref is None:
+        return None
+    normalized = str(ref)
+    for pattern in patterns:
+        if fnmatch.fnmatchcase(normalized, pattern) or fnmatch.fnmatchcase(image.strip(), pattern):
+            return ImageRule(pattern, "all", "configured gpu-images pattern")
+    for rule in builtin_image_rules():
+        if rule.matches(ref):
+            return rule
+    return None

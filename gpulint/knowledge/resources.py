@@ -1,0 +1,362 @@
+"""GPU resource names: which are known, which the request rules validate, which
+only look like a GPU, and which known name a typo was meant to be.
+
+The known names are the `gpu-resources` setting (POLICY.md §5, configurable);
+`overcommittable-resources` marks those whose requests may differ from limits
+(e.g. ACS GPU-HPN shared GPUs), which the request/limit rules then skip.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+
+from gpulint.knowledge.gpu import DEFAULT_SETTINGS, Globs, globs_re, is_glob
+from gpulint.lazyre import lazy
+from gpulint.record import field, record
+
+if TYPE_CHECKING:
+    from decimal import Decimal
+
+    from gpulint.model.workload import Container
+
+# Names Kubernetes once had and removed; still copied from old tutorials.
+LEGACY_NAMES: dict[str, tuple[str, str]] = {
+    "alpha.kubernetes.io/nvidia-gpu": ("nvidia.com/gpu", "removed in Kubernetes 1.10"),
+}
+
+# Documentation-only domains (RFC 2606): `example.com/gpu` in a sample is a
+# placeholder, not a typo of a real resource.
+_PLACEHOLDER_DOMAIN_RE = lazy(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
+
+# Extended resource names the API server accepts (IsQualifiedName on `domain/name`).
+_DNS_SUBDOMAIN_RE = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
+_QUALIFIED_NAME_RE = lazy(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
+
+
+@record(frozen=True)
+class ResourceNames:
+    """The configured GPU resource names, compiled once per distinct configuration."""
+
+    gpu: tuple[str, ...]              # `gpu-resources` globs
+    overcommittable: tuple[str, ...]  # `overcommittable-resources` globs
+    concrete: tuple[str, ...]         # plain names among both (candidates for suggestions)
+    _gpu_re: Globs | None = field(repr=False, compare=False, default=None)
+    _over_re: Globs | None = field(repr=False, compare=False, default=None)
+    # Answers per resource name: a scan asks about the same few names in every container.
+    _validated: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    _known: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    _unknown_gpu: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.gpu, self.overcommittable, self.concrete)))
+
+    def __hash__(self) -> int:
+        # Computed once: names key per-container memos and caches, asked per container.
+        return self._hash
+
+    def is_gpu(self, name: str) -> bool:
+        return self._gpu_re is not None and self._gpu_re.match(name) is not None
+
+    def is_overcommittable(self, name: str) -> bool:
+        return self._over_re is not None and self._over_re.match(name) is not None
+
+    def is_validated(self, name: str) -> bool:
+        """Whether the request/limit rules (GPU101-GPU103) check this resource:
+        a known GPU resource that the config does not mark overcommittable."""
+        found = self._validated.get(name)
+        if found is None:
+            found = _remember(self._validated, name, self.is_gpu(name) and not self.is_overcommittable(name))
+        return found
+
+    def is_known(self, name: str) -> bool:
+        found = self._known.get(name)
+        if found is None:
+            found = _remember(self._known, name, self.is_gpu(name) or self.is_overcommittable(name))
+        return found
+
+    def is_unknown_gpu_like(self, name: str) -> bool:
+        """Whether `name` looks like a GPU resource (`looks_like_gpu`) but is not a known one
+        nor a documentation placeholder (GPU104 reports it unless its config ignores it)."""
+        found = self._unknown_gpu.get(name)
+        if found is None:
+            found = _remember(self._unknown_gpu, name, not (
+                self.is_known(name) or is_placeholder_name(name) or not looks_like_gpu(name, self)))
+        return found
+
+
+_NAME_CACHE_LIMIT = 4096  # a scan of hostile input must not grow the per-name answers without bound
+
+
+def _remember(cache: dict[str, bool], name: str, answer: bool) -> bool:
+    if len(cache) >= _NAME_CACHE_LIMIT:
+        cache.clear()
+    cache[name] = answer
+    return answer
+
+
+def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
+    # (`DEFAULT_SETTINGS` directly rather than `setting()`: four rules ask per workload.)
+    gpu = settings.get("gpu-resources")
+    over = settings.get("overcommittable-resources")
+    return _resource_names(tuple(gpu if gpu is not None else DEFAULT_SETTINGS["gpu-resources"]),
+                           tuple(over if over is not None else DEFAULT_SETTINGS["overcommittable-resources"]))
+
+
+@functools.lru_cache(maxsize=64)
+def _resource_names(gpu: tuple[str, ...], overcommittable: tuple[str, ...]) -> ResourceNames:
+    concrete: list[str] = []
+    for name in gpu + overcommittable:
+        if not is_glob(name) and name not in concrete:
+            concrete.append(name)
+    return ResourceNames(gpu, overcommittable, tuple(concrete), globs_re(gpu), globs_re(overcommittable))
+
+
+def is_placeholder_name(name: str) -> bool:
+    domain = name.rpartition("/")[0].lower()
+    return bool(domain) and _PLACEHOLDER_DOMAIN_RE.search(domain) is not None
+
+
+# A whole value that is a template variable (`${GPUS}`, `$GPUS`, `{{ .Values.gpus }}`,
+# `<number-of-gpus>`): the file is a template whose value is filled in later.
+_TEMPLATE_VALUE_RE = re.compile(r"\s*(?:\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^<>]+>)\s*\Z")
+
+
+def is_template_value(value: object) -> bool:
+    return isinstance(value, str) and _TEMPLATE_VALUE_RE.match(value) is not None
+
+
+def looks_like_gpu(name: str, names: ResourceNames) -> bool:
+    """Whether an (unknown) resource name was plausibly meant as a GPU resource.
+
+    It contains `gpu` in any case (`nvidia.com/gpus`, `nvidia/GPU`), is a
+    NVIDIA MIG-style name (`nvidia.com/mig...`), a removed legacy name, or is
+    within two edits of a known name (`nvidia.com/gup`). Other extended
+    resources (`hugepages-*`, `rdma/*`, `nvidia.com/hostdev`, `smarter-devices/*`,
+    `aws.amazon.com/neuron`) share none of these traits.
+    """
+    lower = name.lower()
+    if "gpu" in lower or lower in LEGACY_NAMES:
+        return True
+    if "/" not in lower and not api_rejects_name(lower):
+        return False  # cpu, memory, ephemeral-storage, hugepages-*
+    domain, _, local = lower.rpartition("/")
+    if domain == "nvidia.com" and local.startswith("mig"):
+        return True
+    return _near_a_known_name(lower, names.concrete)
+
+
+@functools.lru_cache(maxsize=4096)
+def _near_a_known_name(lower: str, known_names: tuple[str, ...]) -> bool:
+    # Cached: the same few resource names recur in every container of a scan.
+    for known in known_names:
+        known = known.lower()
+        if len(known) >= 8 and abs(len(known) - len(lower)) <= 2 and edit_distance(lower, known) <= 2:
+            return True
+    return False
+
+
+def api_rejects_name(name: str) -> bool:
+    """Whether the API server refuses `name` as a container resource name
+    (`validateContainerResourceName`): a bare name must be a standard resource,
+    a prefixed one a qualified name with a lowercase DNS-subdomain prefix."""
+    if "/" not in name:
+        return not (name in ("cpu", "memory", "ephemeral-storage") or name.startswith("hugepages-"))
+    prefix, _, local = name.partition("/")
+    if len(prefix) > 253 or not _DNS_SUBDOMAIN_RE.match(prefix):
+        return True
+    return len(local) > 63 or not _QUALIFIED_NAME_RE.match(local)
+
+
+def suggestions(name: str, names: ResourceNames, limit: int = 2) -> list[str]:
+    """Known names `name` was probably meant to be, best first (possibly none).
+
+    A name within two edits wins (`aliyun.com/gpumem` -> `aliyun.com/gpu-mem`);
+    then one with the same local part (`nvidia/gpu` -> `nvidia.com/gpu`; a bare
+    `gpu` takes the first such name of the setting); then any name within the
+    threshold. Within a tier the fewest edits win, then the same domain.
+    """
+    lower = name.lower()
+    if lower in LEGACY_NAMES:
+        return [LEGACY_NAMES[lower][0]]
+    if lower != name and names.is_known(lower):
+        return [lower]  # only the case is wrong (`nvidia.com/GPU`)
+    domain, _, local = lower.rpartition("/")
+    threshold = max(3, len(lower) // 2)
+    scored: list[tuple[tuple[int, int, bool, int], str]] = []
+    for index, known in enumerate(names.concrete + _repaired_globs(lower, names)):
+        k_domain, _, k_local = known.lower().rpartition("/")
+        distance = edit_distance(lower, known.lower())
+        same_local = k_local == local
+        if not same_local and distance > threshold:
+            continue
+        tier = 0 if distance <= 2 else 1 if same_local else 2
+        closeness = index if tier == 1 and not domain else distance
+        scored.append(((tier, closeness, k_domain != domain, index), known))
+    if not scored:
+        return []
+    scored.sort()
+    best = scored[0][0][:2]
+    out: list[str] = []
+    for rank, known in scored:
+        if rank[:2] == best and known not in out:
+            out.append(known)
+    return out[:limit]
+
+
+def _repaired_globs(lower: str, names: ResourceNames) -> tuple[str, ...]:
+    """For known patterns `PREFIX*` that `lower` almost starts with, the name with
+    its prefix corrected (`nvidia.com/mig1g.5gb` -> `nvidia.com/mig-1g.5gb`)."""
+    out = []
+    for pattern in names.gpu + names.overcommittable:
+        prefix = pattern[:-1]
+        if not pattern.endswith("*") or is_glob(prefix):
+            continue
+        common = 0
+        while common < min(len(lower), len(prefix)) and lower[common] == prefix[common].lower():
+            common += 1
+        rest = lower[common:]
+        if rest and common >= max(len(prefix) - 2, len(prefix) // 2):
+            out.append(prefix + rest)
+    return tuple(out)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions and
+    transpositions of adjacent characters (`gup` -> `gpu` is one edit)."""
+    if a == b:
+        return 0
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            cost = 0 if ca == cb else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[len(b)]
+
+
+# --- values the sharing schedulers accept ------------------------------------
+
+
+@record(frozen=True)
+class ShareRange:
+    """Values a GPU-share resource accepts besides 0 (which requests nothing)."""
+
+    minimum: int
+    maximum: int
+    step: int
+    what: str
+
+    def accepts(self, amount: Decimal) -> bool:
+        if amount == 0:
+            return True
+        return self.minimum <= amount <= self.maximum and amount % self.step == 0
+
+    def describe(self) -> str:
+        if self.step == 1:
+            return f"from {self.minimum} to {self.maximum}"
+        return f"a multiple of {self.step} from {self.minimum} to {self.maximum}"
+
+
+# Percentages: ACK cGPU compute share (POLICY.md §5), HAMi core and memory shares.
+SHARE_RANGES: dict[str, ShareRange] = {
+    "aliyun.com/gpu-core.percentage": ShareRange(5, 100, 5, "ACK cGPU compute percentage"),
+    "nvidia.com/gpucores": ShareRange(1, 100, 1, "HAMi compute percentage"),
+    "nvidia.com/gpumem-percentage": ShareRange(1, 100, 1, "HAMi memory percentage"),
+}
+
+
+# --- a container's resource entries ------------------------------------------
+
+LIMITS = "limits"
+REQUESTS = "requests"
+
+
+@record(frozen=True)
+class Entry:
+    """One resource as written in a container's limits or requests."""
+
+    name: str
+    section: str        # LIMITS or REQUESTS
+    value: object       # the quantity as written; None for a key without a value
+    path: tuple         # document path of the key
+
+
+@record(frozen=True)
+class Pair:
+    """A resource's limit and request entries (either may be absent)."""
+
+    name: str
+    limit: Entry | None
+    request: Entry | None
+
+
+def entries(container: "Container") -> list[Entry]:
+    """Every resource key of the container, limits first, in document order.
+
+    Keys whose value has the wrong type (a list, a mapping) are absent: the
+    model reports them as GPU000. Computed once per container (five rules ask).
+    """
+    found = container.memo.get("resources.entries")
+    if found is None:
+        found = container.memo["resources.entries"] = _entries(container)
+    return found
+
+
+def _entries(container: "Container") -> list[Entry]:
+    return list(entries_named(container, None))
+
+
+def entries_named(container: "Container", keep: Callable[[str], bool] | None) -> Iterator[Entry]:
+    """The entries of `entries(container)` whose name `keep` accepts (all for None), in
+    the same order. Not memoized: it builds Entry objects only for the names kept, so a
+    rule after a few names in every container skips building the rest."""
+    res = container.resources
+    for section, written, nulls in ((LIMITS, res.limits, res.null_limits),
+                                    (REQUESTS, res.requests, res.null_requests)):
+        section_path = res.path + (section,)  # == res.limits_path() / res.requests_path()
+        for name, value in written.items():
+            text = str(name)
+            if keep is None or keep(text):
+                yield Entry(text, section, value, section_path + (name,))
+        for name in nulls:
+            if keep is None or keep(name):
+                yield Entry(name, section, None, section_path + (name,))
+
+
+def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
+    """The limit/request pairs of the resources GPU101-GPU103 check (see `is_validated`)."""
+    key = ("resources.validated_pairs", names)
+    found = container.memo.get(key)
+    if found is None:
+        found = container.memo[key] = _validated_pairs(container, names)
+    return found
+
+
+def _validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
+    pairs: dict[str, Pair] = {}
+    for entry in entries_named(container, names.is_validated):
+        pair = pairs.get(entry.name)
+        if entry.section == LIMITS:
+            pair = Pair(entry.name, entry, pair.request if pair is not None else None)
+        else:
+            pair = Pair(entry.name, pair.limit if pair is not None else None, entry)
+        pairs[entry.name] = pair
+    return list(pairs.values())
+
+
+def written(value: object) -> str:
+    """A quantity as the user wrote it, for messages: `0.5`, `500m`, `-1`, `""`, `null`."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return value if value.strip() else f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

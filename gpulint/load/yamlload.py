@@ -1,0 +1,1028 @@
+"""YAML/JSON text -> plain data plus a lazily built location tree.
+
+Speed comes from libyaml (ruamel.yaml.clib's C parser) emitting events; this
+module turns events into dicts/lists/scalars with Kubernetes (YAML 1.1, as in
+sigs.k8s.io/yaml) scalar resolution. No tag ever constructs a Python object.
+
+Each document keeps its events, and the location tree (LocNode) is only built
+when a finding needs a position: most documents have none, so most scans never
+pay for it. A stream is cut into documents at `---`/`...` lines first (YAML
+forbids those markers at column 0 inside any scalar), which bounds memory to one
+document, gives each document its own raw text, and lets a parse error in one
+document leave the others scanned.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Iterator
+
+from _ruamel_yaml import CParser
+from ruamel.yaml import events as ev
+
+from gpulint.load import fastevents
+from gpulint.load.locations import LocNode, Span
+from gpulint.record import record
+
+
+fastevents.install()  # cheaper parser events, the same values: see fastevents.py
+
+
+@record(frozen=True)
+class Limits:
+    """Bounds that keep hostile input from exhausting time or memory.
+
+    `max_depth` bounds nesting (flow `[[[[`, block or JSON); `max_expanded_nodes`
+    bounds the nodes aliases add to a document (the "billion laughs" bomb).
+    """
+
+    max_depth: int = 500
+    max_expanded_nodes: int = 1_000_000
+
+
+DEFAULT_LIMITS = Limits()
+
+# Documents larger than this (in characters) do not keep their parser events,
+# which take about 30 times the size of the text, for the location tree: it is
+# built from a second parse when a finding needs it.
+KEEP_EVENTS_MAX = 1 << 20
+
+
+class LoadError(Exception):
+    """A document could not be loaded; `line`/`column` are 1-based in the file.
+
+    `syntax`: the parser rejected the text (not a limit of ours).
+    `template`: the text holds Go-template actions (`{{ ... }}`), so it is most
+    likely an unrendered Helm template. `literal_checked`: masking the actions
+    made it parse, and the masked document follows this error.
+    """
+
+    def __init__(self, message: str, line: int, column: int, syntax: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+        self.syntax = syntax
+        self.template = False
+        self.literal_checked = False
+
+
+@record
+class Problem:
+    """A non-fatal defect found while loading (e.g. a duplicate key).
+
+    For a duplicate key, `hidden` is the span of the first value: text
+    Kubernetes ignores.
+    """
+
+    message: str
+    span: Span
+    hidden: Span | None = None
+    hidden_range: tuple[int, int] | None = None   # the same, as offsets in the document's text
+
+
+class Document:
+    """One YAML document: plain data, its raw text, and positions on demand."""
+
+    __slots__ = ("index", "data", "text", "line_offset", "content_start", "_dups", "_ends",
+                 "_problems", "_events", "_root", "_limits", "_raw", "_is_json", "placeholders")
+
+    def __init__(self, index: int, data: Any, text: str, line_offset: int,
+                 events: Any, dups: list | bool, content_start: int, *,
+                 limits: Limits = DEFAULT_LIMITS, raw: int = 0, is_json: bool = False,
+                 placeholders: tuple[Span, ...] = ()) -> None:
+        self.index = index
+        self.data = data
+        self.text = text
+        self.line_offset = line_offset  # 0-based line of `text` in the file
+        # Offset in `text` of the first node: what precedes it is the header
+        # (`---`, comments such as Helm's `# Source:`).
+        self.content_start = content_start
+        # Repeated keys: as noted by _build with the event tree, or only whether there are any.
+        self._dups = dups
+        self._problems: list[Problem] | None = None
+        # The document's node events, kept as a tree (see _build); None: parse
+        # `text` again when positions are needed (large documents).
+        self._events = events
+        self._root: LocNode | None = None
+        self._ends: dict = {}                # see _loc
+        self._limits = limits
+        self._raw = raw                      # which document of `text` this is (empty ones count)
+        self._is_json = is_json              # `text` was read by the JSON reader
+        # Where `{{ ... }}` actions of an unrendered template were replaced
+        # (empty for ordinary documents); see unrendered.py.
+        self.placeholders = placeholders
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Defects such as duplicate keys, with their positions."""
+        if self.placeholders:
+            return []  # `{{ if }}`/`{{ else }}` branches of a template repeat keys legitimately
+        if self._problems is None:
+            if not self._dups:
+                self._problems = []
+            else:
+                if not isinstance(self._dups, list):
+                    self._reparse()
+                self._problems = _problems(self._dups, self.line_offset, self._ends)  # type: ignore[arg-type]
+        return self._problems
+
+    @property
+    def start_line(self) -> int:
+        """1-based line of the document's first node."""
+        return self.root().span.line
+
+    def root(self) -> LocNode:
+        if self._root is None:
+            if self._events is None:
+                self._reparse()
+            self._root = _loc(self._events, self.line_offset, self._ends)
+        return self._root
+
+    def _reparse(self) -> None:
+        """Keep the event tree of a large document, parsing its text again."""
+        if self._is_json:
+            from gpulint.load import jsonload
+
+            events = iter(jsonload.json_events(self.text)[self._raw] + [_JSON_END])
+            _data, tree, dups, _first = _build(events.__next__, self.line_offset, True, self._limits)
+        else:
+            tree, dups = _tree_of(self.text, self._raw, self.line_offset, self._limits)
+        self._events = tree
+        self._dups = dups
+
+    def in_placeholder(self, span: Span) -> bool:
+        """Whether `span` overlaps text that stands in for an unrendered template action."""
+        for mark in self.placeholders:
+            if ((mark.line, mark.column) < (span.end_line, span.end_column)
+                    and (span.line, span.column) < (mark.end_line, mark.end_column)):
+                return True
+        return False
+
+    def node(self, path: Iterable) -> LocNode | None:
+        """The location node at `path`, or None when the path does not exist."""
+        raw = self._node(path)
+        if raw is _MISSING:
+            return None
+        if raw is self._events:
+            return self.root()
+        return _loc(raw, self.line_offset, self._ends)
+
+    def _node(self, path: Iterable) -> Any:
+        """The event-tree node at `path` (_MISSING when there is none): only that path is walked."""
+        if self._events is None:
+            self._reparse()
+        raw = self._events
+        for item in path:
+            if type(raw) is not list:
+                return _MISSING
+            if type(raw[_START]) is _MAP_START:
+                entry = _entry(raw, item)
+                if entry is None:
+                    return _MISSING
+                raw = entry[1]
+            elif isinstance(item, int) and 0 <= item < len(raw) - _ITEMS:
+                raw = raw[_ITEMS + item]
+            else:
+                return _MISSING
+        return raw
+
+    def span(self, path: tuple, key: bool = False) -> Span | None:
+        """Span of the value at `path`, or of its mapping key when `key` is set."""
+        if key and path:
+            parent = self._node(path[:-1])
+            if type(parent) is not list or type(parent[_START]) is not _MAP_START:
+                return None
+            entry = _entry(parent, path[-1])
+            return _span(entry[0], self.line_offset) if entry else None
+        raw = self._node(path)
+        if raw is _MISSING:
+            return None
+        if type(raw) is not list:
+            return _span(raw, self.line_offset)
+        return _extent(raw, self.line_offset, self._ends)[0]
+
+    def text_span(self, path: tuple, start: int, end: int) -> Span | None:
+        """Span of `value[start:end]` of the string scalar at `path`.
+
+        Works for every scalar style: the n-th occurrence of the target text in
+        the value is the n-th occurrence in the raw source of the scalar (for
+        folded scalars, whose line breaks change, the first word is used).
+        """
+        node = self.node(path)
+        if node is None or node.children is not None:
+            return None
+        value = _value_at(self.data, path)
+        if not isinstance(value, str) or not 0 <= start <= end <= len(value):
+            return node.span
+        raw = self.text[node.start:node.end]
+        target = value[start:end].split("\n", 1)[0]
+        candidates = [target]
+        first_word = target.split(None, 1)[0] if target.strip() else ""
+        if first_word and first_word != target:
+            candidates.append(first_word)
+        for needle in candidates:
+            if not needle:
+                continue  # an empty target occurs everywhere (and would never advance)
+            nth = _count(value, needle, start)
+            pos = _nth_index(raw, needle, nth)
+            if pos < 0:
+                continue
+            abs_start = node.start + pos
+            line, col = self._line_col(abs_start, node)
+            line_end = self.text.find("\n", abs_start)
+            if line_end < 0:
+                line_end = len(self.text)
+            stop = min(abs_start + len(target), line_end)
+            end_line, end_col = self._line_col(stop, node)
+            return Span(line, col, end_line, end_col)
+        return node.span
+
+    def _line_col(self, index: int, node: LocNode) -> tuple[int, int]:
+        """File line and column of `index`, counted from `node`'s start (cost: the node, not the document)."""
+        newlines = self.text.count("\n", node.start, index)
+        if not newlines:
+            return node.span.line, node.span.column + index - node.start
+        line_start = self.text.rfind("\n", node.start, index) + 1
+        return node.span.line + newlines, index - line_start + 1
+
+
+def _value_at(data: Any, path: tuple) -> Any:
+    for item in path:
+        data = data[item]
+    return data
+
+
+def _count(haystack: str, needle: str, stop: int) -> int:
+    count, pos = 0, haystack.find(needle)
+    while 0 <= pos < stop:
+        count += 1
+        pos = haystack.find(needle, pos + len(needle))
+    return count
+
+
+def _nth_index(haystack: str, needle: str, nth: int) -> int:
+    pos = haystack.find(needle)
+    for _ in range(nth):
+        if pos < 0:
+            return -1
+        pos = haystack.find(needle, pos + len(needle))
+    return pos
+
+
+# --- scalar resolution (YAML 1.1 as Kubernetes' YAML decoder applies it) -----
+
+_NULLS = {"", "~", "null", "Null", "NULL"}
+_BOOLS = {
+    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
+    **dict.fromkeys(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False),
+}
+_INT_RE = re.compile(r"[-+]?(?:0|[1-9][0-9_]*)\Z")
+_HEX_RE = re.compile(r"[-+]?0x[0-9a-fA-F_]+\Z")
+_OCT_RE = re.compile(r"[-+]?0[0-7_]+\Z")
+_FLOAT_RE = re.compile(r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?\Z|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+\Z")
+_SPECIAL_FLOATS = {
+    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), float("inf")),
+    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), float("-inf")),
+    **dict.fromkeys((".nan", ".NaN", ".NAN"), float("nan")),
+}
+_NUMBER_START = frozenset("0123456789-+.")
+_WORD_START = frozenset("~nNyYtTfFoO")
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_TYPED_TAGS = {
+    "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null",
+}
+
+
+def resolve_plain(text: str) -> Any:
+    """Type of an untagged plain scalar."""
+    if not text:
+        return None
+    first = text[0]
+    if first in _WORD_START and len(text) <= 5:
+        if text in _NULLS:
+            return None
+        if text in _BOOLS:
+            return _BOOLS[text]
+        return text
+    if first in _NUMBER_START:
+        # The usual cases first: a decimal integer (a port, a count), then text
+        # with a character no number has (`500m`, `1Gi`, `12.0-base`). Manifests
+        # have as many of those as of all other scalars that start like a number.
+        if text.isdigit() and text.isascii() and (first != "0" or len(text) == 1):
+            return int(text)
+        if not _NUMBER_CHARS.issuperset(text):
+            return text
+        return _resolve_number(text)
+    return text
+
+
+# Every character of an int, float, hex or octal number or a special float.
+_NUMBER_CHARS = frozenset("0123456789_+-.xXabcdefABCDEFinIN")
+
+
+def _resolve_number(text: str) -> Any:
+    """Type of a plain scalar starting like a number (resolve_plain's slow path)."""
+    if _INT_RE.match(text):
+        return int(text.replace("_", ""))
+    if _FLOAT_RE.match(text) and text != ".":
+        try:
+            return float(text.replace("_", ""))
+        except ValueError:
+            return text
+    if _HEX_RE.match(text):
+        return int(text.replace("_", ""), 16)
+    if _OCT_RE.match(text):
+        return int(text.replace("_", ""), 8)
+    if text in _SPECIAL_FLOATS:
+        return _SPECIAL_FLOATS[text]
+    return text
+
+
+# --- events -> data and the kept event tree ---------------------------------
+#
+# One pass over the parser's events builds the plain data and, for documents up
+# to KEEP_EVENTS_MAX, keeps the events as a tree: a scalar's event is its own
+# leaf; a collection is a list [start event, end event, repeated keys?, merged
+# keys, children...], a mapping's children flat as key event, child, key
+# event, child. That costs a list append or two per node. LocNodes (spans,
+# child dicts) are made from the tree only for the nodes a finding asks about.
+
+_SCALAR = ev.ScalarEvent
+_MAP_START = ev.MappingStartEvent
+_SEQ_START = ev.SequenceStartEvent
+_MAP_END = ev.MappingEndEvent
+_SEQ_END = ev.SequenceEndEvent
+_ALIAS = ev.AliasEvent
+_DOC_END = ev.DocumentEndEvent
+_MISSING = object()
+_MERGE = object()
+# Plain scalars starting with anything else are strings: no need to call resolve_plain.
+_RESOLVE_START = frozenset(_NUMBER_START | _WORD_START | {""})
+
+# A collection of the event tree is a list (cheap to make, children appended in place):
+_START = 0     # its MappingStart/SequenceStart event
+_END = 1       # its end event
+_DUPS = 2      # whether a key occurs twice among its children
+_MERGED = 3    # keys a merge (`<<: *base`) added, in order, each with the mapping it came from; or None
+_ITEMS = 4     # where the children start
+
+
+def _span(event: Any, line_offset: int) -> Span:
+    s, e = event.start_mark, event.end_mark
+    return Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1)
+
+
+def _build(next_event: Any, line_offset: int, keep: bool,
+           limits: Limits) -> tuple[Any, Any, list | bool, Any]:
+    """Read one document's node events (up to its DocumentEndEvent) from `next_event`.
+
+    Returns (data, event tree or None, duplicates, first event). With `keep`
+    the event tree is kept and `duplicates` lists where keys repeat (made into
+    Problems when asked for); without, it only says whether any do. Written as
+    one flat loop with the current collection in locals: it runs once per
+    node of every document scanned.
+    """
+    anchors: dict[str, tuple[Any, Any, int]] = {}
+    open_anchors: set[str] = set()
+    dups: list = []
+    duplicates = False
+    stack: list[tuple] = []
+    max_depth = limits.max_depth
+    max_expanded = limits.max_expanded_nodes
+    count = 0        # nodes so far, aliases counted at their expanded size
+    expanded = 0     # nodes added by aliases
+    # The collection being read: its data, whether a mapping, the pending key
+    # (and its event), its event-tree node, pending merges, anchor and `count` at its start.
+    cur: Any = None
+    is_map = False
+    key: Any = _MISSING
+    key_ev: Any = None
+    node: list | None = None
+    merges: list | None = None
+    anchor: str | None = None
+    base = 0
+    result: Any = None
+    result_raw: Any = None
+    first: Any = None
+
+    def fail(message: str, event: Any, syntax: bool = True) -> LoadError:
+        m = event.start_mark
+        return LoadError(message, m.line + line_offset + 1, m.column + 1, syntax)
+
+    while True:
+        event = next_event()
+        cls = type(event)
+        if cls is _SCALAR:
+            if is_map and key is _MISSING:
+                # A mapping key: Kubernetes keys are strings, taken verbatim.
+                key = event.value
+                if key == "<<" and event.style == "":
+                    key = _MERGE
+                key_ev = event
+                continue
+            value = event.value
+            tag = event.ctag
+            if tag is None or tag == "!":
+                if event.style == "" and event.implicit[0] and value[:1] in _RESOLVE_START:
+                    value = resolve_plain(value)
+            elif tag != _STR_TAG and (tag in _TYPED_TAGS or event.style == ""):
+                value = resolve_plain(value)
+            # (other tags are ignored: the value is read as if untagged)
+            raw: Any = event
+            count += 1
+            if event.anchor is not None:
+                anchors[event.anchor] = (value, event, 1)
+        elif cls is _MAP_START or cls is _SEQ_START:
+            if is_map and key is _MISSING:
+                raise fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event)
+            if len(stack) >= max_depth:
+                raise fail(f"nesting deeper than {max_depth} levels (limit: --max-depth)", event, False)
+            if cur is None:
+                first = event
+            stack.append((cur, is_map, key, key_ev, node, merges, anchor, base))
+            is_map = cls is _MAP_START
+            cur = {} if is_map else []
+            key = _MISSING
+            node = [event, None, False, None] if keep else None
+            merges = None
+            anchor = event.anchor
+            if anchor is not None:
+                open_anchors.add(anchor)
+            base = count
+            count += 1
+            continue
+        elif cls is _MAP_END or cls is _SEQ_END:
+            value = cur
+            raw = node
+            if merges:
+                _apply_merges(cur, merges, node)
+            if node is not None:
+                node[_END] = event
+            if anchor is not None:
+                open_anchors.discard(anchor)
+                anchors[anchor] = (value, node, count - base)
+            cur, is_map, key, key_ev, node, merges, anchor, base = stack.pop()
+        elif cls is _ALIAS:
+            name = event.anchor
+            if name in open_anchors:
+                raise fail(f"recursive alias *{name} refers to a node that contains it", event)
+            if name not in anchors:
+                raise fail(f"alias *{name} refers to an undefined anchor", event)
+            value, raw, size = anchors[name]
+            expanded += size
+            count += size
+            if expanded > max_expanded:
+                raise fail(f"alias expansion exceeds {max_expanded} nodes, a YAML bomb? "
+                           "(limit: --max-alias-nodes)", event, False)
+            if is_map and key is _MISSING:
+                raise fail("an alias used as a mapping key is not valid in Kubernetes manifests", event)
+        elif cls is _DOC_END:
+            return result, result_raw, (dups if keep else duplicates), first
+        else:  # stream/document starts are not part of the node tree
+            continue
+
+        if cur is None:  # the document's root
+            result, result_raw = value, raw
+            if cls is not _MAP_END and cls is not _SEQ_END:
+                first = event
+            continue
+        if not is_map:
+            cur.append(value)
+            if node is not None:
+                node.append(raw)
+            continue
+        k = key
+        key = _MISSING
+        if k is _MERGE:
+            if merges is None:
+                merges = []
+            merges.append((value, raw))
+            continue
+        if k in cur:
+            if node is None:
+                duplicates = True  # reported with positions when the tree is built
+            else:
+                node[_DUPS] = True
+                dups.append((node, len(node), key_ev))
+        cur[k] = value
+        if node is not None:
+            node.append(key_ev)
+            node.append(raw)
+
+
+def _apply_merges(target: dict, merges: list, node: list | None) -> None:
+    """YAML merge keys (`<<: *base`): explicit keys win, then earlier merges."""
+    taken = set(target)
+    added: list[tuple[str, list]] = []
+    for value, raw in merges:
+        if isinstance(value, list):
+            sources = value
+            source_raws = raw[_ITEMS:] if raw is not None else [None] * len(value)
+        else:
+            sources, source_raws = [value], [raw]
+        for source, source_raw in zip(sources, source_raws):
+            if not isinstance(source, dict):
+                continue
+            for key, item in source.items():
+                if key in taken:
+                    continue
+                taken.add(key)
+                target[key] = item
+                if source_raw is not None:
+                    added.append((key, source_raw))
+    if node is not None and added:
+        node[_MERGED] = added
+
+
+# --- the event tree -> location nodes, on demand ------------------------------
+#
+# These reproduce what building every LocNode eagerly gave: a mapping's
+# children in dict order (explicit keys where first written, holding the last
+# value; then merged keys), and a block collection ending where its last child
+# in that order ends (libyaml ends it where the next token starts, often lines
+# later; flow collections end after `]`/`}`). Loops, not recursion: nesting can
+# be as deep as --max-depth allows.
+
+
+def _is_coll(raw: Any) -> bool:
+    return type(raw) is list
+
+
+def _is_mapping(coll: list) -> bool:
+    return type(coll[_START]) is _MAP_START
+
+
+def _entry(coll: list, key: Any) -> tuple[Any, Any] | None:
+    """(key event, child) of `key` in mapping `coll`, following merges."""
+    while True:
+        for i in range(len(coll) - 2, _ITEMS - 1, -2):  # the last occurrence wins
+            if coll[i].value == key:
+                return coll[i], coll[i + 1]
+        source = next((src for k, src in coll[_MERGED] or () if k == key), None)
+        if source is None:
+            return None
+        coll = source
+
+
+def _last_child(coll: list) -> Any:
+    """The event-tree child whose LocNode comes last among `coll`'s children (None: no children)."""
+    if len(coll) == _ITEMS and not coll[_MERGED]:
+        return None
+    if not _is_mapping(coll):
+        return coll[-1]
+    if coll[_MERGED]:
+        key, source = coll[_MERGED][-1]
+        entry = _entry(source, key)
+        return entry[1] if entry else None
+    if not coll[_DUPS]:
+        return coll[-1]
+    order: dict[str, Any] = {}
+    for i in range(_ITEMS, len(coll), 2):
+        order[coll[i].value] = coll[i + 1]
+    return next(reversed(order.values()))
+
+
+def _loc(raw: Any, line_offset: int, ends: dict) -> LocNode:
+    """The LocNode of an event-tree node (a scalar event or a collection).
+
+    `ends` memoises collections' (span, end offset) by id: making a node's
+    children needs each child's end, found down its chain of last children.
+    """
+    if type(raw) is not list:
+        s, e = raw.start_mark, raw.end_mark
+        return LocNode(Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1),
+                       s.index, e.index, raw.style)
+    span, end = _extent(raw, line_offset, ends)
+    return LocNode(span, raw[_START].start_mark.index, end, None, _Expander(raw, line_offset, ends))
+
+
+def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
+    """(span, end offset) of a collection, from its last child's (a loop: nesting can be deep)."""
+    known = ends.get(id(coll))
+    if known is not None:
+        return known
+    chain = []
+    node: Any = coll
+    while type(node) is list and id(node) not in ends:
+        chain.append(node)
+        node = _last_child(node)
+    if node is None:
+        last = None
+    elif type(node) is list:
+        last = ends[id(node)]
+    else:
+        e = node.end_mark
+        last = (Span(0, 0, e.line + line_offset + 1, e.column + 1), e.index)
+    for item in reversed(chain):
+        s = item[_START].start_mark
+        end_event = item[_END]
+        e = end_event.end_mark
+        if last is not None and e.index > last[1] and end_event.start_mark.index == e.index:
+            # Block style: the end event is empty and sits at the next token.
+            last_span = last[0]
+            last = (Span(s.line + line_offset + 1, s.column + 1, last_span.end_line, last_span.end_column), last[1])
+        else:
+            last = (Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1), e.index)
+        ends[id(item)] = last
+    return last  # type: ignore[return-value]
+
+
+class _Expander:
+    """Makes a collection's children LocNodes when they are first asked for.
+
+    It holds the collection, never the other way round: the event tree stays
+    free of reference cycles, so a document is freed as soon as it is dropped
+    (not by the cyclic garbage collector, which would have to walk every event).
+    """
+
+    __slots__ = ("coll", "line_offset", "ends")
+
+    def __init__(self, coll: list, line_offset: int, ends: dict) -> None:
+        self.coll = coll
+        self.line_offset = line_offset
+        self.ends = ends
+
+    def __call__(self) -> dict | list:
+        coll, off, ends = self.coll, self.line_offset, self.ends
+        if not _is_mapping(coll):
+            return [_loc(child, off, ends) for child in coll[_ITEMS:]]
+        children: dict = {}
+        for i in range(_ITEMS, len(coll), 2):
+            key_event = coll[i]
+            children[key_event.value] = (_span(key_event, off), _loc(coll[i + 1], off, ends))
+        for key, source in coll[_MERGED] or ():
+            key_event, child = _entry(source, key)  # type: ignore[misc]
+            children[key] = (_span(key_event, off), _loc(child, off, ends))
+        return children
+
+
+def _problems(dups: list, line_offset: int, ends: dict) -> list[Problem]:
+    """Problems for the repeated keys `_build` noted: (mapping, index of the repeat, key event)."""
+    problems = []
+    for coll, at, key_event in dups:
+        key = key_event.value
+        first_event, first_child = next((coll[i], coll[i + 1]) for i in range(at - 2, _ITEMS - 1, -2)
+                                        if coll[i].value == key)
+        first = _span(first_event, line_offset)
+        first_loc = _loc(first_child, line_offset, ends)
+        problems.append(Problem(
+            f"duplicate key {key!r} (first defined at line {first.line}): Kubernetes keeps only the last "
+            "value (strict field validation rejects the object), so the first one is ignored and not checked",
+            _span(key_event, line_offset), first_loc.span, (first_loc.start, first_loc.end)))
+    return problems
+
+
+# --- streams -> documents ---------------------------------------------------
+
+# A document starts at a `---` line (with any directives just before it) and ends
+# after a `...` line. YAML forbids both at column 0 inside scalars. Directive
+# lines are found by walking back from a `---`, at most MAX_DIRECTIVES of them: a
+# regex for them is quadratic on thousands of `%` lines.
+_BOUNDARY_RE = re.compile(r"^(?:---(?=[ \t\r\n]|$)|\.\.\.[ \t]*(?:\r?\n|$))", re.M)
+MAX_DIRECTIVES = 64
+
+
+def _boundaries(text: str, end: int) -> Iterator[re.Match]:
+    """`_BOUNDARY_RE.finditer(text, 0, end)`, found faster: the marker lines are
+    looked for with str.find (a regex scan tries every character) and checked
+    with the regex where they start."""
+    starts = [0] if text.startswith(("---", "..."), 0, end) else []
+    for needle in ("\n---", "\n..."):
+        pos = text.find(needle, 0, end)
+        while pos >= 0:
+            starts.append(pos + 1)
+            pos = text.find(needle, pos + 1, end)
+    starts.sort()
+    last = 0
+    for start in starts:
+        if start < last:
+            continue  # inside the previous match (finditer does not overlap)
+        match = _BOUNDARY_RE.match(text, start, end)
+        if match is not None:
+            last = match.end()
+            yield match
+
+
+def _cut(text: str, match: re.Match, floor: int) -> int:
+    """Where a boundary cuts `text`: after a `...` line, before a `---` line and its directives."""
+    if text.startswith(".", match.start()):
+        return match.end()
+    return _directives_start(text, match.start(), floor)
+
+
+def _directives_start(text: str, pos: int, floor: int) -> int:
+    """Where the directive lines (`%...`, at most MAX_DIRECTIVES) just before `pos` start, not before `floor`."""
+    for _ in range(MAX_DIRECTIVES):
+        if pos <= floor:
+            break
+        prev = max(text.rfind("\n", floor, pos - 1) + 1, floor)
+        if not text.startswith("%", prev):
+            break
+        pos = prev
+    return pos
+
+
+def split_documents(text: str) -> Iterator[tuple[str, int]]:
+    """Yield (document text, 0-based line of its first character)."""
+    start = 0
+    line = 0
+    for match in _boundaries(text, len(text)):
+        cut = _cut(text, match, start)
+        if cut > start:
+            chunk = text[start:cut]
+            yield chunk, line
+            line += chunk.count("\n")
+            start = cut
+    if start < len(text) or not text:
+        yield text[start:], line
+
+
+def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
+    """`split_documents` over text arriving in blocks, holding one document at a time.
+
+    Only complete lines are searched for boundaries. The searched lines of the
+    current document accumulate in `pieces` and are joined once, when it ends,
+    so a large document costs linear time.
+    """
+    pieces: list[str] = []    # the current document's complete lines, already searched
+    pending: list[str] = []   # text after the last complete line
+    line = 0
+    for block in blocks:
+        pending.append(block)
+        if "\n" not in block:
+            continue
+        text = "".join(pending)
+        end = text.rfind("\n") + 1
+        start = 0
+        for match in _boundaries(text, end):
+            cut = _cut(text, match, start)
+            pieces.append(text[start:cut])
+            chunk = "".join(pieces)
+            pieces = []
+            if chunk:
+                yield chunk, line
+                line += chunk.count("\n")
+            start = cut
+        # Directive lines at the end belong to a `---` that may come with the
+        # next block: keep them (as many as a `---` may claim) to search again.
+        keep = _directives_start(text, end, start)
+        if keep > start:
+            pieces.append(text[start:keep])
+        pending = [text[keep:]] if keep < len(text) else []
+    rest = "".join(pieces) + "".join(pending)
+    if rest or line == 0:
+        for chunk, offset in split_documents(rest):
+            yield chunk, line + offset
+
+
+# Chunks parsed once, by line offset in their file: (parsed documents, read as JSON).
+ParsedChunks = dict[int, tuple[list, bool]]
+
+
+def load_documents(text: str, limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
+                   only: tuple[str, ...] = (), strict_json: bool = False, *,
+                   record: ParsedChunks | None = None,
+                   parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
+    """Yield every non-empty document of `text`, or a LoadError where one fails.
+
+    With `unrendered`, a document that fails and holds `{{ ... }}` yields its
+    LoadError (marked `template`) and then, when masking the template actions
+    makes it parse, the masked document (see unrendered.py). With `only`,
+    documents whose text holds none of these words are skipped unparsed. With
+    `strict_json` (a `.json` file), JSON-looking text that YAML accepts but JSON
+    does not (trailing commas, comments) also yields a LoadError, before the
+    document read as YAML.
+
+    `record` and `parsed` let a first pass over `text` (the ConfigMap index)
+    spare the second its work: with `record`, each chunk that parses is stored
+    there, without its event tree (positions then come from a parse on
+    demand); with `parsed` (what a pass over the same text recorded), a stored
+    chunk is taken from there instead of being parsed again.
+    """
+    return _load_chunks(split_documents(text), limits, unrendered, only, strict_json, record, parsed)
+
+
+def load_stream(blocks: Iterable[str], limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
+                only: tuple[str, ...] = (), strict_json: bool = False) -> Iterator[Document | LoadError]:
+    """`load_documents` over text arriving in blocks; memory is bounded by the largest document."""
+    return _load_chunks(split_stream(blocks), limits, unrendered, only, strict_json)
+
+
+def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: bool,
+                 only: tuple[str, ...], strict_json: bool = False, record: ParsedChunks | None = None,
+                 parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
+    index = 0
+    for chunk, line_offset in chunks:
+        if only and not any(word in chunk for word in only):
+            continue
+        if chunk.startswith("...") and not chunk[3:].strip():
+            continue  # a bare document end marker: valid YAML 1.2 that libyaml refuses
+        placeholders: tuple[Span, ...] = ()
+        text = chunk
+        try:
+            done = parsed.pop(line_offset, None) if parsed else None
+            if done is not None:
+                docs, is_json = done
+            else:
+                docs, is_json = _parse_any(chunk, line_offset, limits, keep=record is None)
+                if record is not None:
+                    record[line_offset] = (docs, is_json)
+        except LoadError as error:
+            error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
+            from gpulint.load import unrendered as unrendered_mod
+
+            where = _json_error(chunk) if strict_json and error.syntax else None
+            if where is not None:  # a `.json` file: say what JSON finds wrong
+                error = LoadError(f"invalid JSON: {where[2]}", line_offset + where[0] + 1, where[1] + 1,
+                                  syntax=True)
+            if unrendered and error.syntax and unrendered_mod.has_actions(chunk):
+                text, marks = unrendered_mod.mask(chunk)
+                try:
+                    docs, is_json = list(_parse_chunk(text, line_offset, limits)), False
+                except LoadError:
+                    docs = []
+                    # Still a template if the parser stumbled on a line holding an action.
+                    lines = chunk.split("\n")
+                    at = error.line - line_offset - 1
+                    error.template = any("{{" in line or "}}" in line for line in lines[max(at - 1, 0):at + 1])
+                else:
+                    error.template = error.literal_checked = True
+                    placeholders = tuple(Span(line_offset + ln + 1, start + 1, line_offset + ln + 1, end + 1)
+                                         for ln, start, end in marks)
+            else:
+                docs = []
+            yield error
+        else:
+            where = _json_error(chunk) if strict_json and not is_json else None
+            if where is not None:
+                line, column, reason = where
+                yield LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
+                                line_offset + line + 1, column + 1, syntax=True)
+        for tree, data, dups, content_start, raw in docs:
+            yield Document(index, data, text, line_offset, tree, dups, content_start,
+                           limits=limits, raw=raw, is_json=is_json, placeholders=placeholders)
+            index += 1
+
+
+# What `_build` reads after a JSON document's events: JSON has no document markers.
+_JSON_END = ev.DocumentEndEvent()
+
+
+def _json_error(chunk: str) -> tuple[int, int, str] | None:
+    """What JSON finds wrong in a `.json` file's chunk that reads as YAML (None: nothing,
+    or it does not look like JSON). jsonload is imported only when a `.json` file is read."""
+    from gpulint.load import jsonload
+
+    return jsonload.json_error(chunk) if jsonload.looks_like_json(chunk) else None
+
+
+_Parsed = tuple  # (event tree or None, data, duplicates, offset of the first node, raw index)
+
+
+def _parse_any(chunk: str, line_offset: int, limits: Limits, keep: bool = True) -> tuple[list[_Parsed], bool]:
+    """Documents of `chunk` as YAML, or as JSON where libyaml rejects valid JSON; and which.
+
+    `keep`: whether to keep event trees (documents up to KEEP_EVENTS_MAX)."""
+    keep = keep and len(chunk) <= KEEP_EVENTS_MAX
+    try:
+        return list(_parse_chunk(chunk, line_offset, limits, keep)), False
+    except LoadError as error:
+        # libyaml rejected it: JSON is rare, and read only then
+        from gpulint.load import jsonload
+
+        if not (error.syntax and jsonload.looks_like_json(chunk)):
+            raise
+        try:
+            documents = jsonload.json_events(chunk)
+        except jsonload.JSONSyntaxError:
+            raise error from None
+    out = []
+    for raw, events in enumerate(documents):
+        content_start = events[0].start_mark.index
+        events.append(_JSON_END)
+        data, tree, dups, _first = _build(iter(events).__next__, line_offset, keep, limits)
+        out.append((tree, data, dups, content_start, raw))
+    return out, True
+
+
+def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None = None) -> Iterator[_Parsed]:
+    """(event tree, data, duplicates, offset of the first node, raw index) of each non-empty document.
+
+    A document is built as libyaml parses it, so a limit stops libyaml early
+    (its time grows with the square of the nesting depth: a million `[` would
+    take minutes). For a large chunk the event tree is not kept (None): it
+    takes about 30 times the size of the text, so it is parsed again if a
+    finding needs positions. The raw index counts empty documents too, to find
+    the document again.
+    """
+    if "%" in chunk:
+        _check_directives(chunk, line_offset)
+    if keep is None:
+        keep = len(chunk) <= KEEP_EVENTS_MAX
+    try:
+        parser = CParser(chunk)
+        next_event = parser.get_event
+        raw = 0
+        while True:
+            cls = type(next_event())
+            if cls is _DOC_START:
+                data, tree, dups, first = _build(next_event, line_offset, keep, limits)
+                if data is not None and not _is_empty(first):
+                    yield tree, data, dups, first.start_mark.index, raw
+                raw += 1
+            elif cls is _STREAM_END:
+                return
+    except LoadError:
+        raise
+    except Exception as error:  # the C parser raises ruamel's MarkedYAMLError or ReaderError
+        raise _as_load_error(error, chunk, line_offset) from None
+
+
+_DOC_START = ev.DocumentStartEvent
+_STREAM_END = ev.StreamEndEvent
+
+
+def _is_empty(first: Any) -> bool:
+    """A document of nothing but an empty plain scalar (what libyaml makes of `---` alone)."""
+    return type(first) is _SCALAR and first.value == "" and first.style == ""
+
+
+def _check_directives(chunk: str, line_offset: int) -> None:
+    """Refuse more than MAX_DIRECTIVES directive lines before a document.
+
+    libyaml compares each `%TAG` with every earlier one: thousands of them take
+    quadratic time. Real documents have one or two.
+    """
+    count = line = pos = 0
+    while pos < len(chunk):
+        end = chunk.find("\n", pos)
+        end = len(chunk) if end < 0 else end
+        first = chunk[pos:pos + 1]
+        if first == "%":
+            count += 1
+            if count > MAX_DIRECTIVES:
+                raise LoadError(f"more than {MAX_DIRECTIVES} directives (`%...` lines) before a document",
+                                line_offset + line + 1, 1, syntax=True)
+        elif first != "#" and chunk[pos:end].strip():
+            return  # the header ends at the first content line
+        pos = end + 1
+        line += 1
+
+
+def _tree_of(text: str, raw: int, line_offset: int, limits: Limits) -> tuple[Any, list]:
+    """The event tree and repeated keys of document `raw` of `text`, parsed again."""
+    parser = CParser(text)
+    next_event = parser.get_event
+    index = 0
+    while True:
+        cls = type(next_event())
+        if cls is _DOC_START:
+            if index == raw:
+                _data, tree, dups, _first = _build(next_event, line_offset, True, limits)
+                return tree, dups  # type: ignore[return-value]
+            _build(next_event, line_offset, False, limits)
+            index += 1
+        elif cls is _STREAM_END:
+            raise LookupError(f"document {raw} vanished on a second parse")
+
+
+def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:
+    position = getattr(error, "position", None)
+    if isinstance(position, int):
+        # A ReaderError (e.g. a control character): `position` is a byte offset
+        # into the UTF-8 text the C parser was given.
+        index = len(chunk.encode("utf-8")[:position].decode("utf-8", "ignore"))
+        line = chunk.count("\n", 0, index)
+        column = index - (chunk.rfind("\n", 0, index) + 1)
+        char = getattr(error, "character", None)
+        what = f"character {_describe_char(char)}" if isinstance(char, int) else "character"
+        reason = getattr(error, "reason", "not allowed")
+        return LoadError(f"invalid YAML: unacceptable {what}: {reason}",
+                         line + line_offset + 1, column + 1, syntax=True)
+    problem_mark = getattr(error, "problem_mark", None)
+    context_mark = getattr(error, "context_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None)
+    mark = problem_mark or context_mark
+    if context and context_mark is not None and problem_mark is not None and (
+            context_mark.line, context_mark.column) != (problem_mark.line, problem_mark.column):
+        if "end of stream" in str(problem):
+            # An unterminated quote: the end of the document says little, its start says where.
+            mark = context_mark
+            context = f"{context} (never closed)"
+        else:
+            context = f"{context} started at line {context_mark.line + line_offset + 1}, column " \
+                      f"{context_mark.column + 1}"
+    message = f"{context}: {problem}" if context else str(problem)
+    if mark is None:
+        return LoadError(f"invalid YAML: {message}", line_offset + 1, 1, syntax=True)
+    return LoadError(f"invalid YAML: {message}", mark.line + line_offset + 1, mark.column + 1, syntax=True)
+
+
+def _describe_char(code: int) -> str:
+    if code == 0:
+        return "NUL (#x0)"
+    return f"#x{code:x}"

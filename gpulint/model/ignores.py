@@ -1,0 +1,60 @@
+"""What a workload's `gpulint.io/ignore` and `gpulint.io/ignore-reason` annotations say.
+
+Read by the annotation suppressor and by the rules that check the annotations
+themselves (GPU090, GPU091).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from gpulint.model.workload import PodSpec, Workload
+from gpulint.record import record
+
+IGNORE = "gpulint.io/ignore"
+IGNORE_REASON = "gpulint.io/ignore-reason"
+_SPLIT_RE = re.compile(r"[\s,]+")
+
+
+@record(frozen=True)
+class AnnotationIgnore:
+    """One `gpulint.io/ignore` annotation and where it is written."""
+
+    codes: tuple[str, ...]
+    reason: str                   # "" when missing or blank
+    annotations_path: tuple       # document path of the annotations mapping
+    pod: PodSpec | None           # None: on the workload itself
+
+    @property
+    def key_path(self) -> tuple:
+        return self.annotations_path + (IGNORE,)
+
+    @property
+    def reason_path(self) -> tuple:
+        return self.annotations_path + (IGNORE_REASON,)
+
+
+def parse_codes(value: object) -> tuple[str, ...]:
+    if not isinstance(value, str):
+        return ()
+    return tuple(code for code in _SPLIT_RE.split(value) if code)
+
+
+def ignores_of(workload: Workload) -> Iterator[AnnotationIgnore]:
+    """Every `gpulint.io/ignore` of the workload: its own, then its pod templates'."""
+    own_meta = workload.obj.path("metadata")
+    own = workload.annotations
+    if IGNORE in own:
+        yield _make(own, own_meta + ("annotations",), None)
+    for pod in workload.pod_specs:
+        # A bare Pod's template metadata is the object's own metadata.
+        if IGNORE not in pod.annotations or pod.metadata_path is None or pod.metadata_path == own_meta:
+            continue
+        yield _make(pod.annotations, pod.metadata_path + ("annotations",), pod)
+
+
+def _make(annotations: dict, path: tuple, pod: PodSpec | None) -> AnnotationIgnore:
+    reason = annotations.get(IGNORE_REASON)
+    reason = reason.strip() if isinstance(reason, str) else ""
+    return AnnotationIgnore(parse_codes(annotations.get(IGNORE)), reason, path, pod)

@@ -1,0 +1,171 @@
+"""The one place that knows where workloads keep their pod templates.
+
+Built-in kinds have fixed paths. Every other kind (CRDs: Ray, Kubeflow, JobSet,
+LeaderWorkerSet, Volcano, Knative, Argo Rollouts, OpenKruise...) is searched by
+shape: any mapping with a `containers` list is a pod spec. Two CRD families keep
+containers elsewhere and are handled by name: Argo Workflows templates
+(`container`, `script`, `containerSet`) and KServe components (`predictor.model`
+and the framework shorthands).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from gpulint.model.workload import PodSpec, Problems, Workload, build_pod_spec
+from gpulint.model.objects import KubeObject
+
+KNOWN_KINDS: dict[str, tuple[str, ...]] = {
+    "Pod": ("spec",),
+    "PodTemplate": ("template", "spec"),
+    "Deployment": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "ReplicationController": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+# Core API groups whose kinds above are really the built-ins (a CRD may reuse a name).
+_CORE_GROUPS = {"v1", "apps/v1", "apps/v1beta1", "apps/v1beta2", "batch/v1", "batch/v1beta1",
+                "extensions/v1beta1", "batch/v2alpha1"}
+
+# Objects that never hold pod templates; skipping them keeps the shape search cheap.
+_NO_PODS = frozenset({
+    "ConfigMap", "Secret", "Service", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
+    "ClusterRoleBinding", "Namespace", "Ingress", "NetworkPolicy", "PersistentVolume",
+    "PersistentVolumeClaim", "StorageClass", "CustomResourceDefinition", "Endpoints",
+    "EndpointSlice", "HorizontalPodAutoscaler", "PodDisruptionBudget", "PriorityClass",
+    "RuntimeClass", "LimitRange", "ResourceQuota", "Lease", "Event", "APIService",
+    "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ServiceMonitor",
+    "PodMonitor", "PrometheusRule", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass",
+})
+
+_ARGO_KINDS = frozenset({"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"})
+_KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
+_KSERVE_FRAMEWORKS = ("model", "tensorflow", "pytorch", "sklearn", "xgboost", "onnx", "triton",
+                      "huggingface", "lightgbm", "pmml", "paddle", "alibi", "art", "aix")
+_SKIP_KEYS = frozenset({"metadata", "status", "apiVersion", "kind"})
+
+
+def workload_of(obj: KubeObject) -> Workload | None:
+    """The workload view of an object, or None when it holds no pod spec."""
+    kind = obj.ref.kind
+    if kind in _NO_PODS and _is_builtin_group(obj.ref.api_version):
+        return None
+    problems = Problems()
+    pods = list(_pod_specs(obj, problems))
+    if not pods and not problems:
+        return None
+    return Workload(obj, pods, list(problems))
+
+
+def _is_builtin_group(api_version: str) -> bool:
+    group = api_version.rpartition("/")[0]
+    return "." not in group or group.endswith(".k8s.io") or group == "monitoring.coreos.com"
+
+
+def _pod_specs(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
+    kind = obj.ref.kind
+    known = KNOWN_KINDS.get(kind)
+    if known is not None and obj.ref.api_version in _CORE_GROUPS:
+        pod = build_pod_spec(obj, known, ".".join(known), problems)
+        if pod is not None:
+            yield pod
+        return
+    if kind in _ARGO_KINDS:
+        yield from _argo(obj, problems)
+        return
+    for rel in _find_container_holders(obj.data, ()):
+        extra = _kserve_extras(obj, rel) if obj.ref.api_version.startswith("serving.kserve.io/") else None
+        pod = build_pod_spec(obj, rel, _label(rel), problems, extra_containers=extra)
+        if pod is not None:
+            yield pod
+    if obj.ref.api_version.startswith("serving.kserve.io/"):
+        yield from _kserve_shorthand(obj, problems)
+
+
+def _find_container_holders(data: Any, rel: tuple) -> Iterator[tuple]:
+    """Paths of mappings that have a `containers` list, outermost first."""
+    if isinstance(data, dict):
+        if isinstance(data.get("containers"), list) or isinstance(data.get("initContainers"), list):
+            yield rel
+            return
+        for key, value in data.items():
+            if key in _SKIP_KEYS and not rel:
+                continue
+            if isinstance(value, (dict, list)):
+                yield from _find_container_holders(value, rel + (key,))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            if isinstance(value, (dict, list)):
+                yield from _find_container_holders(value, rel + (i,))
+
+
+def _label(rel: tuple) -> str:
+    out = ""
+    for item in rel:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out or "(root)"
+
+
+def _argo(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
+    spec_rel: tuple = ("spec",)
+    if obj.ref.kind == "CronWorkflow":
+        spec_rel = ("spec", "workflowSpec")
+    spec = obj.data
+    for item in spec_rel:
+        spec = spec.get(item) if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return
+    templates = spec.get("templates")
+    if not isinstance(templates, list):
+        return
+    for i, template in enumerate(templates):
+        if not isinstance(template, dict):
+            continue
+        rel = spec_rel + ("templates", i)
+        extra: list[tuple[tuple, dict, str, str]] = []
+        for key in ("container", "script"):
+            if isinstance(template.get(key), dict):
+                extra.append((obj.path(*rel, key), template[key], "script" if key == "script" else "", "main"))
+        container_set = template.get("containerSet")
+        holder_rel = rel
+        if isinstance(container_set, dict):
+            # containerSet.containers are containers of the template's pod.
+            pod = build_pod_spec(obj, rel + ("containerSet",), _label(rel + ("containerSet",)), problems,
+                                 fallback=spec, fallback_rel=spec_rel)
+            if pod is not None:
+                yield pod
+        if extra or isinstance(template.get("sidecars"), list) or isinstance(template.get("initContainers"), list):
+            pod = build_pod_spec(obj, holder_rel, _label(rel), problems, extra_containers=extra,
+                                 fallback=spec, fallback_rel=spec_rel)
+            if pod is not None:
+                yield pod
+
+
+def _kserve_extras(obj: KubeObject, rel: tuple) -> list[tuple[tuple, dict, str, str]] | None:
+    holder = obj.data
+    for item in rel:
+        holder = holder[item]
+    if not rel or rel[-1] not in _KSERVE_COMPONENTS:
+        return None
+    return [(obj.path(*rel, key), holder[key], "", "kserve-container") for key in _KSERVE_FRAMEWORKS
+            if isinstance(holder.get(key), dict)]
+
+
+def _kserve_shorthand(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
+    """KServe components written without `containers` (e.g. `predictor.model`)."""
+    spec = obj.data.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for component in _KSERVE_COMPONENTS:
+        holder = spec.get(component)
+        if not isinstance(holder, dict) or isinstance(holder.get("containers"), list):
+            continue
+        rel = ("spec", component)
+        extra = _kserve_extras(obj, rel)
+        if extra:
+            pod = build_pod_spec(obj, rel, _label(rel), problems, extra_containers=extra)
+            if pod is not None:
+                yield pod

@@ -1,0 +1,550 @@
+"""Typed views of workloads: Workload -> PodSpec -> Container.
+
+Rules read these views and never walk raw dicts. Every view carries `path`, the
+document path of the node it describes, so a rule can point a finding at the
+exact key or list entry. Values of the wrong type are not guessed at: the view
+leaves the field empty and records a `TypeProblem`, which the engine reports as
+GPU000 (a typo in a type can hide a bypass, so it must be visible).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from gpulint.model.objects import KubeObject, ObjectRef
+from gpulint.record import field, record
+from gpulint.model.shell import basename
+
+SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh", "busybox"})
+
+ROLE_CONTAINER = "container"
+ROLE_INIT = "init"
+ROLE_EPHEMERAL = "ephemeral"
+
+
+@record(frozen=True)
+class TypeProblem:
+    """A field whose value has the wrong type; reported as GPU000."""
+
+    path: tuple
+    message: str
+
+
+class Problems(list):
+    """Collects TypeProblems while views are built."""
+
+    def expect(self, value: Any, kind: type | tuple, path: tuple, what: str) -> Any:
+        """Return `value` when it has the expected type (or is absent), else None."""
+        # bool is an int subclass, but `true` is no integer or quantity to Kubernetes.
+        if value is None or isinstance(value, kind) and not (isinstance(value, bool) and not _takes_bool(kind)):
+            return value
+        self.append(TypeProblem(path, f"{what} must be {_type_name(kind)}, not {_type_name(type(value))}"))
+        return None
+
+
+def _takes_bool(kind: type | tuple) -> bool:
+    return bool in kind if isinstance(kind, tuple) else kind is bool
+
+
+def _type_name(kind: type | tuple) -> str:
+    if isinstance(kind, tuple):
+        return " or ".join(_type_name(k) for k in kind)
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+            float: "a number", type(None): "null"}.get(kind, kind.__name__)
+
+
+@record(frozen=True)
+class EnvVar:
+    name: str
+    value: Any               # the literal value (str in valid manifests), None when absent
+    value_from: dict | None  # valueFrom, when set
+    path: tuple              # the list entry
+
+
+@record(frozen=True)
+class EnvFrom:
+    source: str              # "configMap" or "secret"
+    name: str
+    prefix: str
+    optional: bool
+    path: tuple              # the list entry
+
+
+@record(frozen=True)
+class Resources:
+    limits: dict             # resource name -> quantity as written
+    requests: dict
+    claims: list
+    path: tuple              # the `resources` mapping (may not exist)
+    # Names written without a value (`nvidia.com/gpu:`, e.g. an unfilled template
+    # placeholder): kept apart so `limits`/`requests` hold only quantities.
+    null_limits: tuple = ()
+    null_requests: tuple = ()
+
+    def limits_path(self, name: str | None = None) -> tuple:
+        return self.path + (("limits", name) if name is not None else ("limits",))
+
+    def requests_path(self, name: str | None = None) -> tuple:
+        return self.path + (("requests", name) if name is not None else ("requests",))
+
+
+@record(frozen=True)
+class Exec:
+    """An argv the container runs: its main process, a hook or an exec probe."""
+
+    argv: tuple              # strings only
+    paths: tuple             # document path of each argv element
+    origin: str              # "command", "lifecycle.postStart", "livenessProbe", "script", ...
+
+
+@record(frozen=True)
+class Script:
+    """Shell (or other) source text run by the container, e.g. `sh -c '<text>'`."""
+
+    text: str
+    path: tuple              # the string scalar holding the text
+    origin: str
+    interpreter: str         # "sh", "bash", "python", ... ("" when unknown)
+
+
+@record(frozen=True)
+class VolumeMount:
+    name: str
+    mount_path: str
+    path: tuple
+
+
+@record(frozen=True)
+class Volume:
+    name: str
+    kind: str                # "hostPath", "configMap", "secret", "emptyDir", ... ("" when none)
+    source: dict             # the volume source mapping
+    path: tuple              # the list entry
+
+    @property
+    def host_path(self) -> str | None:
+        if self.kind == "hostPath" and isinstance(self.source.get("path"), str):
+            return self.source["path"]
+        return None
+
+    @property
+    def host_path_path(self) -> tuple:
+        """Document path of the `path:` key under `hostPath`."""
+        return self.path + ("hostPath", "path")
+
+
+@record
+class Container:
+    role: str
+    name: str
+    image: str | None
+    env: list[EnvVar]
+    env_from: list[EnvFrom]
+    resources: Resources
+    privileged: bool | None
+    security_context: dict
+    command: list | None
+    args: list | None
+    execs: list[Exec]
+    scripts: list[Script]
+    volume_mounts: list[VolumeMount]
+    path: tuple
+    # Facts derived from the container that several rules ask for (its commands,
+    # its resource entries...), computed once by the helper that owns each key.
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def key_path(self, *items: Any) -> tuple:
+        return self.path + items
+
+    @property
+    def gpu_limits(self) -> dict:
+        return self.resources.limits
+
+    def env_value(self, name: str) -> EnvVar | None:
+        """The entry that wins for `name` (Kubernetes: the last one)."""
+        found = None
+        for var in self.env:
+            if var.name == name:
+                found = var
+        return found
+
+
+@record
+class PodSpec:
+    path: tuple                       # the pod spec mapping (or Argo template)
+    label: str                        # human description, e.g. "spec.template.spec"
+    host_pid: bool
+    host_network: bool
+    host_ipc: bool
+    runtime_class_name: str | None
+    node_selector: dict
+    affinity: dict
+    tolerations: list
+    volumes: list[Volume]
+    annotations: dict                 # pod template annotations
+    labels: dict
+    metadata_path: tuple | None       # pod template metadata, when there is one
+    resource_claims: list
+    containers: list[Container]
+    raw: dict = field(repr=False, default_factory=dict)
+
+    def volume(self, name: str) -> Volume | None:
+        for volume in self.volumes:
+            if volume.name == name:
+                return volume
+        return None
+
+    def field_path(self, name: str) -> tuple:
+        return self.path + (name,)
+
+
+@record
+class Workload:
+    obj: KubeObject
+    pod_specs: list[PodSpec]
+    problems: list[TypeProblem]
+    # (pod, container) pairs, listed once: every rule walks them.
+    _pairs: list[tuple[PodSpec, Container]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def ref(self) -> ObjectRef:
+        return self.obj.ref
+
+    @property
+    def kind(self) -> str:
+        return self.obj.ref.kind
+
+    @property
+    def name(self) -> str:
+        return self.obj.ref.name
+
+    @property
+    def namespace(self) -> str | None:
+        return self.obj.ref.namespace
+
+    @property
+    def annotations(self) -> dict:
+        meta = self.obj.data.get("metadata")
+        ann = meta.get("annotations") if isinstance(meta, dict) else None
+        return ann if isinstance(ann, dict) else {}
+
+    @property
+    def labels(self) -> dict:
+        meta = self.obj.data.get("metadata")
+        labels = meta.get("labels") if isinstance(meta, dict) else None
+        return labels if isinstance(labels, dict) else {}
+
+    def containers(self) -> Iterator[tuple[PodSpec, Container]]:
+        if self._pairs is None:
+            self._pairs = [(pod, container) for pod in self.pod_specs for container in pod.containers]
+        return iter(self._pairs)
+
+
+# --- building views ---------------------------------------------------------
+
+
+def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
+                   extra_containers: list[tuple[tuple, dict, str, str]] | None = None,
+                   fallback: dict | None = None, fallback_rel: tuple | None = None) -> PodSpec | None:
+    """View of the pod spec at `rel` (a path inside the object).
+
+    `extra_containers` adds container-like mappings kept outside `containers`
+    (Argo `container`/`script`, KServe `predictor.model`) as (path, mapping,
+    script origin, name the controller gives it when the mapping has none). `fallback` is an
+    enclosing mapping whose pod-level fields apply when the spec lacks them
+    (an Argo Workflow spec for its templates).
+    """
+    spec = _at(obj.data, rel)
+    if not isinstance(spec, dict):
+        return None
+    base = obj.path(*rel)
+
+    def pod_field(name: str, kind: type | tuple, what: str) -> Any:
+        if name in spec:
+            return problems.expect(spec.get(name), kind, base + (name,), what)
+        if fallback is not None and fallback_rel is not None and name in fallback:
+            return problems.expect(fallback.get(name), kind, obj.path(*fallback_rel, name), what)
+        return None
+
+    # (`type(x) is T or problems.expect(...)`: the usual well-typed value skips
+    # building the path and message a problem would need.)
+    containers: list[Container] = []
+    for key, role in (("initContainers", ROLE_INIT), ("containers", ROLE_CONTAINER),
+                      ("ephemeralContainers", ROLE_EPHEMERAL), ("sidecars", ROLE_CONTAINER)):
+        items = spec.get(key)
+        if items is None:
+            continue
+        if type(items) is not list:
+            items = problems.expect(items, list, base + (key,), key)
+        for i, item in enumerate(items or ()):
+            path = base + (key, i)
+            if type(item) is dict or problems.expect(item, dict, path, f"{key}[{i}]") is not None:
+                containers.append(build_container(item, path, role, problems))
+    for path, item, origin, default_name in extra_containers or ():
+        container = build_container(item, path, ROLE_CONTAINER, problems, script_origin=origin)
+        container.name = container.name or default_name
+        containers.append(container)
+
+    volumes = []
+    volume_lists = [(spec.get("volumes"), base + ("volumes",))]
+    if fallback is not None and fallback_rel is not None:
+        volume_lists.append((fallback.get("volumes"), obj.path(*fallback_rel, "volumes")))
+    for raw_volumes, vpath in volume_lists:
+        if raw_volumes is None:
+            continue
+        for i, item in enumerate(raw_volumes if type(raw_volumes) is list
+                                 else problems.expect(raw_volumes, list, vpath, "volumes") or ()):
+            path = vpath + (i,)
+            if type(item) is not dict and problems.expect(item, dict, path, f"volumes[{i}]") is None:
+                continue
+            kind = next((k for k in item if k != "name" and isinstance(item[k], dict)), "")
+            volumes.append(Volume(str(item.get("name", "")), kind, item.get(kind) or {}, path))
+
+    meta_rel = rel[:-1] + ("metadata",) if rel and rel[-1] == "spec" else None
+    if meta_rel is None and isinstance(spec.get("metadata"), dict):
+        meta_rel = rel + ("metadata",)  # Argo templates keep the pod's metadata beside its containers
+    meta = _at(obj.data, meta_rel) if meta_rel is not None else None
+    meta = meta if isinstance(meta, dict) else None
+    annotations = meta.get("annotations") if meta else None
+    labels = meta.get("labels") if meta else None
+
+    return PodSpec(
+        path=base,
+        label=label,
+        host_pid=pod_field("hostPID", bool, "hostPID") is True,
+        host_network=pod_field("hostNetwork", bool, "hostNetwork") is True,
+        host_ipc=pod_field("hostIPC", bool, "hostIPC") is True,
+        runtime_class_name=pod_field("runtimeClassName", str, "runtimeClassName"),
+        node_selector=pod_field("nodeSelector", dict, "nodeSelector") or {},
+        affinity=pod_field("affinity", dict, "affinity") or {},
+        tolerations=pod_field("tolerations", list, "tolerations") or [],
+        volumes=volumes,
+        annotations=annotations if isinstance(annotations, dict) else {},
+        labels=labels if isinstance(labels, dict) else {},
+        metadata_path=obj.path(*meta_rel) if meta is not None and meta_rel is not None else None,
+        resource_claims=pod_field("resourceClaims", list, "resourceClaims") or [],
+        containers=containers,
+        raw=spec,
+    )
+
+
+def build_container(data: dict, path: tuple, role: str, problems: Problems,
+                    script_origin: str = "") -> Container:
+    name = data.get("name")
+    image = data.get("image")
+    if image is not None and type(image) is not str:
+        image = problems.expect(image, str, path + ("image",), "image")
+
+    env: list[EnvVar] = []
+    items = data.get("env")
+    if items is not None and type(items) is not list:
+        items = problems.expect(items, list, path + ("env",), "env")
+    for i, item in enumerate(items or ()):
+        entry = path + ("env", i)
+        if type(item) is not dict and problems.expect(item, dict, entry, f"env[{i}]") is None:
+            continue
+        var_name = item.get("name")
+        if var_name is not None and type(var_name) is not str:
+            var_name = problems.expect(var_name, str, entry + ("name",), "env name")
+        value = item.get("value")
+        if value is not None and not isinstance(value, str):
+            problems.expect(value, str, entry + ("value",), "env value")
+        value_from = item.get("valueFrom")
+        if value_from is not None and type(value_from) is not dict:
+            value_from = problems.expect(value_from, dict, entry + ("valueFrom",), "valueFrom")
+        env.append(EnvVar(var_name or "", value, value_from, entry))
+
+    env_from: list[EnvFrom] = []
+    items = data.get("envFrom")
+    if items is not None and type(items) is not list:
+        items = problems.expect(items, list, path + ("envFrom",), "envFrom")
+    for i, item in enumerate(items or ()):
+        entry = path + ("envFrom", i)
+        if type(item) is not dict and problems.expect(item, dict, entry, f"envFrom[{i}]") is None:
+            continue
+        prefix = item.get("prefix")
+        if type(prefix) is not str:
+            prefix = problems.expect(prefix, str, entry + ("prefix",), "envFrom prefix")
+        prefix = prefix or ""
+        for source, key in (("configMap", "configMapRef"), ("secret", "secretRef")):
+            ref = item.get(key)
+            if ref is None:
+                continue
+            if type(ref) is not dict:
+                ref = problems.expect(ref, dict, entry + (key,), key)
+            if ref is not None:
+                env_from.append(EnvFrom(source, str(ref.get("name", "")), prefix,
+                                        ref.get("optional") is True, entry))
+
+    resources = _resources(data.get("resources"), path + ("resources",), problems)
+
+    security = data.get("securityContext")
+    if type(security) is not dict:
+        security = problems.expect(security, dict, path + ("securityContext",), "securityContext") or {}
+    privileged = security.get("privileged")
+    if privileged is not None and type(privileged) is not bool:
+        privileged = problems.expect(privileged, bool, path + ("securityContext", "privileged"), "privileged")
+
+    command = _string_list(data.get("command"), path, "command", problems)
+    args = _string_list(data.get("args"), path, "args", problems)
+    execs, scripts = _execs(data, path, command, args, problems, script_origin)
+
+    mounts: list[VolumeMount] = []
+    items = data.get("volumeMounts")
+    if items is not None and type(items) is not list:
+        items = problems.expect(items, list, path + ("volumeMounts",), "volumeMounts")
+    for i, item in enumerate(items or ()):
+        entry = path + ("volumeMounts", i)
+        if type(item) is not dict and problems.expect(item, dict, entry, f"volumeMounts[{i}]") is None:
+            continue
+        mounts.append(VolumeMount(str(item.get("name", "")), str(item.get("mountPath", "")), entry))
+
+    return Container(
+        role=role,
+        name=str(name) if name is not None else "",
+        image=image,
+        env=env,
+        env_from=env_from,
+        resources=resources,
+        privileged=privileged,
+        security_context=security,
+        command=command,
+        args=args,
+        execs=execs,
+        scripts=scripts,
+        volume_mounts=mounts,
+        path=path,
+    )
+
+
+def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
+    if type(raw) is not dict:
+        raw = problems.expect(raw, dict, path, "resources") or {}
+    out: dict[str, dict] = {}
+    nulls: dict[str, tuple] = {}
+    for key in ("limits", "requests"):
+        section = raw.get(key)
+        if type(section) is not dict:
+            section = problems.expect(section, dict, path + (key,), f"resources.{key}") or {}
+        clean = {}
+        null_names = []
+        for name, quantity in section.items():
+            kind = type(quantity)
+            if kind is str or kind is int or kind is float:
+                clean[name] = quantity
+            elif quantity is None:
+                null_names.append(str(name))
+            elif problems.expect(quantity, (str, int, float), path + (key, name), f"{key}[{name}]") is not None:
+                clean[name] = quantity
+        out[key] = clean
+        nulls[key] = tuple(null_names)
+    claims = raw.get("claims")
+    if type(claims) is not list:
+        claims = problems.expect(claims, list, path + ("claims",), "resources.claims") or []
+    return Resources(out["limits"], out["requests"], claims, path, nulls["limits"], nulls["requests"])
+
+
+def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: str | None = None) -> list | None:
+    """The strings of list `parent.key` (`what` names it in problems; default `key`)."""
+    if raw is None:
+        return None
+    what = what or key
+    items = raw if type(raw) is list else problems.expect(raw, list, parent + (key,), what)
+    if items is None:
+        return None
+    out = []
+    for i, item in enumerate(items):
+        if type(item) is str:
+            out.append(item)
+        elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
+            out.append(str(item))
+        else:
+            problems.expect(item, str, parent + (key, i), f"{what}[{i}]")
+            out.append("")
+    return out
+
+
+def _execs(data: dict, path: tuple, command: list | None, args: list | None,
+           problems: Problems, script_origin: str) -> tuple[list[Exec], list[Script]]:
+    execs: list[Exec] = []
+    if command or args:
+        main_argv = tuple((command or []) + (args or []))
+        main_paths = tuple([path + ("command", i) for i in range(len(command or []))]
+                           + [path + ("args", i) for i in range(len(args or []))])
+        execs.append(Exec(main_argv, main_paths, "command"))
+
+    lifecycle = data.get("lifecycle")
+    if lifecycle is not None:
+        if type(lifecycle) is not dict:
+            lifecycle = problems.expect(lifecycle, dict, path + ("lifecycle",), "lifecycle") or {}
+        for hook in ("postStart", "preStop"):
+            handler = lifecycle.get(hook)
+            if isinstance(handler, dict):
+                _exec_handler(handler, path + ("lifecycle", hook), f"lifecycle.{hook}", execs, problems)
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        handler = data.get(probe)
+        if isinstance(handler, dict) and "exec" in handler:  # most probes are httpGet/tcpSocket
+            _exec_handler(handler, path + (probe,), probe, execs, problems)
+
+    scripts: list[Script] = []
+    for item in execs:
+        script = shell_script(item)
+        if script is not None:
+            scripts.append(script)
+    source = data.get("source")
+    if script_origin and isinstance(source, str):
+        # Argo `script`: `source` is written to a file and run by `command`.
+        interpreter = basename(command[0]) if command else ""
+        scripts.append(Script(source, path + ("source",), script_origin, interpreter))
+    return execs, scripts
+
+
+def _exec_handler(handler: dict, path: tuple, origin: str, execs: list[Exec], problems: Problems) -> None:
+    exec_ = handler.get("exec")
+    if not isinstance(exec_, dict):
+        return
+    argv = _string_list(exec_.get("command"), path + ("exec",), "command", problems, f"{origin}.exec.command")
+    if argv:
+        execs.append(Exec(tuple(argv), tuple(path + ("exec", "command", i) for i in range(len(argv))), origin))
+
+
+_SCRIPT_WRAPPERS = frozenset({"env", "busybox", "exec", "nice", "tini", "dumb-init", "--"})
+
+
+def shell_script(item: Exec) -> Script | None:
+    """The script of `sh -c SCRIPT` (also `/bin/bash -ec`, `env bash -c`, `busybox sh -c`)."""
+    argv = item.argv
+    n = len(argv)
+    start = 0  # the shell, after the wrappers
+    while start < n and basename(argv[start]) in _SCRIPT_WRAPPERS:
+        start += 1
+    if start == n:
+        return None
+    shell = basename(argv[start])
+    if shell not in SHELLS:
+        return None
+    for i in range(start + 1, n):
+        arg = argv[i]
+        if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
+            script_at = i + 1
+            if script_at < n and argv[script_at] == "--":  # `bash -lc -- SCRIPT` (KubeRay)
+                script_at += 1
+            if script_at < n:
+                return Script(argv[script_at], item.paths[script_at], item.origin, shell)
+            return None
+        if not arg.startswith("-"):
+            return None
+    return None
+
+
+def _at(data: Any, rel: tuple | None) -> Any:
+    if rel is None:
+        return None
+    for item in rel:
+        if isinstance(data, dict) and isinstance(item, str):
+            data = data.get(item)
+        elif isinstance(data, list) and isinstance(item, int) and 0 <= item < len(data):
+            data = data[item]
+        else:
+            return None
+    return data

@@ -1,0 +1,96 @@
+"""What a scan produces: findings placed in files, and per-file outcomes."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from gpulint.api import Severity
+from gpulint.load.locations import Span
+from gpulint.model.objects import KubeObject, ObjectRef
+from gpulint.record import field, record
+
+INVALID_INPUT = "GPU000"
+
+# Outcome of one input, so the summary always accounts for every file.
+STATUS_SCANNED = "scanned"            # read and parsed (possibly with GPU000 findings)
+STATUS_NOT_KUBERNETES = "not_kubernetes"
+STATUS_BINARY = "binary"
+STATUS_ERROR = "error"                # could not be read or decoded at all
+STATUS_CHART = "helm_chart"           # an unrendered Helm chart directory
+STATUSES = (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_BINARY, STATUS_ERROR, STATUS_CHART)
+
+
+@record(frozen=True)
+class Suppression:
+    kind: str       # "system-component", "annotation", "inline", "config", "baseline"
+    reason: str
+
+
+@record(frozen=True)
+class MappedLocation:
+    """Where a finding on generated output comes from in a file a human edits.
+
+    `role` is "template" (the Helm template line), "values" (the values.yaml key
+    that supplied the value) or "origin" (the Kustomize base/overlay file).
+    """
+
+    role: str
+    file: str
+    span: Span
+    description: str = ""
+
+
+@record(slots=True)  # a large scan keeps every finding until the report is written
+class Finding:
+    rule_id: str
+    rule_name: str
+    severity: Severity
+    message: str
+    file: str                       # as given on the command line
+    span: Span
+    obj: ObjectRef | None = None
+    container: str | None = None
+    field_path: str = ""            # stable path inside the object, e.g. spec.containers[name=a].env[name=X]
+    source: dict | None = None      # {"template": ...} (Helm) or {"origin": ...} (Kustomize)
+    suppressed: Suppression | None = None
+    # Template/values/origin locations, most specific first; `file`/`span` stay
+    # the position in the input actually read (e.g. the rendered output).
+    mapped: list[MappedLocation] = field(default_factory=list)
+
+    def sort_key(self) -> tuple:
+        return (self.file, self.span.line, self.span.column, self.rule_id, self.message)
+
+
+@record
+class FileReport:
+    file: str
+    status: str
+    findings: list[Finding] = field(default_factory=list)
+    documents: int = 0
+    objects: int = 0
+    workloads: int = 0
+
+
+def stable_path(obj: KubeObject, path: Iterable) -> str:
+    """A path that survives reordering: list entries with a name use the name."""
+    rel = tuple(path)[len(obj.base):]
+    data: Any = obj.data
+    out = ""
+    for item in rel:
+        if isinstance(item, int):
+            entry = data[item] if isinstance(data, list) and item < len(data) else None
+            name = entry.get("name") if isinstance(entry, dict) else None
+            out += f"[name={name}]" if isinstance(name, str) and name else f"[{item}]"
+            data = entry
+        else:
+            out += f".{item}" if out else str(item)
+            data = data.get(item) if isinstance(data, dict) else None
+    return out
+
+
+def internal_error_message(display: str, error: BaseException) -> str:
+    """One line naming the input and the exception (the CLI adds the issue-report hint)."""
+    detail = " ".join(str(error).split())
+    if isinstance(error, RecursionError):
+        detail = "maximum recursion depth exceeded"
+    return f"{display}: internal error: {type(error).__name__}" + (f": {detail}" if detail else "")

@@ -1,0 +1,143 @@
+"""The types a scan is configured with and returns, and the hooks it calls.
+
+They sit below the engine and the suppressions so that both can use them
+without importing each other: the engine runs the hooks and suppressors of a
+`ScanConfig`; the suppressions implement them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
+
+from gpulint.api import Rule, Severity
+from gpulint.config.render import RenderOptions
+from gpulint.load.yamlload import DEFAULT_LIMITS, Limits
+from gpulint.model.objects import KubeObject
+from gpulint.model.workload import Container, Workload
+from gpulint.record import field, record
+from gpulint.results.findings import FileReport, Finding, Suppression
+
+if TYPE_CHECKING:
+    from gpulint.load.yamlload import Document
+
+
+@record
+class SuppressionContext:
+    """What a suppressor may consult about a finding."""
+
+    workload: Workload | None          # None for input errors and Dockerfiles
+    container: Container | None
+    obj: KubeObject | None
+    text: str | None                   # text of the document (or Dockerfile) the finding is in
+    line_offset: int                   # 0-based file line of the first line of `text`
+
+    def line(self, number: int) -> str | None:
+        """Text of 1-based file line `number`, when it is inside `text`."""
+        if self.text is None:
+            return None
+        index = number - 1 - self.line_offset
+        lines = _lines(self.text)
+        return lines[index] if 0 <= index < len(lines) else None
+
+
+_last_lines: tuple[str, list[str]] | None = None
+
+
+def _lines(text: str) -> list[str]:
+    """Lines of `text` as the YAML parser counts them, cached for the last text.
+
+    Findings of one document arrive one after another, so a one-entry cache
+    keeps `line()` from splitting a large document once per finding.
+    """
+    global _last_lines
+    if _last_lines is not None and _last_lines[0] is text:
+        return _last_lines[1]
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    _last_lines = (text, lines)
+    return lines
+
+
+Suppressor = Callable[[Finding, SuppressionContext], Optional[Suppression]]
+
+
+class ScanHook(Protocol):
+    """Sees the text and documents of every input and the finished scan; may add findings.
+
+    Used for what no single workload shows: suppression comments anywhere in a
+    file, and suppressions that matched nothing (known only at the end).
+    """
+
+    def text_done(self, report: FileReport, text: str, line_offset: int, config: ScanConfig) -> None:
+        """A stretch of checked input text, starting at 0-based file line `line_offset`: a whole
+        file when it was read whole, each document when it was streamed."""
+
+    def document_done(self, report: FileReport, doc: "Document", workloads: "list[Workload]",
+                      config: ScanConfig) -> None:
+        """A document whose workloads have all been checked."""
+
+    def scan_done(self, result: ScanResult, config: ScanConfig) -> None:
+        """The whole scan."""
+
+
+class ParallelHook(ScanHook, Protocol):
+    """A hook whose state a parallel scan gathers from its worker processes (see engine.scan).
+
+    A worker calls `take_state()` after each input; the parent calls
+    `merge_state()` with each input's state in input order, before `scan_done`,
+    so the hook ends up as if one process had scanned everything.
+    """
+
+    def take_state(self) -> object:
+        """What was recorded since the last call (picklable), forgetting it."""
+
+    def merge_state(self, state: object) -> None:
+        """Add what `take_state()` returned in a worker."""
+
+
+class OrderedSuppressor(Protocol):
+    """A suppressor whose verdicts depend on the findings it saw before (a baseline counts them).
+
+    `key()` reads what it needs from the finding and its context; `decide()`
+    gives the verdict and updates the state; calling the suppressor does both.
+    A parallel scan computes keys where findings are made and decides in the
+    parent, in the order one process would have. Such suppressors come last in
+    the pipeline, so no other suppressor depends on their verdict.
+    """
+
+    def __call__(self, finding: Finding, ctx: SuppressionContext) -> Optional[Suppression]: ...
+
+    def key(self, finding: Finding, ctx: SuppressionContext) -> object: ...
+
+    def decide(self, key: object) -> Optional[Suppression]: ...
+
+
+
+@record
+class ScanConfig:
+    rules: list[Rule]                                   # enabled rules, in id order
+    all_rules: dict[str, Rule] = field(default_factory=dict)
+    options: dict[str, dict] = field(default_factory=dict)       # per-rule option values
+    severities: dict[str, Severity] = field(default_factory=dict)  # per-rule overrides
+    settings: dict[str, Any] = field(default_factory=dict)
+    limits: Limits = DEFAULT_LIMITS
+    report_invalid_input: bool = True                   # GPU000 enabled
+    suppressors: list[Suppressor] = field(default_factory=list)  # applied in order
+    hooks: list[ScanHook] = field(default_factory=list)          # see suppress.ScanHook
+    render: RenderOptions = field(default_factory=RenderOptions)  # Helm/Kustomize settings
+
+    def severity_of(self, rule_id: str, default: Severity) -> Severity:
+        return self.severities.get(rule_id, default)
+
+
+@record
+class ScanResult:
+    files: list[FileReport]
+    internal_errors: list[str] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        out = [f for report in self.files for f in report.findings]
+        out.sort(key=Finding.sort_key)
+        return out

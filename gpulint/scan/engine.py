@@ -1,0 +1,502 @@
+"""The scan: inputs -> documents -> objects -> workloads -> rules -> findings.
+
+Every input ends with exactly one status (see findings.STATUSES), so the summary
+accounts for every file. Unreadable or malformed input becomes a GPU000 finding
+at the parser's position and the scan goes on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, ValueAt, Violation
+from gpulint.load.decode import BinaryInput, DecodeError, ReadError, Text, decode_lenient
+from gpulint.inputs.discovery import Input
+from gpulint.results.findings import (
+    INVALID_INPUT, STATUS_BINARY, STATUS_ERROR, STATUS_NOT_KUBERNETES,
+    STATUS_SCANNED, FileReport, Finding, internal_error_message, stable_path,
+)
+from gpulint.model.index import ConfigIndex
+from gpulint.load.locations import Span
+from gpulint.model.workload import Container, Workload
+from gpulint.scan.reader import InputReader
+from gpulint.model.objects import KubeObject, objects_in
+from gpulint.model.podspecs import workload_of
+from gpulint.config.render import RenderOptions
+from gpulint.suppress.core import apply as apply_suppressors
+from gpulint.results.scanning import ScanConfig, ScanResult, SuppressionContext
+from gpulint.load.yamlload import (
+    Document, Limits, LoadError, ParsedChunks, Problem, load_documents, load_stream,
+)
+
+if TYPE_CHECKING:
+    from gpulint.render import Mapper
+
+HELM_HINT = ("it looks like an unrendered Helm template: scan its chart directory, or render it first, "
+             "e.g. `helm template RELEASE CHART | gpulint scan -`")
+RENDERED_KINDS = ("chart", "kustomization")
+HELM_LITERAL_HINT = ("unrendered Helm template (`{{ ... }}`): only its literal text was checked, each "
+                     "action read as a placeholder; render it for a full check, e.g. "
+                     "`helm template RELEASE CHART | gpulint scan -`")
+# Documents of one file that fail to load are listed up to this many; the rest is counted.
+MAX_LOAD_ERRORS = 100
+# Words whose presence in a value a duplicate key hides is worth naming in the message.
+_HIDDEN_WORDS = ("NVIDIA_VISIBLE_DEVICES", "nvidia.com/gpu", "privileged", "hostPath", "/dev/nvidia",
+                 "runtimeClassName", "docker.sock", "containerd.sock")
+_ROLE_WORDS = {"container": "container", "init": "init container", "ephemeral": "ephemeral container"}
+
+
+def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (), strict_json: bool = False,
+               record: ParsedChunks | None = None,
+               parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
+    whole = source.whole
+    if whole is not None:
+        return load_documents(whole, limits, only=only, strict_json=strict_json, record=record, parsed=parsed)
+    assert source.blocks is not None
+    return load_stream(source.blocks, limits, only=only, strict_json=strict_json)
+
+
+def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None,
+         jobs: int | None = 1) -> ScanResult:
+    """Scan `inputs`. `jobs`: processes to scan files in (None: one per CPU); the
+    result is the same for any number (see parallel.py), and small scans use one."""
+    reader = reader or InputReader(config.render)
+    result = ScanResult([])
+    workers = 1
+    if (jobs is None or jobs > 1) and len(inputs) > 1:
+        from gpulint.scan import parallel
+
+        workers, sizes = parallel.plan(inputs, config, reader, jobs)
+    index = build_index(inputs, reader, config.limits, result.internal_errors, sizes if workers > 1 else None)
+    if workers > 1:
+        parallel.scan_parallel(inputs, config, index, reader, workers, sizes, result,
+                               parallel.Steps(scan_input, RuleContexts))
+    else:
+        contexts = RuleContexts(config, index)
+        for item in inputs:
+            try:
+                result.files.append(scan_input(item, config, index, reader, contexts))
+            except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
+                result.internal_errors.append(internal_error_message(item.display, error))
+                result.files.append(FileReport(item.display, STATUS_ERROR))
+    for hook in config.hooks:
+        hook.scan_done(result, config)
+    return result
+
+
+_INDEXED_KINDS = ("ConfigMap", "Secret")
+_INDEXED_KINDS_UTF8 = tuple(kind.encode() for kind in _INDEXED_KINDS)
+
+
+# What the index pass found in one input: its objects (of ConfigMap/Secret documents),
+# internal errors, and for the scan its bytes and parsed chunks with their size in characters.
+Indexed = tuple[list[KubeObject], list[str], "bytes | None", "ParsedChunks | None", int]
+
+
+def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
+                internal_errors: list[str] | None = None, sizes: list[int | None] | None = None) -> ConfigIndex:
+    """First pass: ConfigMaps and Secrets of the whole scan.
+
+    Input errors are ignored here: the second pass reads the same input and
+    reports them. A bug is recorded in `internal_errors` and the scan goes on.
+    With `sizes` (a parallel scan's, see parallel.plan), a forked helper reads
+    about half of the manifests meanwhile (parallel.IndexHelper); either way
+    the index takes the inputs in their order.
+    """
+    helper = None
+    if sizes is not None:
+        from gpulint.scan.parallel import IndexHelper
+
+        helper = IndexHelper.start(inputs, reader, limits, sizes, index_input)
+    mine: dict[int, tuple[list[KubeObject], list[str]]] = {}
+    try:
+        for position, item in enumerate(inputs):
+            if helper is not None and position in helper.positions:
+                continue
+            if item.kind in RENDERED_KINDS:
+                rendered = reader.rendered(item)
+                text = rendered.text
+                if text is not None and any(kind in text for kind in _INDEXED_KINDS):
+                    mine[position] = ([obj for doc in load_documents(text, limits, only=_INDEXED_KINDS)
+                                       if isinstance(doc, Document) for obj in objects_in(rendered.display, doc)],
+                                      [])
+            elif item.kind in ("manifest", "stdin"):
+                mine[position] = _keep(reader, item, index_input(item, reader, limits))
+    except BaseException:
+        if helper is not None:
+            helper.close()
+        raise
+    found = helper.results() if helper is not None else {}
+    index = ConfigIndex()
+    for position, item in enumerate(inputs):
+        if position in mine:
+            objects, errors = mine[position]
+        elif position in found:
+            objects, errors = _keep(reader, item, found[position])
+        elif helper is not None and position in helper.positions:  # the helper failed: read it here
+            objects, errors = _keep(reader, item, index_input(item, reader, limits))
+        else:
+            continue
+        try:
+            for obj in objects:
+                index.add(obj)
+        except Exception as error:  # a bug in gpulint: say where, keep going
+            errors = [*errors, internal_error_message(item.display, error)]
+        if internal_errors is not None:
+            internal_errors.extend(errors)
+    return index
+
+
+def _keep(reader: InputReader, item: Input, indexed: Indexed) -> tuple[list[KubeObject], list[str]]:
+    """Hand an input's bytes and parsed documents to the reader (which keeps what fits) for the scan."""
+    objects, errors, data, chunks, size = indexed
+    if data is not None:
+        reader.keep(item, data)
+        if chunks:
+            reader.keep_parsed(item, chunks, size)
+    return objects, errors
+
+
+def index_input(item: Input, reader: InputReader, limits: Limits) -> Indexed:
+    """What the index pass finds in a manifest or stdin (nothing when it cannot be read)."""
+    try:
+        data = reader.small(item)
+        if data is not None:
+            return _index_text(item, Text.of(data), limits)
+        with reader.open(item) as stream:
+            return _index_text(item, Text(stream), limits)
+    except (OSError, ReadError, BinaryInput):
+        return [], [], None, None, 0
+    except Exception as error:  # a bug in gpulint: say where, keep going
+        return [], [internal_error_message(item.display, error)], None, None, 0
+
+
+def _index_text(item: Input, source: Text, limits: Limits) -> Indexed:
+    data = source.data
+    if not source.may_contain(_INDEXED_KINDS_UTF8):
+        return [], [], data, None, 0
+    record: ParsedChunks | None = {} if data is not None else None
+    objects = [obj for doc in _documents(source, limits, only=_INDEXED_KINDS, record=record)
+               if isinstance(doc, Document) for obj in objects_in(item.display, doc)]
+    return objects, [], data, record or None, len(source.whole or "") if record else 0
+
+
+def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: InputReader,
+               contexts: RuleContexts | None = None) -> FileReport:
+    """Scan one input. `contexts`: the rules' contexts for `config` and `index`, made once
+    per scan by the caller (made here when not given)."""
+    contexts = contexts or RuleContexts(config, index)
+    report = FileReport(item.display, STATUS_SCANNED)
+    if item.kind in RENDERED_KINDS:
+        rendered = reader.rendered(item)
+        if rendered.failure is not None or rendered.text is None:
+            failure = rendered.failure
+            report.status = failure.status if failure else STATUS_ERROR
+            _invalid(report, config, failure.span if failure else Span(1, 1, 1, 1),
+                     failure.message if failure else "rendering produced no output",
+                     file=failure.file if failure else None)
+            return report
+        found = _scan_documents(report, rendered.display, load_documents(rendered.text, config.limits),
+                                config, contexts, rendered.mapper, rendered.text)
+        if not found and not report.findings:
+            report.status = STATUS_NOT_KUBERNETES
+        _text_done(report, rendered.text, 0, config)
+        return report
+    if item.kind == "unreadable-dir":
+        report.status = STATUS_ERROR
+        _invalid(report, config, Span(1, 1, 1, 1), "cannot read directory")
+        return report
+    try:
+        data = reader.small(item)
+        if data is not None:
+            _scan_text(report, item, Text.of(data), config, contexts, reader)
+            return report
+        with reader.open(item) as stream:
+            if item.kind == "dockerfile":
+                text, decode_error = decode_lenient(stream.read())
+                if decode_error is not None:
+                    _decode_problem(report, config, decode_error)
+                _scan_dockerfile(item.display, text, report, config, contexts)
+                _text_done(report, text, 0, config)
+                return report
+            _scan_text(report, item, Text(stream), config, contexts, reader)
+    except BinaryInput:
+        report.status = STATUS_BINARY
+        return report
+    except (OSError, ReadError) as error:
+        reason = error.reason if isinstance(error, ReadError) else (error.strerror or str(error))
+        if not report.documents:
+            report.status = STATUS_ERROR
+        _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {reason}")
+        return report
+    return report
+
+
+def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig, contexts: RuleContexts,
+               reader: InputReader) -> None:
+    """Scan a manifest's text (whole, or streamed while `source`'s stream is open)."""
+    whole = source.whole
+    documents = _documents(source, config.limits, strict_json=item.display.lower().endswith(".json"),
+                           parsed=reader.parsed(item))
+    found_objects = _scan_documents(report, item.display, documents, config, contexts,
+                                    _source_mapper(whole, config.render) if whole is not None else None,
+                                    whole)
+    if source.error is not None:  # known once the stream has been read past it
+        _decode_problem(report, config, source.error)
+    if not found_objects and not report.findings:
+        report.status = STATUS_NOT_KUBERNETES
+    if whole is not None:  # a streamed input's text is handed over document by document
+        _text_done(report, whole, 0, config)
+
+
+def _source_mapper(text: str, options: RenderOptions) -> Mapper | None:
+    """A mapper back to the chart for Helm output (render.source_mapper), imported only when it may apply."""
+    if "# Source:" not in text:
+        return None
+    from gpulint.render import source_mapper
+
+    return source_mapper(text, options)
+
+
+def _decode_problem(report: FileReport, config: ScanConfig, error: DecodeError) -> None:
+    _invalid(report, config, Span(error.line, error.column, error.line, error.column + 1), error.message)
+
+
+def _text_done(report: FileReport, text: str, line_offset: int, config: ScanConfig) -> None:
+    for hook in config.hooks:
+        hook.text_done(report, text, line_offset, config)
+
+
+def _scan_documents(report: FileReport, display: str, documents: Iterable[Document | LoadError],
+                    config: ScanConfig, contexts: RuleContexts, mapper: Mapper | None,
+                    file_text: str | None) -> bool:
+    """Documents -> objects -> rules; whether there were Kubernetes objects.
+
+    `mapper` maps findings on rendered text back to their template, values or
+    origin files; `file_text` (None when streamed) lets suppressors read lines
+    where no document could be loaded.
+    """
+    checks = contexts.checks()
+    found_objects = False
+    load_errors = 0
+    unlisted: LoadError | None = None
+    for doc in documents:
+        if isinstance(doc, LoadError):
+            load_errors += 1
+            if load_errors > MAX_LOAD_ERRORS:
+                unlisted = unlisted or doc  # a file of garbage must not make a million findings
+                continue
+            message = doc.message
+            if doc.literal_checked:
+                message = f"{HELM_LITERAL_HINT} (YAML parser: {message})"
+            elif doc.template:
+                message = f"{message}; {HELM_HINT}"
+            _invalid(report, config, Span(doc.line, doc.column, doc.line, doc.column + 1), message,
+                     file=display, file_text=file_text)
+            continue
+        report.documents += 1
+        objects = list(objects_in(display, doc))
+        if mapper is not None:
+            for obj in objects:
+                mapper.prepare(obj)
+        if objects:
+            found_objects = True
+            for problem in doc.problems:
+                _invalid(report, config, problem.span, _problem_message(doc, problem), doc=doc, file=display)
+        workloads = []
+        for obj in objects:
+            report.objects += 1
+            workload = workload_of(obj)
+            if workload is None:
+                continue
+            report.workloads += 1
+            workloads.append(workload)
+            for type_problem in workload.problems:
+                span = _locate(doc, ValueAt(type_problem.path))
+                if doc.placeholders and doc.in_placeholder(span):
+                    continue  # the value is an unrendered `{{ ... }}`
+                _invalid(report, config, span, f"{type_problem.message} (at {_dotted(obj, type_problem.path)})",
+                         obj=obj, doc=doc, mapped=_mapped(mapper, display, obj, ValueAt(type_problem.path)))
+            for rule, check, ctx in checks:
+                for violation in check(workload, ctx):
+                    finding = _finding(rule, violation, workload, config)
+                    target = violation.located_in or obj
+                    if target.doc.placeholders and _about_placeholder(target.doc, violation.where, finding.span):
+                        continue  # about a value the template has not rendered yet
+                    finding.mapped = _mapped(mapper, display, target, violation.where)
+                    sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
+                                              target.doc.line_offset)
+                    report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+        for hook in config.hooks:
+            if file_text is None:
+                hook.text_done(report, doc.text, doc.line_offset, config)
+            hook.document_done(report, doc, workloads, config)
+    if unlisted is not None:
+        _invalid(report, config, Span(unlisted.line, unlisted.column, unlisted.line, unlisted.column + 1),
+                 f"{load_errors - MAX_LOAD_ERRORS} more documents from here on could not be loaded "
+                 f"(only the first {MAX_LOAD_ERRORS} are listed)")
+    return found_objects
+
+
+def _about_placeholder(doc: Document, where: Any, span: Span) -> bool:
+    """Whether a finding is about an unrendered `{{ ... }}` (at it, or at the key holding it)."""
+    if doc.in_placeholder(span):
+        return True
+    if isinstance(where, KeyAt):
+        value = doc.span(where.path)
+        return value is not None and doc.in_placeholder(value)
+    return False
+
+
+def _mapped(mapper: Mapper | None, display: str, obj: KubeObject, where: Any) -> list:
+    """Template/values/origin locations; mapping is best effort and never costs a finding."""
+    if mapper is None or obj.file != display:  # e.g. a ConfigMap of another input
+        return []
+    try:
+        return mapper.map(obj, where)
+    except Exception:  # noqa: BLE001 - a mapping bug must not hide the finding itself
+        return []
+
+
+def _problem_message(doc: Document, problem: Problem) -> str:
+    """A load problem's message; for a duplicate key, what the ignored value held."""
+    if problem.hidden_range is None:
+        return problem.message
+    start, end = problem.hidden_range
+    hidden = doc.text[start:end]
+    words = [word for word in _HIDDEN_WORDS if word in hidden]
+    if words:
+        return f"{problem.message}; the ignored value holds {', '.join(words)}"
+    return problem.message
+
+
+class RuleContexts:
+    """Each rule's context (its options, the index, the settings) in one scan: the same
+    for every input, so made once (per rule) instead of per file."""
+
+    def __init__(self, config: ScanConfig, index: ConfigIndex) -> None:
+        self._config = config
+        self._index = index
+        self._cache: dict[str, RuleContext] = {}
+        self._checks: list[tuple[Rule, Any, RuleContext]] | None = None
+
+    def checks(self) -> list[tuple[Rule, Any, RuleContext]]:
+        """(rule, its workload check, its context) for the enabled rules that check workloads."""
+        if self._checks is None:
+            self._checks = [(rule, rule.check, self(rule)) for rule in self._config.rules if rule.check is not None]
+        return self._checks
+
+    def __call__(self, rule: Rule) -> RuleContext:
+        ctx = self._cache.get(rule.id)
+        if ctx is None:
+            options = {**rule.options, **self._config.options.get(rule.id, {})}
+            ctx = RuleContext(options, self._index, self._config.settings)
+            self._cache[rule.id] = ctx
+        return ctx
+
+
+def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanConfig,
+                     ctx_for: RuleContexts) -> None:
+    from gpulint.load import dockerfile as dockerfile_mod
+
+    parsed = dockerfile_mod.parse(display, text)
+    report.documents += 1
+    for rule in config.rules:
+        if rule.check_dockerfile is None:
+            continue
+        for violation in rule.check_dockerfile(parsed, ctx_for(rule)):
+            where = violation.where
+            span = (Span(where.line, where.column, where.end_line, where.end_column)
+                    if isinstance(where, LineAt) else Span(1, 1, 1, 1))
+            finding = Finding(
+                rule.id, rule.name, violation.severity or config.severity_of(rule.id, rule.severity),
+                violation.message, display, span, field_path=f"line:{span.line}",
+            )
+            sctx = SuppressionContext(None, None, None, text, 0)
+            report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+
+
+def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
+             obj: KubeObject | None = None, doc: Document | None = None, file: str | None = None,
+             mapped: list | None = None, file_text: str | None = None) -> None:
+    """Report GPU000. `file_text` (when there is no document) lets suppressors read the file's lines."""
+    if not config.report_invalid_input:
+        return
+    rule = config.all_rules.get(INVALID_INPUT)
+    name = rule.name if rule else "invalid-input"
+    severity = config.severity_of(INVALID_INPUT, rule.severity if rule else Severity.ERROR)
+    finding = Finding(
+        INVALID_INPUT, name, severity, message, file or (obj.file if obj else report.file), span,
+        obj=obj.ref if obj else None, field_path=f"line:{span.line}",
+        source=_source_of(obj) if obj else None, mapped=mapped or [],
+    )
+    sctx = SuppressionContext(None, None, obj, doc.text if doc else file_text, doc.line_offset if doc else 0)
+    report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+
+
+def _finding(rule: Rule, violation: Violation, workload: Workload, config: ScanConfig) -> Finding:
+    obj = workload.obj
+    target = violation.located_in or obj
+    span = _locate(target.doc, violation.where)
+    container = violation.container
+    where_path = getattr(violation.where, "path", ())
+    return Finding(
+        rule_id=rule.id,
+        rule_name=rule.name,
+        severity=violation.severity or config.severity_of(rule.id, rule.severity),
+        message=f"{violation.message} ({_describe(obj, container)})",
+        file=target.file,
+        span=span,
+        obj=obj.ref,
+        container=container.name if container else None,
+        field_path=stable_path(target, where_path),
+        source=_source_of(target),
+    )
+
+
+def _describe(obj: KubeObject, container: Container | None) -> str:
+    text = obj.ref.describe()
+    if container is not None:
+        text += f', {_ROLE_WORDS.get(container.role, "container")} "{container.name}"'
+    return text
+
+
+def _source_of(obj: KubeObject) -> dict | None:
+    if obj.template:
+        return {"template": obj.template}
+    if obj.origin and isinstance(obj.origin.get("path"), str):
+        return {"origin": obj.origin["path"]}
+    return None
+
+
+def _locate(doc: Document, where: Any) -> Span:
+    """Span of a violation's target; the nearest existing ancestor if the exact node is gone."""
+    if isinstance(where, TextAt):
+        span = doc.text_span(where.path, where.start, where.end)
+        if span is not None:
+            return span
+    path = tuple(getattr(where, "path", ()))
+    if isinstance(where, KeyAt):
+        span = doc.span(path, key=True)
+        if span is not None:
+            return span
+    while True:
+        span = doc.span(path)
+        if span is not None:
+            return span
+        if not path:
+            return Span(doc.line_offset + 1, 1, doc.line_offset + 1, 1)
+        path = path[:-1]
+
+
+def _dotted(obj: KubeObject, path: tuple) -> str:
+    rel = path[len(obj.base):]
+    out = ""
+    for item in rel:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out
+
+
+def iter_findings(results: Iterable[FileReport]) -> Iterator[Finding]:
+    for report in results:
+        yield from report.findings

@@ -1,0 +1,124 @@
+"""Reading inputs: each file's bytes once, charts and kustomizations rendered once.
+
+The index pass hands the bytes (and the ConfigMap/Secret documents it parsed) of
+small files to the scan through the reader, so a file is never read twice.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from typing import IO, TYPE_CHECKING
+
+from gpulint.config.render import RenderOptions
+from gpulint.inputs.discovery import Input
+from gpulint.load import decode as decode_mod
+from gpulint.load.decode import read_small_file
+from gpulint.load.yamlload import ParsedChunks
+
+if TYPE_CHECKING:
+    from gpulint.render import Rendered
+
+
+class InputReader:
+    """Opens inputs; stdin can only be read once, so it is kept (on disk when large).
+
+    Charts and kustomizations are rendered once, for the index pass and the scan.
+    The bytes of small files the index pass reads are kept (up to CACHE_MAX in
+    all) and handed to the scan, which then does not open them again.
+    """
+
+    CACHE_MAX = 64 << 20
+    # The documents the index pass parsed (ConfigMaps, Secrets) are kept for the
+    # scan too, from files of up to this many characters in all: their data
+    # takes a few times the size of their text.
+    PARSED_MAX = 16 << 20
+
+    def __init__(self, render_options: RenderOptions | None = None) -> None:
+        self._stdin: IO[bytes] | None = None
+        self._render_options = render_options or RenderOptions()
+        self._rendered: dict[str, Rendered] = {}
+        self._kept: dict[str, bytes] = {}
+        self._kept_size = 0
+        self._parsed: dict[str, ParsedChunks] = {}
+        self._parsed_size = 0
+
+    def keep_parsed(self, item: Input, chunks: ParsedChunks, size: int) -> None:
+        """Remember the chunks the index pass parsed in a file whose bytes are kept (`size`: its characters)."""
+        key = str(item.real)
+        if key in self._kept and self._parsed_size + size <= self.PARSED_MAX:
+            self._parsed[key] = chunks
+            self._parsed_size += size
+
+    def parsed(self, item: Input) -> ParsedChunks | None:
+        """What keep_parsed kept for `item`, handed over once."""
+        return self._parsed.pop(str(item.real), None) if self._parsed else None
+
+    def kept_size(self, item: Input) -> int | None:
+        """The size of a file whose bytes are kept (None: not kept)."""
+        data = self._kept.get(str(item.real)) if self._kept else None
+        return None if data is None else len(data)
+
+    def keep(self, item: Input, data: bytes) -> None:
+        """Remember a file's bytes, read whole by the index pass, for the scan."""
+        if item.kind == "manifest" and item.real is not None and self._kept_size + len(data) <= self.CACHE_MAX:
+            self._kept[str(item.real)] = data
+            self._kept_size += len(data)
+
+    def rendered(self, item: Input) -> Rendered:
+        key = str(item.real)
+        if key not in self._rendered:
+            from gpulint.render import render
+
+            self._rendered[key] = render(item.kind, item.real, item.display, self._render_options)
+        return self._rendered[key]
+
+    def small(self, item: Input) -> bytes | None:
+        """The bytes of a manifest whole, when small: kept ones (handed over once) or read
+        at once from a small regular file; None when it is to be read as a stream (open)."""
+        if item.kind != "manifest" or item.real is None:
+            return None
+        data = self._hand_over(item)
+        return data if data is not None else read_small_file(item.real)
+
+    def open(self, item: Input) -> IO[bytes]:
+        """A binary stream of the input, positioned at its start, for a `with` block
+        (a plain object, not a generator: the scan opens every input twice)."""
+        if item.kind == "stdin":
+            if self._stdin is None:
+                import shutil
+                import tempfile
+
+                spool = tempfile.SpooledTemporaryFile(max_size=decode_mod.WHOLE_MAX)
+                shutil.copyfileobj(sys.stdin.buffer, spool)
+                self._stdin = spool  # type: ignore[assignment]
+            assert self._stdin is not None
+            self._stdin.seek(0)
+            return _Kept(self._stdin)  # type: ignore[return-value]
+        assert item.real is not None
+        data = self._hand_over(item)
+        return io.BytesIO(data) if data is not None else open(item.real, "rb")
+
+    def _hand_over(self, item: Input) -> bytes | None:
+        """The kept bytes of `item`, handed over once (None: not kept)."""
+        data = self._kept.pop(str(item.real), None) if self._kept else None
+        if data is not None:
+            self._kept_size -= len(data)
+        return data
+
+    def read(self, item: Input) -> bytes:
+        with self.open(item) as stream:
+            return stream.read()
+
+
+class _Kept:
+    """A stream handed out for a `with` block that leaves it open (stdin, read again later)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+
+    def __enter__(self) -> IO[bytes]:
+        return self.stream
+
+    def __exit__(self, *exc: object) -> None:
+        return None

@@ -1,0 +1,91 @@
+"""Suppression: deciding that a finding is reported as suppressed, and why.
+
+The engine hands every finding to the configured suppressors in order; the first
+that returns a `Suppression` wins and its reason is the one reported. A
+suppressed finding is never dropped: it is counted, shown with
+`--show-suppressed`, marked in JSON and SARIF.
+
+The order (see `pipeline`) goes from the most specific, closest to the code, to
+the most general:
+
+1. inline comment      `# gpulint: ignore[GPU003] reason` (kind "inline")
+2. object annotation   `gpulint.io/ignore` + `gpulint.io/ignore-reason` ("annotation")
+3. config exemption    `exemptions:` in .gpulint.yaml ("config")
+4. system component    the built-in allowlist of GPU stack components ("system-component")
+5. baseline            `--baseline FILE` ("baseline")
+
+so a finding someone explained next to the code is reported with that
+explanation, and the baseline only catches what nothing else accounts for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpulint.model.objects import KubeObject
+from gpulint.results.findings import FileReport, Finding
+from gpulint.results.scanning import ScanConfig, SuppressionContext, Suppressor
+
+if TYPE_CHECKING:
+    from gpulint.load.locations import Span
+
+KIND_INLINE = "inline"
+KIND_ANNOTATION = "annotation"
+KIND_CONFIG = "config"
+KIND_SYSTEM = "system-component"
+KIND_BASELINE = "baseline"
+
+# Rules about suppressions themselves. A directive cannot silence the report
+# about itself (a reasonless `ignore[GPU003,GPU090]` would otherwise hide that
+# it has no reason); config exemptions and the baseline still apply to them.
+SUPPRESSION_WITHOUT_REASON = "GPU090"
+SUPPRESSION_WITHOUT_CODES = "GPU091"
+UNUSED_SUPPRESSION = "GPU092"
+META_RULES = frozenset({SUPPRESSION_WITHOUT_REASON, SUPPRESSION_WITHOUT_CODES, UNUSED_SUPPRESSION})
+
+NO_REASON = "no reason given"
+
+
+def apply(finding: Finding, ctx: SuppressionContext, suppressors: list[Suppressor]) -> Finding:
+    for suppressor in suppressors:
+        verdict = suppressor(finding, ctx)
+        if verdict is not None:
+            finding.suppressed = verdict
+            break
+    return finding
+
+
+def pipeline(*, inline: Suppressor | None = None, annotation: Suppressor | None = None,
+             config: Suppressor | None = None, system: Suppressor | None = None,
+             baseline: Suppressor | None = None) -> list[Suppressor]:
+    """The suppressors in their fixed order of precedence (see the module docstring)."""
+    return [s for s in (inline, annotation, config, system, baseline) if s is not None]
+
+
+def code_matches(code: str, finding: Finding) -> bool:
+    """Whether a code written in a suppression (an id or a rule name) names the finding's rule."""
+    return code.upper() == finding.rule_id or code == finding.rule_name
+
+
+def add_finding(report: FileReport, config: ScanConfig, rule_id: str, span: "Span", message: str,
+                ctx: SuppressionContext, obj: KubeObject | None = None, field_path: str = "") -> None:
+    """Add a finding about a suppression itself, if its rule is enabled (suppressors still apply)."""
+    rule = next((r for r in config.rules if r.id == rule_id), None)
+    if rule is None:
+        return
+    finding = Finding(rule.id, rule.name, config.severity_of(rule.id, rule.severity), message,
+                      report.file, span, obj=obj.ref if obj else None,
+                      field_path=field_path or f"line:{span.line}")
+    report.findings.append(apply(finding, ctx, config.suppressors))
+
+
+def unused_label(code: str, config: ScanConfig) -> str:
+    """`code (why it suppressed nothing)`, for GPU092 messages."""
+    known = config.all_rules
+    rule_id = code.upper() if code.upper() in known else next(
+        (r.id for r in known.values() if r.name == code), None)
+    if rule_id is None:
+        return f"{code} (unknown rule)"
+    if not any(rule.id == rule_id for rule in config.rules):
+        return f"{code} (rule not enabled)"
+    return f"{code} (no such finding here)"

@@ -1,0 +1,184 @@
+"""Inline suppression comments: `# gpulint: ignore[GPU003,GPU006] reason`.
+
+A directive applies to findings on its own line, or, written on a line of its
+own, to findings on the next line. It names the rules it silences (ids or rule
+names) and says why. A directive without codes silences nothing (a blanket
+ignore would hide every future rule too); without a reason it still works, but
+both are reported (GPU091, GPU090), and directives that silenced nothing are
+reported when GPU092 is enabled. The same comments work in YAML (also inside a
+block scalar, i.e. in a script) and in Dockerfiles.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from gpulint.results.findings import Finding, Suppression
+from gpulint.lazyre import lazy
+from gpulint.load.locations import Span
+from gpulint.record import record
+from gpulint.results.scanning import SuppressionContext
+from gpulint.suppress.core import (
+    KIND_INLINE, META_RULES, NO_REASON, SUPPRESSION_WITHOUT_CODES, SUPPRESSION_WITHOUT_REASON,
+    UNUSED_SUPPRESSION, add_finding, code_matches, unused_label,
+)
+
+if TYPE_CHECKING:
+    from gpulint.results.scanning import ScanConfig, ScanResult
+    from gpulint.results.findings import FileReport
+    from gpulint.model.workload import Workload
+    from gpulint.load.yamlload import Document
+
+# `#` starts a comment at the start of a line or after whitespace (YAML and
+# Dockerfile alike); `a#b` is not a comment.
+_DIRECTIVE_RE = lazy(
+    r"(?:^|(?<=\s))#\s*gpulint:\s*ignore(?![\w-])\s*(?P<codes>\[[^\]]*\])?(?P<rest>.*)$", re.I)
+_QUICK_RE = lazy(r"gpulint:\s*ignore", re.I)
+_CODE_SPLIT_RE = lazy(r"[\s,]+")
+# The reason ends where another comment starts (`... reason  # other note`).
+_NEXT_COMMENT_RE = lazy(r"\s#\s")
+
+
+def _may_hold_directive(text: str) -> bool:
+    """`_QUICK_RE.search(text)`, without its slow case-insensitive scan of the usual text
+    that has no "gpul" in any case (only the ASCII letters match g, p, u, l under re.I)."""
+    return "gpul" in text.lower() and _QUICK_RE.search(text) is not None
+
+
+@record(frozen=True)
+class Directive:
+    line: int                  # 1-based file line
+    column: int                # 1-based column of the `#`
+    end_column: int            # exclusive, end of the directive text
+    codes: tuple[str, ...]     # as written; empty when none were given
+    reason: str                # "" when none was given
+    own_line: bool             # the line holds nothing but the comment
+    has_brackets: bool
+
+    @property
+    def span(self) -> Span:
+        return Span(self.line, self.column, self.line, self.end_column)
+
+    @property
+    def text(self) -> str:
+        codes = f"[{','.join(self.codes)}]" if self.has_brackets else ""
+        return f"# gpulint: ignore{codes}"
+
+
+def parse_directive(line_text: str, line: int) -> Directive | None:
+    """The directive in one line of text, if there is one."""
+    if not _QUICK_RE.search(line_text):
+        return None
+    match = _DIRECTIVE_RE.search(line_text)
+    if match is None:
+        return None
+    brackets = match.group("codes")
+    codes = tuple(c for c in _CODE_SPLIT_RE.split(brackets[1:-1]) if c) if brackets else ()
+    rest = match.group("rest")
+    cut = _NEXT_COMMENT_RE.search(rest)
+    end = match.end() if cut is None else match.start("rest") + cut.start()
+    reason = rest[: cut.start()] if cut else rest
+    reason = reason.strip().lstrip(":-–—").strip()
+    column = match.start() + 1
+    return Directive(
+        line=line,
+        column=column,
+        end_column=len(line_text[:end].rstrip()) + 1,
+        codes=codes,
+        reason=reason,
+        own_line=not line_text[: match.start()].strip(),
+        has_brackets=brackets is not None,
+    )
+
+
+class InlineSuppressions:
+    """The inline suppressor and the hook that reports directives (bad or unused)."""
+
+    def __init__(self) -> None:
+        # (file, line, code as written) of every directive code that silenced a finding.
+        self.used: set[tuple[str, int, str]] = set()
+        # Directives seen per file, each with a context over the text it is in (for later findings).
+        self.seen: dict[str, list[tuple[Directive, SuppressionContext]]] = {}
+        # The last text findings came from, and whether any line of it may hold a directive:
+        # most documents hold none, and then no finding needs their lines.
+        self._last_text: tuple[str, bool] | None = None
+
+    # --- the suppressor -------------------------------------------------------
+
+    def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
+        if ctx.text is None or finding.rule_id in META_RULES:
+            return None
+        if self._last_text is None or self._last_text[0] is not ctx.text:
+            self._last_text = (ctx.text, _may_hold_directive(ctx.text))
+        if not self._last_text[1]:
+            return None
+        line = finding.span.line
+        for number, needs_own_line in ((line, False), (line - 1, True)):
+            text = ctx.line(number)
+            if not text:
+                continue
+            directive = parse_directive(text, number)
+            if directive is None or (needs_own_line and not directive.own_line):
+                continue
+            for code in directive.codes:
+                if code_matches(code, finding):
+                    self.used.add((finding.file, number, code))
+                    return Suppression(KIND_INLINE, directive.reason or NO_REASON)
+        return None
+
+    # --- the hook -------------------------------------------------------------
+
+    def text_done(self, report: "FileReport", text: str, line_offset: int, config: "ScanConfig") -> None:
+        if not _may_hold_directive(text):
+            return
+        found = []
+        for number, line_text in enumerate(text.split("\n"), start=line_offset + 1):
+            directive = parse_directive(line_text.rstrip("\r"), number)
+            if directive is not None:
+                found.append((directive, SuppressionContext(None, None, None, text, line_offset)))
+        if not found:
+            return
+        self.seen.setdefault(report.file, []).extend(found)
+        for d, ctx in found:
+            if not d.codes:
+                add_finding(report, config, SUPPRESSION_WITHOUT_CODES, d.span,
+                        f"`{d.text}` names no rule, so it suppresses nothing; list the codes it is "
+                        "for, e.g. `# gpulint: ignore[GPU003] reason`", ctx)
+            elif not d.reason:
+                add_finding(report, config, SUPPRESSION_WITHOUT_REASON, d.span,
+                        f"`{d.text}` gives no reason; say after the codes why the finding is acceptable", ctx)
+
+    def document_done(self, report: "FileReport", doc: "Document", workloads: "list[Workload]",
+                      config: "ScanConfig") -> None:
+        return None
+
+    # A ParallelHook (see suppress.py): what workers saw is gathered before scan_done.
+    def take_state(self) -> tuple[set, dict]:
+        state = (self.used, self.seen)
+        self.used, self.seen = set(), {}
+        return state
+
+    def merge_state(self, state: tuple[set, dict]) -> None:
+        used, seen = state
+        self.used |= used
+        for file, directives in seen.items():
+            self.seen.setdefault(file, []).extend(directives)
+
+    def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None:
+        if not any(rule.id == UNUSED_SUPPRESSION for rule in config.rules):
+            return
+        reports = {report.file: report for report in result.files}
+        for file, directives in self.seen.items():
+            report = reports.get(file)
+            if report is None:
+                continue
+            for d, ctx in directives:
+                unused = []
+                for code in d.codes:
+                    if (file, d.line, code) in self.used:
+                        continue
+                    unused.append(unused_label(code, config))
+                if unused:
+                    add_finding(report, config, UNUSED_SUPPRESSION, d.span,
+                            f"unused suppression: {', '.join(unused)}; remove it from `{d.text}`", ctx)
