@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import enum
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Union
-
-from gpulint.record import field, record
 
 if TYPE_CHECKING:
     from gpulint.load.dockerfile import Dockerfile
     from gpulint.model.index import ConfigIndex
-    from gpulint.model.workload import Container, Workload
     from gpulint.model.objects import KubeObject
+    from gpulint.model.workload import Container, Workload
 
 
 class Severity(str, enum.Enum):
@@ -44,21 +43,21 @@ RULE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 # --- where a violation points ----------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class KeyAt:
     """The mapping key at the end of `path` (e.g. the `privileged` key)."""
 
     path: tuple
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ValueAt:
     """The node at `path`: a scalar value, a list entry, a mapping."""
 
     path: tuple
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class TextAt:
     """Characters `start:end` of the string scalar at `path` (e.g. a command in a script)."""
 
@@ -67,7 +66,7 @@ class TextAt:
     end: int
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class LineAt:
     """A position in a file that has no data tree (Dockerfiles); 1-based, end exclusive."""
 
@@ -80,7 +79,7 @@ class LineAt:
 Where = Union[KeyAt, ValueAt, TextAt, LineAt]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Violation:
     """What a rule's check yields: a message and the node it is about.
 
@@ -98,7 +97,7 @@ class Violation:
     located_in: "KubeObject | None" = None
 
 
-@record
+@dataclass
 class RuleContext:
     """What a check may consult besides the workload itself."""
 
@@ -114,7 +113,7 @@ WorkloadCheck = Callable[["Workload", RuleContext], Iterable[Violation]]
 DockerfileCheck = Callable[["Dockerfile", RuleContext], Iterable[Violation]]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Rule:
     id: str
     name: str

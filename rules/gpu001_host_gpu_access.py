@@ -82,7 +82,13 @@ from typing import Iterator
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
 from gpulint.knowledge.commands import RunCommand, container_commands
-from gpulint.knowledge.hostpaths import gpu_host_access, host_path_volumes, is_within, node_path_of, normalize
+from gpulint.knowledge.hostpaths import (
+    gpu_host_access,
+    host_path_volumes,
+    is_within,
+    node_path_of,
+    normalize,
+)
 from gpulint.model.workload import Container, PodSpec, Workload
 
 _FIX = "request nvidia.com/gpu in resources.limits instead"

@@ -82,15 +82,20 @@ containers:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
 from gpulint.knowledge.commands import RunCommand, container_commands
-from gpulint.knowledge.gpu import GRANTS, VISIBLE_DEVICES, classify_visible_devices, gpu_signals
+from gpulint.knowledge.gpu import (
+    GRANTS,
+    VISIBLE_DEVICES,
+    classify_visible_devices,
+    gpu_signals,
+)
 from gpulint.knowledge.hostpaths import container_runtime_access, host_path_volumes
-from gpulint.model.workload import Container, PodSpec, Workload
-from gpulint.record import record
 from gpulint.model.shell import basename
+from gpulint.model.workload import Container, PodSpec, Workload
 
 _ENGINES = {"docker": "docker", "nvidia-docker": "docker", "podman": "docker", "nerdctl": "docker",
             "docker-compose": "compose", "podman-compose": "compose", "ctr": "ctr", "crictl": "crictl"}
@@ -117,7 +122,7 @@ _SHORT_FLAG_LETTERS = frozenset("ditPq")
 _FIX = "request nvidia.com/gpu in resources.limits instead"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class EngineRun:
     """A container engine command that creates a container."""
 

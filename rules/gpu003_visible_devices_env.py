@@ -63,7 +63,13 @@ from typing import Iterator
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
 from gpulint.knowledge.envexpand import expanded_value
-from gpulint.knowledge.gpu import GRANTS, HIDDEN_NONE, VISIBLE_DEVICES, classify_visible_devices, describe_devices
+from gpulint.knowledge.gpu import (
+    GRANTS,
+    HIDDEN_NONE,
+    VISIBLE_DEVICES,
+    classify_visible_devices,
+    describe_devices,
+)
 from gpulint.model.workload import Workload
 
 

@@ -96,8 +96,15 @@ from typing import Iterator
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
 from gpulint.knowledge.envresolve import LITERAL, EnvSetting, describe_env_from, resolve
 from gpulint.knowledge.gpu import (
-    GRANTS, HIDDEN_NONE, VISIBLE_DEVICES, classify_visible_devices, describe_devices,
-    gpu_node_targeting, image_visible_devices_default, requests_gpu, uses_nvidia_runtime,
+    GRANTS,
+    HIDDEN_NONE,
+    VISIBLE_DEVICES,
+    classify_visible_devices,
+    describe_devices,
+    gpu_node_targeting,
+    image_visible_devices_default,
+    requests_gpu,
+    uses_nvidia_runtime,
 )
 from gpulint.model.workload import Container, PodSpec, Workload
 

@@ -85,7 +85,11 @@ from typing import TYPE_CHECKING, Iterator
 from gpulint.api import LineAt, Rule, RuleContext, Severity, ValueAt, Violation
 from gpulint.knowledge.envresolve import describe_env_from, resolve
 from gpulint.knowledge.gpu import (
-    GRANTS, VISIBLE_DEVICES, classify_visible_devices, describe_devices, image_visible_devices_default,
+    GRANTS,
+    VISIBLE_DEVICES,
+    classify_visible_devices,
+    describe_devices,
+    image_visible_devices_default,
     requests_gpu,
 )
 from gpulint.model.workload import Workload

@@ -62,7 +62,11 @@ from typing import Iterator
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.knowledge.envresolve import resolve
 from gpulint.knowledge.gpu import (
-    GRANTS, VISIBLE_DEVICES, classify_visible_devices, image_visible_devices_default, pod_requests_gpu,
+    GRANTS,
+    VISIBLE_DEVICES,
+    classify_visible_devices,
+    image_visible_devices_default,
+    pod_requests_gpu,
     uses_nvidia_runtime,
 )
 from gpulint.model.workload import Container, PodSpec, Workload

@@ -50,8 +50,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.model.ignores import IGNORE, IGNORE_REASON, ignores_of
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.model.ignores import IGNORE, IGNORE_REASON, ignores_of
 from gpulint.model.workload import Workload
 
 

@@ -48,8 +48,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
-from gpulint.model.workload import Workload
 from gpulint.knowledge.resources import resource_names, validated_pairs
+from gpulint.model.workload import Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

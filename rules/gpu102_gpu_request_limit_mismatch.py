@@ -46,9 +46,13 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
-from gpulint.model.workload import Workload
-from gpulint.knowledge.quantity import extended_resource_issue, format_amount, parse_quantity
+from gpulint.knowledge.quantity import (
+    extended_resource_issue,
+    format_amount,
+    parse_quantity,
+)
 from gpulint.knowledge.resources import resource_names, validated_pairs, written
+from gpulint.model.workload import Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

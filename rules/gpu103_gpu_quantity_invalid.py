@@ -68,12 +68,26 @@ import functools
 from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
-from gpulint.model.workload import Workload
 from gpulint.knowledge.quantity import (
-    FRACTIONAL, MISSING, MSG_INTEGER, MSG_NEGATIVE, MSG_REGEX, NEGATIVE, QuantityIssue,
-    extended_resource_issue, format_amount, parse_quantity,
+    FRACTIONAL,
+    MISSING,
+    MSG_INTEGER,
+    MSG_NEGATIVE,
+    MSG_REGEX,
+    NEGATIVE,
+    QuantityIssue,
+    extended_resource_issue,
+    format_amount,
+    parse_quantity,
 )
-from gpulint.knowledge.resources import resource_names, SHARE_RANGES, is_template_value, validated_pairs, written
+from gpulint.knowledge.resources import (
+    SHARE_RANGES,
+    is_template_value,
+    resource_names,
+    validated_pairs,
+    written,
+)
+from gpulint.model.workload import Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

@@ -59,10 +59,16 @@ from typing import Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.knowledge.gpu import matches_any
-from gpulint.model.workload import Workload
 from gpulint.knowledge.resources import (
-    LEGACY_NAMES, Entry, ResourceNames, api_rejects_name, entries_named, resource_names, suggestions,
+    LEGACY_NAMES,
+    Entry,
+    ResourceNames,
+    api_rejects_name,
+    entries_named,
+    resource_names,
+    suggestions,
 )
+from gpulint.model.workload import Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

@@ -63,9 +63,9 @@ from typing import Iterable, Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.knowledge.gpu import gpu_model_pinning, is_gpu_resource, matches_any
-from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.knowledge.quantity import parse_quantity
 from gpulint.knowledge.resources import Entry, entries
+from gpulint.model.workload import Container, PodSpec, Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

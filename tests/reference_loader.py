@@ -18,7 +18,15 @@ from ruamel.yaml import events as ev
 
 from gpulint.load import jsonload
 from gpulint.load.locations import LocNode, Span
-from gpulint.load.yamlload import _STR_TAG, _TYPED_TAGS, Document, Limits, LoadError, Problem, resolve_plain
+from gpulint.load.yamlload import (
+    _STR_TAG,
+    _TYPED_TAGS,
+    Document,
+    Limits,
+    LoadError,
+    Problem,
+    resolve_plain,
+)
 
 
 def reference_node(root: LocNode, path: Iterable) -> LocNode | None:

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 import sarif_check
 from conftest import BAD_POD, FIXTURES, ROOT, scan_json
-from gpulint.load.yamlload import Document, load_documents
 from repo_copy import copy_as_repo, git
+
+from gpulint.load.yamlload import Document, load_documents
 
 BAD = BAD_POD
 GOOD = BAD.replace("value: all", "value: void")

@@ -29,8 +29,6 @@ LAYERS = [
     "gpulint.api",
     "gpulint.model",
     "gpulint.load",
-    "gpulint.record",
-    "gpulint.lazyre",
     "gpulint",
 ]
 

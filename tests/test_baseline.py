@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import active, run_cli, scan_json
 
 ORIGINAL = """apiVersion: apps/v1

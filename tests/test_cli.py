@@ -13,8 +13,15 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
-from conftest import ACK_EXAMPLE_POD, BAD_POD, FIXTURES, ROOT, active, run_cli, scan_json
+from conftest import (
+    ACK_EXAMPLE_POD,
+    BAD_POD,
+    FIXTURES,
+    ROOT,
+    active,
+    run_cli,
+    scan_json,
+)
 
 BAD = BAD_POD
 GOOD = ACK_EXAMPLE_POD

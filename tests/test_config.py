@@ -8,13 +8,20 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from conftest import ENV_POD, FIXTURES, ROOT, run_cli, scan_json
-from gpulint.config.settings import ConfigError, default_config, find_config, load_config, resolve_settings, schema
-from gpulint.knowledge.gpu import DEFAULT_SETTINGS
-from gpulint.scan.registry import load_rules
+
 from gpulint.cli.runconfig import CliOptions, choose_rules, plan
 from gpulint.cli.starter import starter_config
+from gpulint.config.settings import (
+    ConfigError,
+    default_config,
+    find_config,
+    load_config,
+    resolve_settings,
+    schema,
+)
+from gpulint.knowledge.gpu import DEFAULT_SETTINGS
+from gpulint.scan.registry import load_rules
 
 INVALID = FIXTURES / "config" / "invalid"
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conftest import run_cli
+
 from gpulint.scan.registry import load_rules
 
 CATEGORY_RULES: dict[str, tuple[str, ...]] = {

@@ -12,12 +12,19 @@ import json
 from pathlib import Path
 
 from conftest import run_cli
-from gpulint.inputs.discovery import discover
-from gpulint.scan.engine import scan
-from gpulint.results.scanning import ScanConfig
-from gpulint.results.findings import INVALID_INPUT, STATUS_BINARY, STATUS_NOT_KUBERNETES, STATUS_SCANNED, STATUSES
-from gpulint.scan.registry import load_rules
+
 from gpulint.config.selection import select_rules
+from gpulint.inputs.discovery import discover
+from gpulint.results.findings import (
+    INVALID_INPUT,
+    STATUS_BINARY,
+    STATUS_NOT_KUBERNETES,
+    STATUS_SCANNED,
+    STATUSES,
+)
+from gpulint.results.scanning import ScanConfig
+from gpulint.scan.engine import scan
+from gpulint.scan.registry import load_rules
 
 
 def _every_file(corpus: Path) -> list[str]:

@@ -6,16 +6,18 @@ import importlib
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
-
 from conftest import FIXTURES, scan_json
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
 from gpulint.api import RuleContext
-from gpulint.load.dockerfile import parse as parse_dockerfile
 from gpulint.knowledge.gpu import image_visible_devices_default, parse_image
+from gpulint.load.dockerfile import parse as parse_dockerfile
+from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.index import ConfigIndex
 from gpulint.model.objects import objects_in
 from gpulint.model.podspecs import workload_of
-from gpulint.load.yamlload import Document, load_documents
 
 GPU004 = importlib.import_module("rules.gpu004_visible_devices_indirect")
 GPU005 = importlib.import_module("rules.gpu005_image_default_visible_devices")
@@ -290,9 +292,9 @@ spec:
 
 def test_env_references_expand_as_the_kubelet_expands_them() -> None:
     from gpulint.knowledge.envexpand import expanded_value
+    from gpulint.load.yamlload import load_documents
     from gpulint.model.objects import objects_in
     from gpulint.model.podspecs import workload_of
-    from gpulint.load.yamlload import load_documents
 
     doc = next(iter(load_documents(_EXPANSION_POD)))
     workload = workload_of(next(objects_in("pod.yaml", doc)))

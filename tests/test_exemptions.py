@@ -8,20 +8,24 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from conftest import FIXTURES, run_cli, scan_json
+
 from gpulint.api import RULE_ID_RE, Severity
-from gpulint.suppress.exemptions import (
-    ExemptionError, SystemComponentSuppressor, builtin_components, image_repository,
-    parse_components, system_component_suppressor,
-)
-from gpulint.results.findings import Finding
 from gpulint.load.locations import Span
-from gpulint.model.workload import Workload
+from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import objects_in
 from gpulint.model.podspecs import workload_of
+from gpulint.model.workload import Workload
+from gpulint.results.findings import Finding
 from gpulint.results.scanning import SuppressionContext
-from gpulint.load.yamlload import Document, load_documents
+from gpulint.suppress.exemptions import (
+    ExemptionError,
+    SystemComponentSuppressor,
+    builtin_components,
+    image_repository,
+    parse_components,
+    system_component_suppressor,
+)
 
 
 def _workload(text: str) -> Workload:

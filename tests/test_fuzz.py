@@ -15,12 +15,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from conftest import FIXTURES, run_cli
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from conftest import FIXTURES, run_cli
-from gpulint.results.findings import STATUSES
 from gpulint.load.yamlload import Document, load_documents
+from gpulint.results.findings import STATUSES
 
 EXAMPLES = int(os.environ.get("GPULINT_FUZZ_EXAMPLES", "120"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("GPULINT_FUZZ_RANDOM"),

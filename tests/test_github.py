@@ -7,14 +7,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import ACK_EXAMPLE_POD, ROOT, run_cli, scan_json
+
 from gpulint.api import Severity
-from gpulint.results.scanning import ScanResult
-from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
 from gpulint.report import github
+from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
+from gpulint.results.scanning import ScanResult
 
 BAD = """apiVersion: v1
 kind: Pod

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import FIXTURES, run_cli, scan_json
+
 from gpulint.knowledge.hostpaths import gpu_related_path
 
 GPU006 = FIXTURES / "rules" / "GPU006"

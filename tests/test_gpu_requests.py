@@ -6,17 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, scan_json
+
 from gpulint.inputs.discovery import discover
-from gpulint.scan.engine import scan
-from gpulint.results.scanning import ScanConfig
 from gpulint.knowledge.gpu import DEFAULT_SETTINGS, settings_with
-from gpulint.scan.registry import load_rules
 from gpulint.knowledge.resources import (
-    api_rejects_name, edit_distance, is_placeholder_name, is_template_value, looks_like_gpu, resource_names,
+    api_rejects_name,
+    edit_distance,
+    is_placeholder_name,
+    is_template_value,
+    looks_like_gpu,
+    resource_names,
     suggestions,
 )
+from gpulint.results.scanning import ScanConfig
+from gpulint.scan.engine import scan
+from gpulint.scan.registry import load_rules
 
 DEFAULT_NAMES = resource_names({})
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from conftest import FIXTURES, ROOT, run_cli, scan_json
 from tooling import expected_for, find_tool, map_markers, mapped_of, rendered_root
 
@@ -326,9 +325,9 @@ def _every_key_maps_to_its_line(helm: str, chart: Path, display: str, values: tu
     """Each key of each rendered object maps to a template line naming that key, or to the
     action that writes it with a values key ending in it."""
     from gpulint.api import KeyAt
+    from gpulint.load.yamlload import Document, load_documents
     from gpulint.model.objects import objects_in
     from gpulint.render import RenderOptions, render
-    from gpulint.load.yamlload import Document, load_documents
 
     rendered = render("chart", chart, display, RenderOptions(helm=helm, values=values))
     assert rendered.failure is None and rendered.text and rendered.mapper

@@ -13,17 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT, run_cli
-from gpulint.scan import parallel
-from gpulint.scan import registry
+
 from gpulint.api import Rule, Severity, ValueAt, Violation
-from gpulint.inputs.discovery import discover
-from gpulint.scan.reader import InputReader
-from gpulint.scan.engine import scan
-from gpulint.results.scanning import ScanConfig
-from gpulint.scan.registry import load_rules
 from gpulint.config.selection import select_rules
+from gpulint.inputs.discovery import discover
+from gpulint.results.scanning import ScanConfig
+from gpulint.scan import parallel, registry
+from gpulint.scan.engine import scan
+from gpulint.scan.reader import InputReader
+from gpulint.scan.registry import load_rules
 
 sys.path.insert(0, str(ROOT / "bench"))
 from gen_corpus import generate  # noqa: E402

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from conftest import FIXTURES, ROOT, run_cli, scan_json
 from tooling import expected_for, find_tool, map_markers, mapped_of, rendered_root
 
 from gpulint.api import KeyAt
+from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import objects_in
 from gpulint.render import RenderOptions, render
-from gpulint.load.yamlload import Document, load_documents
 
 KUSTOMIZE = "fixtures/kustomize"
 

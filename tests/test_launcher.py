@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from conftest import FIXTURES, ROOT
-from gpulint.cli import scancmd
-from gpulint.cli import scanopts
+from gpulint.cli import scancmd, scanopts
 from gpulint.cli.app import app
 
 

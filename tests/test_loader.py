@@ -8,7 +8,13 @@ from hypothesis import strategies as st
 
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
-from gpulint.load.yamlload import Document, Limits, LoadError, load_documents, resolve_plain
+from gpulint.load.yamlload import (
+    Document,
+    Limits,
+    LoadError,
+    load_documents,
+    resolve_plain,
+)
 
 
 def docs(text: str) -> list:

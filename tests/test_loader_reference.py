@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from conftest import CORPUS, FIXTURES, ROOT, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_loader import reference_node, reference_span, reference_tree
 
-from conftest import CORPUS, FIXTURES, ROOT, run_cli
 from gpulint.load import yamlload
 from gpulint.load.decode import BinaryInput, decode_lenient
 from gpulint.load.locations import LocNode
 from gpulint.load.yamlload import Document, load_documents
-from reference_loader import reference_node, reference_span, reference_tree
 
 sys.path.insert(0, str(ROOT / "bench"))
 from gen_corpus import generate  # noqa: E402

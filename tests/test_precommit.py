@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import BAD_POD, ROOT
-from gpulint.load.yamlload import Document, load_documents
 from repo_copy import GIT_IDENTITY, copy_as_repo, git
+
+from gpulint.load.yamlload import Document, load_documents
 
 BAD = BAD_POD
 GOOD = BAD.replace("      value: all\n", "      value: void\n")

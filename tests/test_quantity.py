@@ -5,10 +5,17 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpulint.knowledge.quantity import (
-    FRACTIONAL, MISSING, NEGATIVE, UNPARSABLE, extended_resource_issue, format_amount, is_whole,
+    FRACTIONAL,
+    MISSING,
+    NEGATIVE,
+    UNPARSABLE,
+    extended_resource_issue,
+    format_amount,
+    is_whole,
     parse_quantity,
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from conftest import ROOT
+
 from gpulint.scan.registry import load_rules
 
 

@@ -6,17 +6,17 @@ import io
 import json
 import math
 
+from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from gpulint import __version__
-from gpulint.inputs.discovery import discover
-from gpulint.scan.engine import scan
-from gpulint.results.scanning import ScanConfig
-from gpulint.scan.registry import load_rules
-from gpulint.report import json_report, jsonstream, summary
 from gpulint.config.selection import select_rules
+from gpulint.inputs.discovery import discover
+from gpulint.report import json_report, jsonstream, summary
+from gpulint.results.scanning import ScanConfig
+from gpulint.scan.engine import scan
+from gpulint.scan.registry import load_rules
 
 _SCALARS = (st.none() | st.booleans() | st.integers(min_value=-10**30, max_value=10**30)
             | st.floats(allow_nan=True, allow_infinity=True) | st.text())
@@ -61,9 +61,9 @@ def test_the_json_report_is_what_json_dumps_makes() -> None:
 
 def test_a_finding_is_written_as_its_dict_would_be() -> None:
     from gpulint.api import Severity
-    from gpulint.results.findings import Finding, MappedLocation, Suppression
     from gpulint.load.locations import Span
     from gpulint.model.objects import ObjectRef
+    from gpulint.results.findings import Finding, MappedLocation, Suppression
 
     full = Finding("GPU003", "visible-devices-env", Severity.ERROR, 'msg "quoted" é\n\t\x01', "a/b.yaml",
                    Span(1, 2, 3, 4), ObjectRef("apps/v1", "Deployment", "n", None), "c", "spec.x",

@@ -19,24 +19,37 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
 from conftest import ENV_POD, FIXTURES, ROOT, active, run_cli, scan_json
-from gpulint.load import decode as decode_mod
-from gpulint.scan import engine
-from gpulint.scan import registry
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from gpulint.api import Rule, Severity, ValueAt, Violation
-from gpulint.load.decode import BinaryInput, DecodeError, TextBlocks, decode, decode_lenient, detect_encoding
 from gpulint.inputs.discovery import discover
-from gpulint.scan.reader import InputReader
-from gpulint.scan.engine import scan
-from gpulint.results.scanning import ScanConfig
-from gpulint.results.findings import STATUSES
+from gpulint.load import decode as decode_mod
+from gpulint.load.decode import (
+    BinaryInput,
+    DecodeError,
+    TextBlocks,
+    decode,
+    decode_lenient,
+    detect_encoding,
+)
 from gpulint.load.jsonload import json_events
 from gpulint.load.locations import Span
 from gpulint.load.unrendered import mask
-from gpulint.load.yamlload import Document, Limits, LoadError, load_documents, split_documents, split_stream
-
+from gpulint.load.yamlload import (
+    Document,
+    Limits,
+    LoadError,
+    load_documents,
+    split_documents,
+    split_stream,
+)
+from gpulint.results.findings import STATUSES
+from gpulint.results.scanning import ScanConfig
+from gpulint.scan import engine, registry
+from gpulint.scan.engine import scan
+from gpulint.scan.reader import InputReader
 
 
 def pod(name: str = "p", value: str = "all") -> str:
@@ -410,9 +423,9 @@ def test_limits_are_configurable_and_default_to_the_loader_defaults(tmp_path: Pa
     _, report = scan_json("--max-depth", "5", str(path))
     assert active(report) == [("GPU000", 10, 7)]
     assert run_cli("scan", "--max-depth", "0", str(path))[0] == 2
-    from gpulint.cli.app import scan as scan_command
-
     import inspect
+
+    from gpulint.cli.app import scan as scan_command
 
     defaults = {name: p.default.default for name, p in inspect.signature(scan_command).parameters.items()}
     assert (defaults["max_depth"], defaults["max_alias_nodes"]) == (Limits().max_depth, Limits().max_expanded_nodes)

@@ -7,10 +7,14 @@ import csv
 from pathlib import Path
 
 import pytest
-
 from conftest import scan_json
-from gpulint.knowledge.hostpaths import container_runtime_access, gpu_host_access, normalize
 from gpulint.rules.gpu002_container_engine_cli import engine_run
+
+from gpulint.knowledge.hostpaths import (
+    container_runtime_access,
+    gpu_host_access,
+    normalize,
+)
 
 
 def _findings(report: dict, rule: str) -> list[dict]:

@@ -9,21 +9,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import expectations
+import pytest
 import sarif_check
 from conftest import ACK_EXAMPLE_POD, FIXTURES, ROOT, run_cli, scan_json
+
 from gpulint.api import Severity
 from gpulint.inputs.discovery import discover
-from gpulint.scan.engine import scan
-from gpulint.results.scanning import ScanConfig, ScanResult
-from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
-from gpulint.scan.registry import load_rules
 from gpulint.report import sarif
 from gpulint.report.repopath import git_root
+from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
+from gpulint.results.scanning import ScanConfig, ScanResult
+from gpulint.scan.engine import scan
+from gpulint.scan.registry import load_rules
 
 BAD = """apiVersion: apps/v1
 kind: Deployment

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, ROOT
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 
-from conftest import FIXTURES, ROOT
 from gpulint.load import fastevents
 from gpulint.scan import registry
 
@@ -49,7 +49,6 @@ def _modules_after(*args: str) -> set[str]:
 def test_a_plain_scan_loads_no_cli_framework_and_nothing_it_does_not_use() -> None:
     loaded = _modules_after(str(FIXTURES / "rules" / "GPU006"))
     heavy = {"typer", "click", "pydantic", "rich", "jsonschema", "sarif_om", "importlib.metadata", "pkgutil",
-             "inspect", "dataclasses",
              "gpulint.cli.app", "gpulint.render", "gpulint.render.helm", "gpulint.load.dockerfile", "gpulint.suppress.baseline",
              "multiprocessing", "concurrent.futures", "gpulint.scan.forkpool", "pickle", "gpulint.report.sarif",
              "gpulint.report.json_report"}
@@ -234,8 +233,7 @@ def test_a_launcher_scan_runs_without_the_collector_and_typer_scans_restore_it()
     proc = subprocess.run([sys.executable, "-c", probe, str(FIXTURES / "core" / "list.yaml")], capture_output=True,
                           text=True, cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
     assert proc.stdout.splitlines()[-1] == "gc False"
-    from gpulint.cli import scancmd
-    from gpulint.cli import scanopts
+    from gpulint.cli import scancmd, scanopts
 
     values = scanopts.parse([str(FIXTURES / "core" / "list.yaml"), "--format", "json"])
     assert values is not None and gc_enabled_after(scancmd.run_scan, values)
@@ -250,21 +248,3 @@ def gc_enabled_after(function, *args) -> bool:  # noqa: ANN001
     with redirect_stdout(io.StringIO()):
         function(*args)
     return gc.isenabled()
-
-
-def test_lazy_patterns_compile_on_first_use_and_behave_like_compiled_ones() -> None:
-    import re
-
-    from gpulint.lazyre import lazy
-
-    pattern = lazy(r"(a+)(b)?", re.I)
-    assert pattern._compiled is None and pattern.pattern == r"(a+)(b)?"
-    compiled = re.compile(r"(a+)(b)?", re.I)
-    for text in ("xAAb", "aa", "b"):
-        for method in ("match", "search", "fullmatch", "findall", "split"):
-            ours, theirs = getattr(pattern, method)(text), getattr(compiled, method)(text)
-            assert (ours.groups() if isinstance(ours, re.Match) else ours) == \
-                   (theirs.groups() if isinstance(theirs, re.Match) else theirs)
-        assert pattern.sub("-", text) == compiled.sub("-", text)
-        assert [m.span() for m in pattern.finditer(text)] == [m.span() for m in compiled.finditer(text)]
-    assert pattern._compiled is not None

@@ -9,17 +9,17 @@ from typing import Iterator
 
 import jsonschema
 import pytest
-
 from conftest import run_cli, scan_json
+
 from gpulint.api import DOC_HEADINGS, KeyAt, LineAt, Rule, Severity, Violation
+from gpulint.cli.runconfig import CliOptions, plan
 from gpulint.config.settings import default_config, load_config
 from gpulint.inputs.discovery import discover
-from gpulint.scan.engine import scan
-from gpulint.results.scanning import ScanResult
 from gpulint.results.findings import Suppression
-from gpulint.suppress.inline import parse_directive
+from gpulint.results.scanning import ScanResult
+from gpulint.scan.engine import scan
 from gpulint.scan.registry import load_rules
-from gpulint.cli.runconfig import CliOptions, plan
+from gpulint.suppress.inline import parse_directive
 
 _DOC = "\n".join(f"## {heading}\ntest" for heading in DOC_HEADINGS)
 

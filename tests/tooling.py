@@ -19,7 +19,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 from expectations import default_column
 

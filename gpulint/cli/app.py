@@ -159,8 +159,8 @@ def init(
     """Write a commented starter configuration (.gpulint.yaml)."""
     from pathlib import Path
 
-    from gpulint.config.settings import CONFIG_FILES
     from gpulint.cli.starter import starter_config
+    from gpulint.config.settings import CONFIG_FILES
     from gpulint.report.output import write_atomic
 
     target_dir = Path(directory)

@@ -10,26 +10,25 @@ select/ignore. GPU000 (invalid input) is reported unless a layer ignores it.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
-from gpulint.suppress.annotation_ignore import AnnotationSuppressions
 from gpulint.api import Rule
-from gpulint.results.scanning import ScanConfig
-from gpulint.results.findings import INVALID_INPUT
-from gpulint.suppress.inline import InlineSuppressions
-from gpulint.record import field, record
 from gpulint.config.selection import select_rules
+from gpulint.results.findings import INVALID_INPUT
+from gpulint.results.scanning import ScanConfig, Suppressor
+from gpulint.suppress.annotation_ignore import AnnotationSuppressions
 from gpulint.suppress.core import pipeline
-from gpulint.results.scanning import Suppressor
+from gpulint.suppress.inline import InlineSuppressions
 
 if TYPE_CHECKING:  # the baseline and configuration modules load when a scan uses them
     from pathlib import Path
 
-    from gpulint.suppress.baseline import BaselineWriter
     from gpulint.config.settings import ProjectConfig
+    from gpulint.suppress.baseline import BaselineWriter
 
 
-@record
+@dataclass
 class CliOptions:
     select: list[str] | None = None       # None: not given
     extend_select: list[str] = field(default_factory=list)
@@ -40,7 +39,7 @@ class CliOptions:
     write_baseline: str | None = None
 
 
-@record
+@dataclass
 class RunPlan:
     scan: ScanConfig
     fail_on: str

@@ -10,10 +10,9 @@ for plain `gpulint scan` command lines.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
-
-from gpulint.lazyre import lazy
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 GC_THRESHOLD = 10_000
 GC_MIN_BYTES = 1 << 20   # inputs smaller than this are scanned without the cyclic collector
-_ANSI_RE = lazy(r"\033\[[;?0-9]*[a-zA-Z]")
+_ANSI_RE = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
 
 
 class UsageError(Exception):
@@ -108,13 +107,13 @@ def load_rules_or_fail() -> dict:
 
 
 def _scan(v: dict[str, Any]) -> int:
-    from gpulint.inputs.discovery import discover
-    from gpulint.scan.engine import scan as run_scan_engine
-    from gpulint.suppress.exemptions import system_component_suppressor
-    from gpulint.results.findings import INVALID_INPUT
     from gpulint.cli.runconfig import CliOptions, plan
     from gpulint.config.selection import SelectionError, split_codes
+    from gpulint.inputs.discovery import discover
     from gpulint.load.yamlload import Limits
+    from gpulint.results.findings import INVALID_INPUT
+    from gpulint.scan.engine import scan as run_scan_engine
+    from gpulint.suppress.exemptions import system_component_suppressor
 
     paths = v["paths"] or ["."]
     rules = load_rules_or_fail()
@@ -188,7 +187,12 @@ def _scan(v: dict[str, Any]) -> int:
 
 def _project_config(paths: list[str], config_file: str | None, rules: dict) -> Any:
     """The configuration given with --config, or the one nearest to the first path."""
-    from gpulint.config.settings import ConfigError, default_config, find_config, load_config
+    from gpulint.config.settings import (
+        ConfigError,
+        default_config,
+        find_config,
+        load_config,
+    )
 
     if config_file is not None:
         from pathlib import Path

@@ -6,7 +6,7 @@ command from `OPTIONS` and `PATHS`; the console-script launcher (launch.py)
 parses a plain `gpulint scan ...` command line with `parse` below, from the
 same declaration, without importing Typer. Anything `parse` is not sure of
 (help, an unknown or malformed option, a bad value) goes to Typer, which
-reports it. This module imports nothing beyond the standard library and gpulint.record.
+reports it. This module imports nothing beyond the standard library.
 
 `parse` follows the parsing rules of Click (which Typer uses) for what it
 accepts: options and paths may be interspersed, `--` ends the options, a long
@@ -17,12 +17,11 @@ follows it or is attached (`-fjson`), a repeated option keeps its last value
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from gpulint.record import record
 
-
-@record(frozen=True)
+@dataclass(frozen=True)
 class Opt:
     """One option of `gpulint scan`."""
 

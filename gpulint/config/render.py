@@ -3,13 +3,13 @@ rendering code so that a scan without charts never imports it)."""
 
 from __future__ import annotations
 
-from gpulint.record import record
+from dataclasses import dataclass
 
 DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unnamed release
 DEFAULT_TIMEOUT = 120.0  # seconds per render; a chart that takes longer is reported, not waited for
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RenderOptions:
     """Command-line settings for rendering charts and kustomizations."""
 

@@ -13,12 +13,11 @@ import fnmatch
 import functools
 import os
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from gpulint.api import Rule, Severity
 from gpulint.knowledge.gpu import DEFAULT_SETTINGS
-from gpulint.lazyre import lazy
-from gpulint.record import field, record
 
 if TYPE_CHECKING:  # imported where a configuration file is read: a plain scan needs none of it
     from pathlib import Path
@@ -32,7 +31,7 @@ EXEMPTION_MATCHERS = ("namespace", "kind", "name", "container", "image")
 Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ConfigProblem:
     file: str
     line: int | None
@@ -56,14 +55,14 @@ class ConfigError(Exception):
         super().__init__("\n".join(str(p) for p in problems))
 
 
-@record
+@dataclass
 class RuleConfig:
     severity: Severity | None = None
     enabled: bool | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Exemption:
     """Findings a project accepts, and why. A matcher left out matches anything."""
 
@@ -76,7 +75,7 @@ class Exemption:
     image: tuple[str, ...] | None = None
 
 
-@record
+@dataclass
 class ProjectConfig:
     file: Path | None = None                     # None: no configuration, defaults
     root: str | Path = field(default_factory=os.getcwd)  # relative paths are relative to this
@@ -166,7 +165,7 @@ def _shown(path: str, cwd: str) -> Path:
 
 
 # A `[tool.gpulint]` table header (compiled when a pyproject.toml is read).
-_TOOL_TABLE_RE = lazy(r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]", re.M)
+_TOOL_TABLE_RE = re.compile(r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]", re.M)
 
 
 def _has_tool_table(path: str) -> bool:
@@ -300,7 +299,6 @@ def _toml_locator(text: str) -> Locator:
 @functools.lru_cache(maxsize=1)
 def schema() -> dict:
     import json
-
     from importlib.resources import files
 
     return json.loads(files("gpulint").joinpath("schemas/config.schema.json").read_text(encoding="utf-8"))

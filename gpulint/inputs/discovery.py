@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
-
-from gpulint.record import record
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,7 +30,7 @@ CHART_FILE = "Chart.yaml"
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
@@ -42,7 +41,7 @@ class Input:
     real: str | None = None
 
 
-@record
+@dataclass
 class Discovery:
     inputs: list[Input]
     missing: list[str]        # command-line paths that do not exist

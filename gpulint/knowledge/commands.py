@@ -18,21 +18,28 @@ from __future__ import annotations
 
 import functools
 import posixpath
+from dataclasses import dataclass
 from typing import Iterator
 
 from gpulint.api import TextAt, ValueAt, Where
 from gpulint.knowledge.hostpaths import normalize
 from gpulint.model.index import ConfigEntry, ConfigIndex, ConfigSource
-from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.model.objects import KubeObject
-from gpulint.record import record
-from gpulint.model.shell import SHELL_NAMES, Command, basename, command_index, parse, script_arguments
+from gpulint.model.shell import (
+    SHELL_NAMES,
+    Command,
+    basename,
+    command_index,
+    parse,
+    script_arguments,
+)
+from gpulint.model.workload import Container, PodSpec, Workload
 
 _SCRIPT_SUFFIXES = (".sh", ".bash")
 _CONFIG_VOLUME_KINDS = frozenset({"configMap", "secret", "projected"})  # the kinds `_config_refs` reads
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RunCommand:
     """One command: its argv from the program name on, and where it is written."""
 
@@ -56,7 +63,7 @@ class RunCommand:
         return f"in {self.origin}"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class MountedFile:
     """A ConfigMap/Secret key as a file in a container."""
 

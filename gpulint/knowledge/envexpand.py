@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import re
 
-from gpulint.lazyre import lazy
 from gpulint.model.workload import Container, EnvVar
 
 # `$$`, or `$(` up to the next `)`: what the kubelet's expansion reads as a reference.
-_REFERENCE_RE = lazy(r"\$\$|\$\(([^)]*)\)")
+_REFERENCE_RE = re.compile(r"\$\$|\$\(([^)]*)\)")
 _UNKNOWN = None
 
 

@@ -11,12 +11,12 @@ such as NVIDIA_VISIBLE_DEVICES and on which sources cannot be checked.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpulint.knowledge.envexpand import expanded_value
-from gpulint.lazyre import lazy
 from gpulint.model.workload import Container, EnvFrom, EnvVar, PodSpec
-from gpulint.record import record
 
 if TYPE_CHECKING:
     from gpulint.model.index import ConfigIndex, ConfigSource
@@ -26,10 +26,10 @@ VALUE_FROM = "valueFrom"   # env: valueFrom
 ENV_FROM = "envFrom"       # envFrom of a ConfigMap/Secret in the scan
 
 _SOURCE_WORDS = {"configMap": "ConfigMap", "secret": "Secret"}
-_FIELD_RE = lazy(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z")
+_FIELD_RE = re.compile(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class EnvSetting:
     """What sets the variable, and its value when the scan shows it."""
 
@@ -50,7 +50,7 @@ class EnvSetting:
         return self.ref_kind is not None and self.source is None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class EnvResolution:
     setting: EnvSetting | None               # None: nothing the scan can see sets the variable
     unverifiable: tuple[EnvFrom, ...] = ()   # envFrom sources outside the scan that could still set it

@@ -9,13 +9,12 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from gpulint.knowledge.envexpand import expanded_value
 from gpulint.knowledge.hostpaths import gpu_related_path
-from gpulint.lazyre import lazy
 from gpulint.knowledge.quantity import parse_quantity
-from gpulint.record import record
 
 if TYPE_CHECKING:
     from gpulint.model.workload import Container, PodSpec
@@ -27,7 +26,7 @@ HIDDEN_VOID = "void"      # void, empty: nothing injected, like plain runc
 HIDDEN_NONE = "none"      # no GPU, but driver libraries and capabilities are injected
 GRANTS = "grants"         # all, indices, UUIDs, MIG ids, G:M, CDI names, anything else
 
-_UUID_RE = lazy(r"(?:MIG-)?GPU-[0-9a-fA-F-]+(?:/\d+/\d+)?\Z|MIG-[0-9a-fA-F-]+\Z")
+_UUID_RE = re.compile(r"(?:MIG-)?GPU-[0-9a-fA-F-]+(?:/\d+/\d+)?\Z|MIG-[0-9a-fA-F-]+\Z")
 
 
 def classify_visible_devices(value: object) -> str:
@@ -319,7 +318,7 @@ def _describe_request(container: Container, pod: PodSpec, settings: Mapping[str,
 # --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ImageRef:
     """An image reference split the way registries read it."""
 
@@ -383,7 +382,7 @@ def normalize_image(image: str) -> str:
     return str(ref) if ref is not None else image.strip()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ImageRule:
     """What an image family sets NVIDIA_VISIBLE_DEVICES to, and why we believe it.
 

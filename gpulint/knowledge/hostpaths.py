@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import dataclass, field
 
-from gpulint.lazyre import lazy
 from gpulint.model.workload import Container, PodSpec, Volume, VolumeMount, Workload
-from gpulint.record import field, record
 
 
 def normalize(path: str) -> str:
@@ -79,7 +78,7 @@ def gpu_host_access(path: str) -> str | None:
 # Path components that only GPU device nodes and NVIDIA driver files have:
 # /dev/nvidia0, /dev/nvidia-caps, /dev/dri, /run/nvidia, /usr/local/nvidia,
 # /home/kubernetes/bin/nvidia (GKE), libnvidia-ml.so.1, libcuda.so, nvidia-smi.
-_NVIDIA_PATH_PART_RE = lazy(r"(?:lib)?nvidia|libcuda", re.IGNORECASE)
+_NVIDIA_PATH_PART_RE = re.compile(r"(?:lib)?nvidia|libcuda", re.IGNORECASE)
 
 
 def gpu_related_path(path: str) -> bool:
@@ -117,7 +116,7 @@ _RUNTIME_DIRS = {
     "/var/lib/docker": "Docker",
     "/var/lib/containerd": "containerd",
 }
-_ROOTLESS_RE = lazy(r"/run/user/[^/]+/(?:docker\.sock|podman(?:/podman\.sock)?)\Z")
+_ROOTLESS_RE = re.compile(r"/run/user/[^/]+/(?:docker\.sock|podman(?:/podman\.sock)?)\Z")
 
 
 def container_runtime_access(path: str) -> str | None:
@@ -146,7 +145,7 @@ def container_runtime_access(path: str) -> str | None:
 # --- volumes and mounts ----------------------------------------------------------
 
 
-@record
+@dataclass
 class HostPathVolume:
     """A hostPath volume of a workload and every container that mounts it."""
 

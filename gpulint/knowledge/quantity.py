@@ -19,10 +19,9 @@ the Go parser reads as 0, is treated as invalid here; nobody means 0 by it.
 from __future__ import annotations
 
 import functools
+import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from gpulint.lazyre import lazy
-from gpulint.record import record
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -32,11 +31,11 @@ QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 
 # Number, then a suffix made of suffix letters, an optional sign and digits;
 # the suffix is interpreted (or rejected) afterwards, as the Go parser does.
-_QUANTITY_RE = lazy(
+_QUANTITY_RE = re.compile(
     r"(?P<sign>[+-]?)(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?"
     r"(?P<suffix>[eEinumkKMGTP]*[+-]?[0-9]*)\Z"
 )
-_EXPONENT_RE = lazy(r"[eE](?P<exp>[+-]?[0-9]+)\Z")
+_EXPONENT_RE = re.compile(r"[eE](?P<exp>[+-]?[0-9]+)\Z")
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 # Exponents far beyond any resource (the API stores them as int32) are refused
@@ -131,7 +130,7 @@ MSG_NEGATIVE = "must be greater than or equal to 0"
 MSG_INTEGER = "must be an integer"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class QuantityIssue:
     kind: str                # MISSING, UNPARSABLE, NEGATIVE or FRACTIONAL
     amount: Decimal | None   # the parsed value, when there is one

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from gpulint.knowledge.gpu import DEFAULT_SETTINGS, Globs, globs_re, is_glob
-from gpulint.lazyre import lazy
-from gpulint.record import field, record
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -28,14 +27,14 @@ LEGACY_NAMES: dict[str, tuple[str, str]] = {
 
 # Documentation-only domains (RFC 2606): `example.com/gpu` in a sample is a
 # placeholder, not a typo of a real resource.
-_PLACEHOLDER_DOMAIN_RE = lazy(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
+_PLACEHOLDER_DOMAIN_RE = re.compile(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
 
 # Extended resource names the API server accepts (IsQualifiedName on `domain/name`).
-_DNS_SUBDOMAIN_RE = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
-_QUALIFIED_NAME_RE = lazy(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
+_DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
+_QUALIFIED_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ResourceNames:
     """The configured GPU resource names, compiled once per distinct configuration."""
 
@@ -244,7 +243,7 @@ def edit_distance(a: str, b: str) -> int:
 # --- values the sharing schedulers accept ------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ShareRange:
     """Values a GPU-share resource accepts besides 0 (which requests nothing)."""
 
@@ -278,7 +277,7 @@ LIMITS = "limits"
 REQUESTS = "requests"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Entry:
     """One resource as written in a container's limits or requests."""
 
@@ -288,7 +287,7 @@ class Entry:
     path: tuple         # document path of the key
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Pair:
     """A resource's limit and request entries (either may be absent)."""
 

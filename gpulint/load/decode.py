@@ -11,10 +11,9 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import re
 import stat
 from typing import BinaryIO, Iterator
-
-from gpulint.lazyre import lazy
 
 # How much of the start of a file is searched for NUL bytes to call it binary.
 BINARY_SNIFF = 8192
@@ -32,7 +31,7 @@ _BOMS = (
 )
 
 # C0 controls that are not line breaks or tabs: binary data, whatever it decodes as.
-_CONTROL_RE = lazy("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 _NAMES = {"utf-8": "UTF-8", "utf-16-le": "UTF-16LE", "utf-16-be": "UTF-16BE",
           "utf-32-le": "UTF-32LE", "utf-32-be": "UTF-32BE"}

@@ -13,8 +13,7 @@ plain `docker build` would.
 from __future__ import annotations
 
 import re
-
-from gpulint.record import field, record
+from dataclasses import dataclass, field
 
 _DIRECTIVE_RE = re.compile(r"#\s*([a-zA-Z][a-zA-Z0-9_-]*)\s*=\s*(\S+)\s*$")
 _HEREDOC_RE = re.compile(r"<<(-?)([\"']?)([A-Za-z_][A-Za-z0-9_]*)\2")
@@ -22,7 +21,7 @@ _HEREDOC_KEYWORDS = frozenset({"RUN", "COPY", "ADD"})
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Instruction:
     keyword: str            # upper case, e.g. "ENV"
     arguments: str          # the text after the keyword, continuations joined
@@ -42,7 +41,7 @@ class Instruction:
         return self.positions[max(offset, 0)]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class EnvPair:
     key: str
     value: str              # quotes removed, variables expanded
@@ -58,7 +57,7 @@ class EnvPair:
         return line, column, end_line, end_column + 1
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Stage:
     index: int
     name: str | None        # `AS name`
@@ -67,7 +66,7 @@ class Stage:
     instruction: Instruction
 
 
-@record
+@dataclass
 class Dockerfile:
     path: str
     text: str

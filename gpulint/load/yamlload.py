@@ -15,6 +15,7 @@ document leave the others scanned.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from _ruamel_yaml import CParser
@@ -22,13 +23,11 @@ from ruamel.yaml import events as ev
 
 from gpulint.load import fastevents
 from gpulint.load.locations import LocNode, Span
-from gpulint.record import record
-
 
 fastevents.install()  # cheaper parser events, the same values: see fastevents.py
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Limits:
     """Bounds that keep hostile input from exhausting time or memory.
 
@@ -67,7 +66,7 @@ class LoadError(Exception):
         self.literal_checked = False
 
 
-@record
+@dataclass
 class Problem:
     """A non-fatal defect found while loading (e.g. a duplicate key).
 

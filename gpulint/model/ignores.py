@@ -7,17 +7,17 @@ themselves (GPU090, GPU091).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Iterator
 
 from gpulint.model.workload import PodSpec, Workload
-from gpulint.record import record
 
 IGNORE = "gpulint.io/ignore"
 IGNORE_REASON = "gpulint.io/ignore-reason"
 _SPLIT_RE = re.compile(r"[\s,]+")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class AnnotationIgnore:
     """One `gpulint.io/ignore` annotation and where it is written."""
 

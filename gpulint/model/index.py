@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from gpulint.model.objects import KubeObject
-from gpulint.record import field, record
 
 
-@record
+@dataclass
 class ConfigEntry:
     """One key of a ConfigMap or Secret."""
 
@@ -23,7 +23,7 @@ class ConfigEntry:
     path: tuple              # document path of the value in `obj`
 
 
-@record
+@dataclass
 class ConfigSource:
     kind: str                # "configMap" or "secret"
     obj: KubeObject

@@ -10,18 +10,17 @@ annotation are recorded so findings can point back at the file a human edits.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Iterator
 
-from gpulint.lazyre import lazy
-from gpulint.record import record
 from gpulint.load.yamlload import Document
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 # `(\S[^\n]*)` then rstrip: a lazy `.*?` before `\s*$` is quadratic on a long line of blanks.
-_SOURCE_RE = lazy(r"^# Source: *(\S[^\n]*)", re.M)
+_SOURCE_RE = re.compile(r"^# Source: *(\S[^\n]*)", re.M)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ObjectRef:
     """Identity of an object, as shown in messages and output."""
 
@@ -35,7 +34,7 @@ class ObjectRef:
         return f"{self.kind} {ns}{self.name}"
 
 
-@record
+@dataclass
 class KubeObject:
     """One Kubernetes object inside a document (the document itself or a List item)."""
 

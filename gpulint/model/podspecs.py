@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from gpulint.model.workload import PodSpec, Problems, Workload, build_pod_spec
 from gpulint.model.objects import KubeObject
+from gpulint.model.workload import PodSpec, Problems, Workload, build_pod_spec
 
 KNOWN_KINDS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),

@@ -15,9 +15,8 @@ nested scripts: their commands are returned too, with offsets in the outer text.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Iterator, Sequence
-
-from gpulint.record import field, record
 
 # Shells whose `-c STRING` is a script (busybox is a wrapper: `busybox sh -c`).
 SHELL_NAMES = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh", "mksh", "yash", "posh"})
@@ -38,7 +37,7 @@ def basename(path: str) -> str:
     return path.rpartition("/")[2]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Word:
     """One word of a command, quotes removed; `$x`, `$(...)` are kept as written."""
 
@@ -49,7 +48,7 @@ class Word:
     assignment: bool = False   # `NAME=value` written without quotes in the name part
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Command:
     """A simple command: its words, redirections removed."""
 
@@ -192,7 +191,7 @@ def script_arguments(words: Sequence[str]) -> list[int]:
 # --- lexer -------------------------------------------------------------------
 
 
-@record
+@dataclass
 class _Token:
     kind: str                  # "word", "op", "redir", "newline", "skip"
     value: str
@@ -200,7 +199,7 @@ class _Token:
     word: Word | None = None
 
 
-@record
+@dataclass
 class _HereDoc:
     delimiter: str
     strip_tabs: bool

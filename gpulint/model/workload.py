@@ -9,10 +9,10 @@ GPU000 (a typo in a type can hide a bypass, so it must be visible).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from gpulint.model.objects import KubeObject, ObjectRef
-from gpulint.record import field, record
 from gpulint.model.shell import basename
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh", "busybox"})
@@ -22,7 +22,7 @@ ROLE_INIT = "init"
 ROLE_EPHEMERAL = "ephemeral"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class TypeProblem:
     """A field whose value has the wrong type; reported as GPU000."""
 
@@ -53,7 +53,7 @@ def _type_name(kind: type | tuple) -> str:
             float: "a number", type(None): "null"}.get(kind, kind.__name__)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class EnvVar:
     name: str
     value: Any               # the literal value (str in valid manifests), None when absent
@@ -61,7 +61,7 @@ class EnvVar:
     path: tuple              # the list entry
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class EnvFrom:
     source: str              # "configMap" or "secret"
     name: str
@@ -70,7 +70,7 @@ class EnvFrom:
     path: tuple              # the list entry
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Resources:
     limits: dict             # resource name -> quantity as written
     requests: dict
@@ -88,7 +88,7 @@ class Resources:
         return self.path + (("requests", name) if name is not None else ("requests",))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Exec:
     """An argv the container runs: its main process, a hook or an exec probe."""
 
@@ -97,7 +97,7 @@ class Exec:
     origin: str              # "command", "lifecycle.postStart", "livenessProbe", "script", ...
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Script:
     """Shell (or other) source text run by the container, e.g. `sh -c '<text>'`."""
 
@@ -107,14 +107,14 @@ class Script:
     interpreter: str         # "sh", "bash", "python", ... ("" when unknown)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class VolumeMount:
     name: str
     mount_path: str
     path: tuple
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Volume:
     name: str
     kind: str                # "hostPath", "configMap", "secret", "emptyDir", ... ("" when none)
@@ -133,7 +133,7 @@ class Volume:
         return self.path + ("hostPath", "path")
 
 
-@record
+@dataclass
 class Container:
     role: str
     name: str
@@ -169,7 +169,7 @@ class Container:
         return found
 
 
-@record
+@dataclass
 class PodSpec:
     path: tuple                       # the pod spec mapping (or Argo template)
     label: str                        # human description, e.g. "spec.template.spec"
@@ -198,7 +198,7 @@ class PodSpec:
         return self.path + (name,)
 
 
-@record
+@dataclass
 class Workload:
     obj: KubeObject
     pod_specs: list[PodSpec]

@@ -9,7 +9,13 @@ chart it came from is found next to the working directory.
 
 from __future__ import annotations
 
-from gpulint.render.base import DEFAULT_RELEASE, Mapper, Rendered, RenderFailure, RenderOptions
+from gpulint.render.base import (
+    DEFAULT_RELEASE,
+    Mapper,
+    Rendered,
+    RenderFailure,
+    RenderOptions,
+)
 
 __all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "render",
            "source_mapper"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gpulint.results.findings import MappedLocation
+from gpulint.config.render import DEFAULT_RELEASE, RenderOptions
 from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject
-from gpulint.record import record
-from gpulint.config.render import DEFAULT_RELEASE, RenderOptions
+from gpulint.results.findings import MappedLocation
 
 __all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "rendered_name"]
 
@@ -23,7 +23,7 @@ class Mapper(Protocol):
         """Template/values/origin locations of the node `where` points at, most specific first."""
 
 
-@record
+@dataclass
 class RenderFailure:
     message: str
     file: str          # display path the error is reported at (Chart.yaml, a template, kustomization.yaml)
@@ -31,7 +31,7 @@ class RenderFailure:
     status: str        # the input's outcome in the summary
 
 
-@record
+@dataclass
 class Rendered:
     display: str                    # the name findings on the rendered text carry
     text: str | None = None

@@ -15,16 +15,34 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gpulint.api import KeyAt, TextAt, ValueAt
-from gpulint.results.findings import STATUS_CHART, MappedLocation
 from gpulint.load.locations import Span
+from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import KubeObject, helm_source
-from gpulint.render.base import Rendered, RenderFailure, RenderOptions, join_display, rendered_name
+from gpulint.render.base import (
+    Rendered,
+    RenderFailure,
+    RenderOptions,
+    join_display,
+    rendered_name,
+)
 from gpulint.render.mapping import TemplateMapper
 from gpulint.render.template import Template
-from gpulint.render.tools import ToolMissing, real_path, replace_paths, run, scratch_dir, which
-from gpulint.render.values import SetEntry, ValuesChain, ValuesFile, parse_set, read_values_file
-from gpulint.load.yamlload import Document, load_documents
-
+from gpulint.render.tools import (
+    ToolMissing,
+    real_path,
+    replace_paths,
+    run,
+    scratch_dir,
+    which,
+)
+from gpulint.render.values import (
+    SetEntry,
+    ValuesChain,
+    ValuesFile,
+    parse_set,
+    read_values_file,
+)
+from gpulint.results.findings import STATUS_CHART, MappedLocation
 
 CHART_FILE = "Chart.yaml"
 INSTALL_HINT = ("install Helm 3 (https://helm.sh/docs/intro/install/) or pass --helm PATH, "

@@ -8,14 +8,13 @@ have set a value.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from gpulint.load.decode import BinaryInput, DecodeError, decode
-from gpulint.record import field, record
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.render.tools import real_path
-
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -35,7 +34,7 @@ def is_remote(ref: str) -> bool:
             or "?ref=" in lower or "//" in ref.split("?", 1)[0].lstrip("/"))
 
 
-@record
+@dataclass
 class Patch:
     """A patch a kustomization applies: a file, or inline text inside the kustomization file."""
 
@@ -45,7 +44,7 @@ class Patch:
     json6902: bool = False
 
 
-@record
+@dataclass
 class Kustomization:
     directory: Path                 # resolved
     file: Path
@@ -146,7 +145,7 @@ def load(directory: Path) -> Kustomization | None:
     return Kustomization(real_path(directory), file, doc)
 
 
-@record
+@dataclass
 class Plan:
     """Which kustomizations of a scan to build, and which files they consume."""
 

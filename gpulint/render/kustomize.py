@@ -25,14 +25,26 @@ from typing import Any
 
 from gpulint.api import KeyAt, TextAt, ValueAt
 from gpulint.load.decode import BinaryInput, DecodeError, decode
-from gpulint.results.findings import STATUS_ERROR, MappedLocation
 from gpulint.load.locations import Span
+from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import ORIGIN_ANNOTATION, KubeObject, parse_origin
 from gpulint.render import kustomization as kz
-from gpulint.render.base import Rendered, RenderFailure, RenderOptions, join_display, rendered_name
-from gpulint.render.tools import ToolMissing, real_path, replace_paths, run, scratch_dir, which
-from gpulint.load.yamlload import Document, load_documents
-
+from gpulint.render.base import (
+    Rendered,
+    RenderFailure,
+    RenderOptions,
+    join_display,
+    rendered_name,
+)
+from gpulint.render.tools import (
+    ToolMissing,
+    real_path,
+    replace_paths,
+    run,
+    scratch_dir,
+    which,
+)
+from gpulint.results.findings import STATUS_ERROR, MappedLocation
 
 INSTALL_HINT = ("install kubectl (it includes `kubectl kustomize`) or kustomize, or pass --kustomize PATH, "
                 "or build it yourself: `kubectl kustomize {dir} | gpulint scan -`")

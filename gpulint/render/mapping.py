@@ -19,13 +19,13 @@ line is given and described as approximate.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from gpulint.results.findings import MappedLocation
 from gpulint.load.locations import Span
-from gpulint.record import field, record
 from gpulint.render.template import Action, Template
 from gpulint.render.values import Located, ValuesChain, dotted
+from gpulint.results.findings import MappedLocation
 
 _BUILTINS = frozenset({"Release", "Chart", "Capabilities", "Template", "Files", "Subcharts"})
 _TOKEN_RE = re.compile(r"(\$[A-Za-z_]\w*|\$)?((?:\.[A-Za-z_][\w]*)+)|(?<![\w\)\]\.\$])\.(?![\w\.])")
@@ -38,14 +38,14 @@ ROOT = ("<root>",)          # dot is the top-level context (.Values reachable)
 UNKNOWN = ("<unknown>",)    # dot is something we cannot trace
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RangeIndex:
     """A list index (or map key) chosen by a `range`; bound while walking."""
 
     action_id: int
 
 
-@record
+@dataclass
 class Walk:
     """State of a walk through one template or helper body."""
 
@@ -55,7 +55,7 @@ class Walk:
     bindings: dict[int, Any] = field(default_factory=dict)
 
 
-@record
+@dataclass
 class Hit:
     tpl: Template
     line: int

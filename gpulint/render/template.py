@@ -10,9 +10,8 @@ the block actions (`with`, `range`, `if`, `define`) enclosing it, so `.` and
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from gpulint.record import field, record
 
 _OPENERS = frozenset({"if", "with", "range", "define", "block"})
 _PLACEHOLDER = "\x01"
@@ -23,7 +22,7 @@ _KEY_RE = re.compile(
 _DEFINE_RE = re.compile(r'^(?:define|block)\s+"([^"]+)"')
 
 
-@record
+@dataclass
 class Action:
     """One `{{ ... }}`; positions are 0-based, `end_col` exclusive."""
 
@@ -50,7 +49,7 @@ class Action:
                 or bool(re.match(r"^\$\w*\s*:?=", self.text)))
 
 
-@record
+@dataclass
 class Line:
     index: int
     text: str

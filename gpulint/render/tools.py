@@ -13,15 +13,14 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-
-from gpulint.record import record
 
 # klog (kubectl) wraps errors as: E1202 14:56:18.02 123 run.go:72] "command failed" err="..."
 _KLOG_RE = re.compile(r'^[EWIF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] "[^"]*" err="(.*)"\s*$')
 
 
-@record
+@dataclass
 class RunResult:
     ok: bool
     stdout: str

@@ -8,30 +8,30 @@ source that defines the key, and its line.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
-from gpulint.record import field, record
 from gpulint.load.yamlload import Document, load_documents
 
 Path_ = tuple  # a values path: keys (str) and list indices (int)
 
 
-@record
+@dataclass
 class ValuesFile:
     display: str
     doc: Document | None        # None when unreadable or empty
 
 
-@record
+@dataclass
 class SetEntry:
     path: Path_
     text: str                   # the `key=value` as written on the command line
 
 
-@record
+@dataclass
 class Located:
     """A values key that supplied a rendered value."""
 
@@ -41,7 +41,7 @@ class Located:
     set_text: str = ""          # the --set entry, when it came from the command line
 
 
-@record
+@dataclass
 class _Source:
     prefix: Path_               # where the template's .Values sits in this source
     file: ValuesFile | None = None

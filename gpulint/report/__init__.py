@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpulint.api import Severity
-from gpulint.results.scanning import ScanResult
 from gpulint.results.findings import STATUSES, Finding
+from gpulint.results.scanning import ScanResult
 
 
 def visible(findings: list[Finding], show_suppressed: bool) -> list[Finding]:

@@ -14,11 +14,11 @@ from __future__ import annotations
 from typing import IO
 
 from gpulint.api import Severity
-from gpulint.results.scanning import ScanResult
-from gpulint.results.findings import Finding
 from gpulint.report import summary, visible
 from gpulint.report.repopath import Locator
 from gpulint.report.text import _summary_line as summary_line
+from gpulint.results.findings import Finding
+from gpulint.results.scanning import ScanResult
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

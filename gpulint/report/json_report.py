@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import IO
 
 from gpulint import __version__
-from gpulint.results.scanning import ScanResult
-from gpulint.results.findings import Finding
 from gpulint.report import summary
+from gpulint.results.findings import Finding
+from gpulint.results.scanning import ScanResult
 
 
 def as_dict(finding: Finding) -> dict:

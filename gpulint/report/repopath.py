@@ -12,16 +12,15 @@ show a result reported through a symlinked path).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
-
-from gpulint.record import record
 
 STDIN = "-"
 STDIN_NAME = "stdin"   # how stdin is named in reports that need a file name
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RepoPath:
     """A file as reports name it.
 

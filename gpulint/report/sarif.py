@@ -33,9 +33,9 @@ import sarif_om as om
 
 from gpulint import __version__
 from gpulint.api import Rule, Severity
-from gpulint.results.scanning import ScanResult
-from gpulint.results.findings import Finding
 from gpulint.report.repopath import Locator, RepoPath
+from gpulint.results.findings import Finding
+from gpulint.results.scanning import ScanResult
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/gpulint/gpulint"

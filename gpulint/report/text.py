@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from typing import IO
 
-from gpulint.results.scanning import ScanResult
-from gpulint.results.findings import Finding
 from gpulint.report import summary, visible
+from gpulint.results.findings import Finding
+from gpulint.results.scanning import ScanResult
 
 _COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from gpulint.api import Severity
 from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject, ObjectRef
-from gpulint.record import field, record
 
 INVALID_INPUT = "GPU000"
 
@@ -20,13 +20,13 @@ STATUS_CHART = "helm_chart"           # an unrendered Helm chart directory
 STATUSES = (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_BINARY, STATUS_ERROR, STATUS_CHART)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Suppression:
     kind: str       # "system-component", "annotation", "inline", "config", "baseline"
     reason: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class MappedLocation:
     """Where a finding on generated output comes from in a file a human edits.
 
@@ -40,7 +40,7 @@ class MappedLocation:
     description: str = ""
 
 
-@record(slots=True)  # a large scan keeps every finding until the report is written
+@dataclass(slots=True)  # a large scan keeps every finding until the report is written
 class Finding:
     rule_id: str
     rule_name: str
@@ -61,7 +61,7 @@ class Finding:
         return (self.file, self.span.line, self.span.column, self.rule_id, self.message)
 
 
-@record
+@dataclass
 class FileReport:
     file: str
     status: str

@@ -7,6 +7,7 @@ without importing each other: the engine runs the hooks and suppressors of a
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from gpulint.api import Rule, Severity
@@ -14,14 +15,13 @@ from gpulint.config.render import RenderOptions
 from gpulint.load.yamlload import DEFAULT_LIMITS, Limits
 from gpulint.model.objects import KubeObject
 from gpulint.model.workload import Container, Workload
-from gpulint.record import field, record
 from gpulint.results.findings import FileReport, Finding, Suppression
 
 if TYPE_CHECKING:
     from gpulint.load.yamlload import Document
 
 
-@record
+@dataclass
 class SuppressionContext:
     """What a suppressor may consult about a finding."""
 
@@ -114,7 +114,7 @@ class OrderedSuppressor(Protocol):
 
 
 
-@record
+@dataclass
 class ScanConfig:
     rules: list[Rule]                                   # enabled rules, in id order
     all_rules: dict[str, Rule] = field(default_factory=dict)
@@ -131,7 +131,7 @@ class ScanConfig:
         return self.severities.get(rule_id, default)
 
 
-@record
+@dataclass
 class ScanResult:
     files: list[FileReport]
     internal_errors: list[str] = field(default_factory=list)

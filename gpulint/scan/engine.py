@@ -9,25 +9,53 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from gpulint.api import KeyAt, LineAt, Rule, RuleContext, Severity, TextAt, ValueAt, Violation
-from gpulint.load.decode import BinaryInput, DecodeError, ReadError, Text, decode_lenient
+from gpulint.api import (
+    KeyAt,
+    LineAt,
+    Rule,
+    RuleContext,
+    Severity,
+    TextAt,
+    ValueAt,
+    Violation,
+)
+from gpulint.config.render import RenderOptions
 from gpulint.inputs.discovery import Input
-from gpulint.results.findings import (
-    INVALID_INPUT, STATUS_BINARY, STATUS_ERROR, STATUS_NOT_KUBERNETES,
-    STATUS_SCANNED, FileReport, Finding, internal_error_message, stable_path,
+from gpulint.load.decode import (
+    BinaryInput,
+    DecodeError,
+    ReadError,
+    Text,
+    decode_lenient,
+)
+from gpulint.load.locations import Span
+from gpulint.load.yamlload import (
+    Document,
+    Limits,
+    LoadError,
+    ParsedChunks,
+    Problem,
+    load_documents,
+    load_stream,
 )
 from gpulint.model.index import ConfigIndex
-from gpulint.load.locations import Span
-from gpulint.model.workload import Container, Workload
-from gpulint.scan.reader import InputReader
 from gpulint.model.objects import KubeObject, objects_in
 from gpulint.model.podspecs import workload_of
-from gpulint.config.render import RenderOptions
-from gpulint.suppress.core import apply as apply_suppressors
-from gpulint.results.scanning import ScanConfig, ScanResult, SuppressionContext
-from gpulint.load.yamlload import (
-    Document, Limits, LoadError, ParsedChunks, Problem, load_documents, load_stream,
+from gpulint.model.workload import Container, Workload
+from gpulint.results.findings import (
+    INVALID_INPUT,
+    STATUS_BINARY,
+    STATUS_ERROR,
+    STATUS_NOT_KUBERNETES,
+    STATUS_SCANNED,
+    FileReport,
+    Finding,
+    internal_error_message,
+    stable_path,
 )
+from gpulint.results.scanning import ScanConfig, ScanResult, SuppressionContext
+from gpulint.scan.reader import InputReader
+from gpulint.suppress.core import apply as apply_suppressors
 
 if TYPE_CHECKING:
     from gpulint.render import Mapper

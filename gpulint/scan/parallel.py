@@ -25,18 +25,23 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from gpulint.results.findings import STATUS_ERROR, FileReport, Finding, internal_error_message
-from gpulint.record import record, replace
+from gpulint.results.findings import (
+    STATUS_ERROR,
+    FileReport,
+    Finding,
+    internal_error_message,
+)
 from gpulint.results.scanning import SuppressionContext
 
 if TYPE_CHECKING:
     from gpulint.inputs.discovery import Input
-    from gpulint.scan.reader import InputReader
+    from gpulint.model.index import ConfigIndex
     from gpulint.results.scanning import ScanConfig, ScanResult
     from gpulint.scan.forkpool import Forked
-    from gpulint.model.index import ConfigIndex
+    from gpulint.scan.reader import InputReader
 
 # A scan of less input than this stays in one process: starting workers and
 # sending reports back costs more than it saves (measured on 2 CPUs: break-even
@@ -48,7 +53,7 @@ MIN_BYTES = 1 << 20
 BATCH_BYTES = 512 << 10
 BATCH_FILES = 96
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Steps:
     """The engine's per-input steps. The engine hands them over so that this module,
     which the engine uses, never imports the engine back."""
@@ -137,7 +142,9 @@ def _batches(sizes: list[int | None]) -> list[list[int]]:
             current, weight = [], 0
     if current:
         batches.append(current)
-    from gpulint.scan.forkpool import MAX_SHARED_TASKS  # (forkpool loads only for a parallel scan)
+    from gpulint.scan.forkpool import (
+        MAX_SHARED_TASKS,  # (forkpool loads only for a parallel scan)
+    )
 
     while len(batches) > MAX_SHARED_TASKS:  # a scan of very many files: fewer, larger batches
         batches = [sum(batches[i:i + 2], []) for i in range(0, len(batches), 2)]

@@ -15,7 +15,6 @@ from types import ModuleType
 from typing import Iterable
 
 from gpulint.api import Rule
-from gpulint.lazyre import lazy
 
 GROUP = "gpulint.rules"
 
@@ -36,7 +35,7 @@ def _entry_points() -> Iterable:
 class EntryPoint:
     """An entry point read from an `entry_points.txt` (loads like importlib.metadata's)."""
 
-    _PATTERN = lazy(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+    _PATTERN = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
 
     def __init__(self, name: str, value: str, group: str) -> None:
         self.name = name

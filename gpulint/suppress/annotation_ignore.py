@@ -11,19 +11,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpulint.results.findings import Finding, Suppression
 from gpulint.model.ignores import IGNORE, ignores_of
 from gpulint.model.workload import PodSpec, Workload
+from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
 from gpulint.suppress.core import (
-    KIND_ANNOTATION, META_RULES, NO_REASON, UNUSED_SUPPRESSION, add_finding,
-    code_matches, unused_label,
+    KIND_ANNOTATION,
+    META_RULES,
+    NO_REASON,
+    UNUSED_SUPPRESSION,
+    add_finding,
+    code_matches,
+    unused_label,
 )
 
 if TYPE_CHECKING:
-    from gpulint.results.scanning import ScanConfig, ScanResult
     from gpulint.load.yamlload import Document
     from gpulint.results.findings import FileReport
+    from gpulint.results.scanning import ScanConfig, ScanResult
 
 class AnnotationSuppressions:
     """The annotation suppressor, and the hook reporting annotation codes that matched nothing (GPU092)."""

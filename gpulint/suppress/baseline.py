@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gpulint.results.findings import Finding, Suppression
-from gpulint.suppress.core import KIND_BASELINE
 from gpulint.results.scanning import SuppressionContext
+from gpulint.suppress.core import KIND_BASELINE
 
 VERSION = 1
 

@@ -16,10 +16,10 @@ import fnmatch
 from typing import Iterable, Sequence
 
 from gpulint.config.settings import Exemption
-from gpulint.results.findings import Finding, Suppression
 from gpulint.knowledge.gpu import normalize_image
-from gpulint.suppress.core import KIND_CONFIG
+from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
+from gpulint.suppress.core import KIND_CONFIG
 
 
 class ConfigExemptions:

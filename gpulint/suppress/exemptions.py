@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE
-from gpulint.results.findings import Finding, Suppression
 from gpulint.model.workload import Container, PodSpec, Workload
-from gpulint.record import field, record
+from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
 
 KIND = "system-component"
@@ -103,7 +103,7 @@ def _compile_pattern(pattern: str) -> tuple[str, str | None]:
 # --- the allowlist ---------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class SystemComponent:
     name: str
     images: tuple[str, ...]                    # repository patterns as written

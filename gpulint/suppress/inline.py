@@ -12,32 +12,38 @@ block scalar, i.e. in a script) and in Dockerfiles.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpulint.results.findings import Finding, Suppression
-from gpulint.lazyre import lazy
 from gpulint.load.locations import Span
-from gpulint.record import record
+from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
 from gpulint.suppress.core import (
-    KIND_INLINE, META_RULES, NO_REASON, SUPPRESSION_WITHOUT_CODES, SUPPRESSION_WITHOUT_REASON,
-    UNUSED_SUPPRESSION, add_finding, code_matches, unused_label,
+    KIND_INLINE,
+    META_RULES,
+    NO_REASON,
+    SUPPRESSION_WITHOUT_CODES,
+    SUPPRESSION_WITHOUT_REASON,
+    UNUSED_SUPPRESSION,
+    add_finding,
+    code_matches,
+    unused_label,
 )
 
 if TYPE_CHECKING:
-    from gpulint.results.scanning import ScanConfig, ScanResult
-    from gpulint.results.findings import FileReport
-    from gpulint.model.workload import Workload
     from gpulint.load.yamlload import Document
+    from gpulint.model.workload import Workload
+    from gpulint.results.findings import FileReport
+    from gpulint.results.scanning import ScanConfig, ScanResult
 
 # `#` starts a comment at the start of a line or after whitespace (YAML and
 # Dockerfile alike); `a#b` is not a comment.
-_DIRECTIVE_RE = lazy(
+_DIRECTIVE_RE = re.compile(
     r"(?:^|(?<=\s))#\s*gpulint:\s*ignore(?![\w-])\s*(?P<codes>\[[^\]]*\])?(?P<rest>.*)$", re.I)
-_QUICK_RE = lazy(r"gpulint:\s*ignore", re.I)
-_CODE_SPLIT_RE = lazy(r"[\s,]+")
+_QUICK_RE = re.compile(r"gpulint:\s*ignore", re.I)
+_CODE_SPLIT_RE = re.compile(r"[\s,]+")
 # The reason ends where another comment starts (`... reason  # other note`).
-_NEXT_COMMENT_RE = lazy(r"\s#\s")
+_NEXT_COMMENT_RE = re.compile(r"\s#\s")
 
 
 def _may_hold_directive(text: str) -> bool:
@@ -46,7 +52,7 @@ def _may_hold_directive(text: str) -> bool:
     return "gpul" in text.lower() and _QUICK_RE.search(text) is not None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Directive:
     line: int                  # 1-based file line
     column: int                # 1-based column of the `#`
