@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,60 @@ def scan_json(*args: str, input: str | bytes | None = None) -> tuple[int, dict]:
 def active(report: dict) -> list[tuple[str, int, int]]:
     """(rule, line, column) of the findings that are not suppressed, sorted."""
     return sorted((f["rule"], f["line"], f["column"]) for f in report["findings"] if not f["suppressed"])
+
+
+# The header klog (kubectl) puts before a message: severity and date, time to the
+# microsecond, process id, source line. gpulint strips it from one-line messages
+# (`err="..."`) but not from multi-line ones (`err=<` ... `>`), so a failed
+# `kubectl kustomize` (the corpus's remote-resource kustomization) is reported
+# with a different time and pid on every run: a product bug, see
+# test_jobs.py::test_the_corpus_and_a_generated_corpus_give_the_same_report.
+KLOG_HEADER = re.compile(r"\b[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w.]+:\d+\] ")
+
+
+def mask_klog_headers(text: str) -> str:
+    """`text` with every klog header replaced by a fixed one."""
+    return KLOG_HEADER.sub("E0000 00:00:00.000000 0 klog.go:0] ", text)
+
+
+def helm_charts(root: Path) -> list[Path]:
+    """The Helm chart directories under `root` (those holding a Chart.yaml), sorted.
+
+    Discovery makes a chart one input: every file inside it, given on the command
+    line or found by walking, scans the chart (rendered with helm, or reported
+    as GPU000 at its Chart.yaml when helm is missing), never the file alone.
+    """
+    charts = sorted(p.parent for p in root.rglob("Chart.yaml") if p.is_file())
+    # gpulint scans the outermost chart of a subchart under `charts/`; the corpus
+    # has no nested charts, so the chart of a file is simply its enclosing one.
+    nested = [c for c in charts if any(o != c and o in c.parents for o in charts)]
+    assert not nested, f"nested charts: update helm_charts/inputs_of for them: {nested}"
+    return charts
+
+
+def chart_of(path: Path, charts: list[Path]) -> Path | None:
+    """The chart among `charts` that `path` lies in, if any."""
+    return next((c for c in charts if c in path.parents), None)
+
+
+def inputs_of(files: list[Path], charts: list[Path]) -> list[Path]:
+    """What discovery makes of explicitly given `files`: loose files stay inputs,
+    the files of a chart become that chart (once). Sorted as strings."""
+    return sorted({chart_of(f, charts) or f for f in files}, key=str)
+
+
+def labelled_at(finding: dict, corpus: Path) -> tuple[str, int]:
+    """Where a LABELS.tsv row (path relative to `corpus`, line) for `finding` sits.
+
+    Labels point at files a human edits. A finding on rendered output (a Helm
+    chart or a kustomization, reported at `<dir> (rendered)`) is matched at the
+    line it maps to: its Helm template line or its Kustomize origin. Any other
+    finding sits at its own path and line.
+    """
+    for mapped in finding.get("mapped") or ():
+        if mapped["role"] in ("template", "origin"):
+            return Path(mapped["path"]).relative_to(corpus).as_posix(), mapped["line"]
+    return Path(finding["path"]).relative_to(corpus).as_posix(), finding["line"]
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
 """GPU004 and GPU005 against the labelled real-world corpus (../shared/corpus/LABELS.tsv).
 
 A finding matches a label when it is in the same file on the same line (labels
-point at the `- name: NVIDIA_VISIBLE_DEVICES` line and at the `image:` line).
+point at the `- name: NVIDIA_VISIBLE_DEVICES` line and at the `image:` line); a
+finding on a rendered chart or kustomization is matched at the template or
+origin line it maps to (conftest.labelled_at).
 Suppressed findings count as found: system components (device plugins, GFD,
 HAMi, gpushare) are labelled too and marked `system-component`, and are
 reported separately because the default allowlist reports them suppressed.
@@ -12,18 +14,26 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
-from conftest import CORPUS, scan_json
+from conftest import CORPUS, labelled_at, scan_json
 
 CATEGORIES = {
     "GPU004": "env-request-indirect",
     "GPU005": "image-default-visible-devices",
 }
-# Lower bounds, below what the rules reach today, so that a regression fails.
-MIN_PRECISION = {"GPU004": 1.0, "GPU005": 0.95}
-MIN_RECALL = {"GPU004": 1.0, "GPU005": 0.9}
+# Lower bounds: what the rules reach today (rounded down to 2 decimals), so that
+# a regression fails; raise them as the rules improve. Measured on the corpus of
+# 32 repositories (with and without helm on PATH: no GPU004/GPU005 label is in a chart):
+#   GPU004: precision 7/7, recall 7/7.
+#   GPU005: precision 43/44 = 0.977 (unlabelled: the mig-parted Dockerfile's
+#     `ENV NVIDIA_VISIBLE_DEVICES=all`, a Dockerfile kept as evidence and labelled
+#     `none`), recall 43/47 = 0.914 (missed: a Triton-derived sample image and an
+#     unverified MindSpore GPU image that the image list does not know, jobset's
+#     pytorch-mnist image built FROM pytorch/pytorch by a Dockerfile beside it, and a
+#     Dynamo CRD's container under `services.<name>.extraPodSpec.mainContainer`).
+MIN_PRECISION = {"GPU004": 1.0, "GPU005": 0.97}
+MIN_RECALL = {"GPU004": 1.0, "GPU005": 0.91}
 
 
 @dataclass
@@ -61,7 +71,7 @@ def scores() -> dict[str, Score]:
     out = {rule: Score() for rule in CATEGORIES}
     for finding in report["findings"]:
         if finding["rule"] in out:
-            out[finding["rule"]].found.add((Path(finding["path"]).relative_to(corpus).as_posix(), finding["line"]))
+            out[finding["rule"]].found.add(labelled_at(finding, corpus))
     with (corpus / "LABELS.tsv").open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
             for rule, category in CATEGORIES.items():

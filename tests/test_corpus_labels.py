@@ -2,8 +2,11 @@
 
 Every corpus file is scanned (JSON, suppressed findings included). A label row
 (path, line, category) is found when a finding of the category's rule sits on
-that line. Rows whose justification says `system-component` are counted
-apart: their findings should be there *and* be suppressed by the allowlist.
+that line, or maps to it (a rendered chart's template line, a kustomization's
+origin: conftest.labelled_at). A file inside a Helm chart is scanned through its
+chart, so the summary counts each chart once, not its files. Rows whose
+justification says `system-component` are counted apart: their findings should
+be there *and* be suppressed by the allowlist.
 The table is printed (`pytest -s`) and written under pytest's tmp dir.
 
 Minimum recall/precision is asserted only for categories whose rule is in the
@@ -20,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conftest import run_cli
+from conftest import helm_charts, inputs_of, labelled_at, run_cli
 
 from gpulint.scan.registry import load_rules
 
@@ -36,30 +39,67 @@ CATEGORY_RULES: dict[str, tuple[str, ...]] = {
 SYSTEM, OTHER = "system-component", "other"
 
 # Minimum (recall, precision) per category and group, asserted when the rule
-# exists. Measured on the corpus (see the report):
-#   privileged-gpu, other:  recall 2/2, precision 2/2 (spec-gcs.yaml, triton_client.yaml).
-#   privileged-gpu, system: recall 46/47 = 0.98 (the miss is a raw Helm template
-#     line the template-tolerant parse cannot reach), precision 46/47 = 0.98 (the
-#     extra line is HAMi's vgpu-monitor SYS_ADMIN warning, which the labels do not
-#     cover).
-#   env-visible-devices: every labelled row is a system component; recall 11/11,
-#     precision 11/11.
-# Of the system-component rows found, 41/46 (privileged) and 8/11 (env) are
-# reported suppressed: the rest are two generic images (alpine, ubuntu) that no
-# allowlist can recognise, and raw Helm templates (read literally, since they
-# have no Chart.yaml beside them) whose image is `{{ .Values.image }}`, which
-# no allowlist can recognise either; rendered, the same charts are recognised.
-# Thresholds sit a little below the measurements (room for label-neutral
-# changes, never 0). Rows for the other categories belong here when their rules
-# land and are measured.
+# exists: the values measured on the corpus (32 repositories), rounded down to 2
+# decimals, so that any regression fails; raise them as the rules improve. Where
+# a figure depends on helm being on PATH (it renders two of the corpus's five
+# charts; the other three cannot be rendered offline: ROCm's and fake-gpu-operator's
+# chart dependencies are not vendored, giantswarm's Chart.yaml version is a CI
+# placeholder), the lower one is the threshold. Labels inside an unrendered chart
+# cannot be found: the chart is one GPU000 at its Chart.yaml. Measured:
+#   node-direct-access, system: recall 26/32 = 0.81 (misses: a raw NVIDIA Helm
+#     template line the template-tolerant parse cannot reach, ROCm's labeller and
+#     four giantswarm lines in unrenderable charts), precision 26/26.
+#   node-direct-access, other: recall 8/8, precision 8/9 = 0.88 (extra: hostPath
+#     /dev/dri of ROCm's AMD device plugin, k8s-ds-amdgpu-dp-health.yaml:56; another
+#     vendor's GPU, labelled `none`: generality (issue 15)).
+#   runtime-cli, system: recall 4/5 = 0.80 without helm, 5/5 with (the Neuron
+#     device plugin's host /run, in its chart), precision 1.00. other: 4/4, 4/4.
+#   env-visible-devices, system: recall 11/12 = 0.91 without helm, 12/12 with (the
+#     nvidia_gpu_exporter chart's `nvidiaVisibleDevices: all`), precision 1.00.
+#   env-request-indirect (all other): recall 7/7, precision 7/7.
+#   image-default-visible-devices, system: 16/16, 16/16. other: recall 27/31 = 0.87
+#     (see test_corpus_env_rules.py), precision 27/28 = 0.96 (the mig-parted
+#     Dockerfile's ENV line, a file labelled `none`).
+#   privileged-gpu, system: recall 48/52 = 0.92 (a raw NVIDIA Helm template line,
+#     three lines in unrenderable charts), precision 48/49 = 0.97 (the extra line is
+#     HAMi's vgpu-monitor SYS_ADMIN warning, which the labels do not cover).
+#   privileged-gpu, other: recall 5/5, precision 5/6 = 0.83 (extra: the privileged
+#     ROCm AMD device plugin, k8s-ds-amdgpu-dp-health.yaml:29: generality (issue 15)).
+#   gpu-request-invalid (all other): recall 2/3 = 0.66 (the miss is a debatable
+#     label on `nvidia.com/gpu: "<number_of_gpus>"`, a placeholder GPU103 leaves
+#     alone by design), precision 2/2.
+# Of the system-component rows found, 43/48 (privileged) and 8/11 without helm,
+# 8/12 with (env) are reported suppressed: the rest are two generic images
+# (alpine, ubuntu) that no allowlist can recognise, raw Helm templates (read
+# literally, since they have no Chart.yaml beside them) whose image is
+# `{{ .Values.image }}`, which no allowlist can recognise either (rendered, the
+# same charts are recognised), and third-party GPU infrastructure the allowlist
+# does not list (utkuozdemir/nvidia_gpu_exporter).
 MINIMUM: dict[tuple[str, str], tuple[float, float]] = {
-    ("privileged-gpu", OTHER): (1.0, 1.0),
-    ("privileged-gpu", SYSTEM): (0.95, 0.95),
-    ("env-visible-devices", OTHER): (0.9, 0.9),
-    ("env-visible-devices", SYSTEM): (0.95, 0.95),
+    ("node-direct-access", OTHER): (1.0, 0.88),
+    ("node-direct-access", SYSTEM): (0.81, 1.0),
+    ("runtime-cli", OTHER): (1.0, 1.0),
+    ("runtime-cli", SYSTEM): (0.8, 1.0),
+    ("env-visible-devices", OTHER): (0.9, 0.9),      # no rows and no findings today
+    ("env-visible-devices", SYSTEM): (0.91, 1.0),
+    ("env-request-indirect", OTHER): (1.0, 1.0),
+    ("image-default-visible-devices", OTHER): (0.87, 0.96),
+    ("image-default-visible-devices", SYSTEM): (1.0, 1.0),
+    ("privileged-gpu", OTHER): (1.0, 0.83),
+    ("privileged-gpu", SYSTEM): (0.92, 0.97),
+    ("gpu-request-invalid", OTHER): (0.66, 1.0),
 }
 # Of the system-component rows found, the share that must be reported suppressed.
-MINIMUM_SUPPRESSED_SHARE = {"privileged-gpu": 0.85, "env-visible-devices": 0.7}
+MINIMUM_SUPPRESSED_SHARE = {"privileged-gpu": 0.89, "env-visible-devices": 0.66}
+# Labelled bypasses that are not system components but that the default allowlist
+# reports suppressed as one: a product bug, listed so that no other one can creep in
+# (the list must match exactly; remove an entry when the allowlist is fixed).
+# - The GKE GPUDirect NCCL plugin installer entry of gpulint/data/system_components.yaml
+#   (`us-docker.pkg.dev/gce-ai-infra/gpudirect-*/nccl-plugin-*`) also matches the
+#   `nccl-plugin-gib-diagnostic` image, a benchmark workload that requests 8 GPUs.
+KNOWN_SUPPRESSED_NON_SYSTEM = {
+    "privileged-gpu": ["GoogleCloudPlatform__cluster-toolkit/examples/gke-a3-ultragpu/nccl-jobset-example.yaml:130"],
+}
 
 
 @dataclass
@@ -83,6 +123,7 @@ class Cell:
     matched_findings: int = 0
     missed: list[str] = field(default_factory=list)
     unlabelled: list[str] = field(default_factory=list)
+    suppressed_rows: list[str] = field(default_factory=list)
 
     @property
     def recall(self) -> float | None:
@@ -119,7 +160,7 @@ def _evaluate(rows: list[Row], findings: list[dict], corpus: Path) -> dict[tuple
         on_line: dict[tuple[str, int], bool] = {}
         for f in findings:
             if f["rule"] in rules:
-                key = (str(Path(f["path"]).relative_to(corpus)), f["line"])
+                key = labelled_at(f, corpus)
                 suppressed = f["suppressed"] and f["suppression"]["kind"] == "system-component"
                 on_line[key] = on_line.get(key, True) and suppressed
         for group in (SYSTEM, OTHER):
@@ -131,6 +172,8 @@ def _evaluate(rows: list[Row], findings: list[dict], corpus: Path) -> dict[tuple
                 if key in on_line:
                     cell.found += 1
                     cell.found_suppressed += on_line[key]
+                    if on_line[key]:
+                        cell.suppressed_rows.append(f"{key[0]}:{key[1]}")
                 else:
                     cell.missed.append(f"{key[0]}:{key[1]}")
         for key, suppressed in on_line.items():
@@ -191,17 +234,25 @@ def test_corpus_against_labels(corpus: Path, tmp_path: Path) -> None:
     assert "internal error" not in err and "Traceback" not in err
     summary = report["summary"]
     assert summary["internal_errors"] == 0
-    assert summary["files"] == len(files)
+    # A file inside a Helm chart is not an input of its own: discovery scans its chart
+    # instead (rendered, or one GPU000 at Chart.yaml when helm is missing), once.
+    charts = helm_charts(corpus)
+    inputs = inputs_of(files, charts)
+    print(f"\n{len(files)} labelled files -> {len(inputs)} inputs ({len(charts)} Helm charts hold "
+          f"{len(files) - len(inputs) + len(charts)} of the files)")
+    assert summary["files"] == len(inputs)
     outcomes = ("scanned", "not_kubernetes", "binary", "error", "helm_chart")
     assert sum(summary[k] for k in outcomes) == summary["files"]
     assert summary["suppressed"] == sum(f["suppressed"] for f in report["findings"])
     assert summary["findings"] == sum(not f["suppressed"] for f in report["findings"])
-    assert {str(Path(f["path"]).relative_to(corpus)) for f in report["findings"]} <= relative
+    # Every finding sits in a corpus file, or maps to one (a rendered chart's template).
+    assert {labelled_at(f, corpus)[0] for f in report["findings"]} <= relative
 
     table = _evaluate(rows, report["findings"], corpus)
     text = _report(table, present)
     text += (f"\nfiles {summary['files']}: scanned {summary['scanned']}, not Kubernetes "
-             f"{summary['not_kubernetes']}, binary {summary['binary']}, unreadable {summary['error']}; "
+             f"{summary['not_kubernetes']}, binary {summary['binary']}, unreadable {summary['error']}, "
+             f"unrendered Helm charts {summary['helm_chart']}; "
              f"findings {summary['findings']} active, {summary['suppressed']} suppressed\n")
     out = tmp_path / "corpus-labels.txt"
     out.write_text(text, encoding="utf-8")
@@ -222,8 +273,11 @@ def test_corpus_against_labels(corpus: Path, tmp_path: Path) -> None:
             if cell.found_suppressed / cell.found < share:
                 failures.append(f"{category}: only {cell.found_suppressed}/{cell.found} system-component "
                                 "rows reported suppressed")
-    # The allowlist must never hide a labelled bypass that is not a system component.
+    # The allowlist must never hide a labelled bypass that is not a system component
+    # (but for the known product bug listed above, which must still be there).
     for (category, group), cell in table.items():
-        if group == OTHER and cell.found_suppressed:
-            failures.append(f"{category}: {cell.found_suppressed} non-system row(s) suppressed as system components")
+        known = sorted(KNOWN_SUPPRESSED_NON_SYSTEM.get(category, []))
+        if group == OTHER and sorted(cell.suppressed_rows) != known:
+            failures.append(f"{category}: non-system row(s) suppressed as system components: "
+                            f"{sorted(cell.suppressed_rows)}, known: {known}")
     assert not failures, "\n".join(failures)

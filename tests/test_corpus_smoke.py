@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli
+from conftest import chart_of, helm_charts, inputs_of, run_cli
 
 from gpulint.config.selection import select_rules
 from gpulint.inputs.discovery import discover
@@ -31,15 +31,31 @@ def _every_file(corpus: Path) -> list[str]:
     return sorted(str(p) for p in corpus.rglob("*") if p.is_file())
 
 
+def _expected_inputs(corpus: Path) -> list[str]:
+    """The inputs the explicit list of every corpus file gives: each file outside a
+    Helm chart, whatever its name, plus each chart once (a file given explicitly
+    inside a chart scans its chart; see discovery.py)."""
+    files = [Path(f) for f in _every_file(corpus)]
+    charts = helm_charts(corpus)
+    expected = [str(p) for p in inputs_of(files, charts)]
+    inside = sum(1 for f in files if chart_of(f, charts))
+    print(f"\n{len(files)} files: {len(files) - inside} outside charts + {inside} in {len(charts)} charts "
+          f"-> {len(expected)} inputs")
+    return expected
+
+
 def test_every_corpus_file_is_scanned_skipped_or_reported(corpus: Path) -> None:
     files = _every_file(corpus)
+    expected = _expected_inputs(corpus)
     rules = load_rules()
     found = discover(files)
     assert found.missing == []
-    assert len(found.inputs) == len(files)  # each file given explicitly is an input, whatever its name
+    # Each file given explicitly is an input, whatever its name, unless it is in a chart.
+    assert sorted(i.real for i in found.inputs) == expected
+    assert {i.real for i in found.inputs if i.kind == "chart"} == {str(c) for c in helm_charts(corpus)}
     result = scan(found.inputs, ScanConfig(rules=select_rules(rules), all_rules=rules))
     assert result.internal_errors == []
-    assert sorted(r.file for r in result.files) == files
+    assert sorted(r.file for r in result.files) == expected
     for report in result.files:
         reported = any(f.rule_id == INVALID_INPUT for f in report.findings)
         assert report.status in (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_BINARY) or reported, report
@@ -56,8 +72,12 @@ def test_corpus_scan_exits_cleanly_and_counts_add_up(corpus: Path) -> None:
         summary = json.loads(out)["summary"]
         assert summary["files"] == sum(summary[k] for k in STATUSES)
         assert summary["internal_errors"] == 0
-    # The explicit list holds every file (LABELS.tsv, SOURCES.md, `*.yaml-template` too).
-    assert json.loads(run_cli("scan", "--format", "json", *files)[1])["summary"]["files"] == len(files)
+    # The explicit list holds every file (LABELS.tsv, SOURCES.md, `*.yaml-template` too),
+    # a chart's files counting once, as their chart.
+    summary = json.loads(run_cli("scan", "--format", "json", *files)[1])["summary"]
+    assert summary["files"] == len(_expected_inputs(corpus))
+    # Each chart is rendered, or reported unrendered (helm missing or failing): never lost.
+    assert summary["helm_chart"] <= len(helm_charts(corpus))
 
 
 def test_raw_helm_templates_in_the_corpus_have_their_literal_text_checked(corpus: Path) -> None:

@@ -3,6 +3,7 @@ default selection, and their behaviour on the real-world corpus."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -245,16 +246,34 @@ def test_corpus_findings_are_exactly_the_labelled_ones(corpus: Path) -> None:
     assert found == sorted(CORPUS_FINDINGS)
 
 
+# gpu-request-invalid labels that gpulint leaves unreported by design (the test above
+# checks that they are not reported):
+# - a TODO placeholder, `nvidia.com/gpu: "<number_of_gpus>"`, labelled `debatable`:
+#   GPU103 leaves template placeholders (`$GPUS`, `{{ .Values.gpus }}`, `<gpus>`)
+#   alone, they are filled in before the manifest is applied (rules/gpu103_gpu_quantity_invalid.py).
+CORPUS_LABELS_NOT_REPORTED = [
+    ("GoogleCloudPlatform__cluster-toolkit/community/cos-nvidia-bug-report/bug-report-pod.yaml", 31),
+]
+
+
 def test_corpus_labels_of_invalid_requests_are_found(corpus: Path) -> None:
     rows = [line.split("\t") for line in (corpus / "LABELS.tsv").read_text().splitlines()[1:]]
     labelled = {(row[0], int(row[1])) for row in rows if len(row) > 2 and row[2] == "gpu-request-invalid"}
-    assert labelled == {(path, line) for path, _rule, line, _col in CORPUS_FINDINGS}
+    reported = {(path, line) for path, _rule, line, _col in CORPUS_FINDINGS}
+    print(f"\ngpu-request-invalid: {len(labelled & reported)}/{len(labelled)} labels reported")
+    assert labelled == reported | set(CORPUS_LABELS_NOT_REPORTED)
+    assert not reported & set(CORPUS_LABELS_NOT_REPORTED)
 
 
 def test_corpus_gpu105_only_on_gpu_workloads(corpus: Path) -> None:
     _code, report = scan_json("--select", "GPU105", str(corpus))
     findings = [f for f in report["findings"] if f["rule"] == "GPU105"]
     assert findings, "the corpus has unpinned GPU workloads"
+    counts = Counter(f["message"].split(" ")[0] for f in findings)
+    print(f"\nGPU105 by resource: {dict(sorted(counts.items()))}")
+    # GPU resources only; amd.com/gpu is one (the default `gpu-resources`: ROCm's example
+    # Pods request it). Other accelerators (aws.amazon.com/neuron, google.com/tpu, Xilinx
+    # FPGAs) are not GPUs and are never reported.
     assert all(f["message"].split(" ")[0] in ("nvidia.com/gpu", "aliyun.com/gpu-mem", "nvidia.com/gpumem",
-                                              "metax-tech.com/gpu", "iluvatar.ai/BI-V100-vgpu")
+                                              "metax-tech.com/gpu", "iluvatar.ai/BI-V100-vgpu", "amd.com/gpu")
                for f in findings), [f["message"] for f in findings]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from conftest import CORPUS, FIXTURES, ROOT, run_cli
+from conftest import CORPUS, FIXTURES, ROOT, mask_klog_headers, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_loader import reference_node, reference_span, reference_tree
@@ -185,9 +185,13 @@ def _reference_positions(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _scan(*args: str) -> dict[str, Any]:
+    """The JSON report, with kubectl's klog headers masked: a failed `kubectl kustomize`
+    (the corpus has one, with a remote resource) is reported with kubectl's time and
+    pid, different on every run whatever the loader (a product bug, see the strict
+    xfail in test_jobs.py); nothing else is masked."""
     code, out, err = run_cli("scan", "--format", "json", "--show-suppressed", "--select", "ALL", *args)
     assert code in (0, 1), err
-    return json.loads(out)
+    return json.loads(mask_klog_headers(out))
 
 
 @pytest.mark.parametrize("target", ["fixtures", "corpus", "bench"])
