@@ -82,8 +82,12 @@ def _collect_if_large(inputs: list, enough: int = GC_MIN_BYTES) -> None:
     or of stdin (its size is unknown); what start-up made is frozen out of its way."""
     import gc
 
+    from gpulint.inputs.discovery import NOT_READ_KINDS
+
     total = 0
     for item in inputs:
+        if item.kind in NOT_READ_KINDS:
+            continue
         if item.real is None:
             total = enough
         else:

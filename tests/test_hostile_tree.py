@@ -1,0 +1,134 @@
+"""Hostile repositories built in tmp_path: a scan reads nothing outside the directories it is given.
+
+A canary secret sits beside the repository; links out of the repository point at it, at `/` and
+at `/proc`. The canary must never reach any output format, and the scan must finish (a walk of `/`
+or `/proc` would not).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import BAD_POD, ENV_POD, run_cli
+
+from gpulint.results.findings import STATUSES
+
+CANARY = "canary-7f3a9c-secret"
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def _hostile_repo(tmp_path: Path) -> Path:
+    """A repository with one bad Pod and symlinks out of it; the canary lives outside."""
+    secret = tmp_path / "outside"
+    secret.mkdir()
+    (secret / "token.yaml").write_text(ENV_POD.format(name="leak", value=CANARY))
+    repo = tmp_path / "repo"
+    (repo / "k8s").mkdir(parents=True)
+    (repo / "k8s" / "pod.yaml").write_text(BAD_POD)
+    (repo / "root").symlink_to("/")
+    (repo / "proc").symlink_to("/proc")
+    (repo / "k8s" / "leak.yaml").symlink_to("../../outside/token.yaml")
+    (repo / "k8s" / "secrets").symlink_to(secret)            # a directory outside, absolute
+    (repo / "same.yaml").symlink_to("k8s/pod.yaml")          # inside: followed
+    (repo / "loop.yaml").symlink_to("loop.yaml")              # a loop (inside, unreadable)
+    (repo / "notes.txt").symlink_to("/etc/hostname")          # outside, but not a file gpulint scans
+    return repo
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_canary_outside_the_repository_never_reaches_the_output(tmp_path: Path, fmt: str) -> None:
+    repo = _hostile_repo(tmp_path)
+    code, out, err = run_cli("scan", "--format", fmt, str(repo))
+    assert code == 1, err  # the Pod in the repository is still found
+    assert CANARY not in out and CANARY not in err
+    assert "GPU003" in out
+    assert "GPU099" in out
+
+
+def test_links_out_of_the_root_are_counted_and_say_where_they_point(tmp_path: Path) -> None:
+    repo = _hostile_repo(tmp_path)
+    code, out, err = run_cli("scan", "--format", "json", str(repo))
+    report = json.loads(out)
+    summary = report["summary"]
+    assert summary["files"] == sum(summary[k] for k in STATUSES)
+    assert summary["outside_root"] == 4  # root, proc, k8s/leak.yaml, k8s/secrets (notes.txt is no manifest)
+    notes = sorted((f["path"], f["severity"], f["message"]) for f in report["findings"] if f["rule"] == "GPU099")
+    assert notes == [
+        (f"{repo}/k8s/leak.yaml", "info",
+         "symlink to ../../outside/token.yaml points outside the scanned directory: not followed"),
+        (f"{repo}/k8s/secrets", "info",
+         f"symlink to {tmp_path}/outside points outside the scanned directory: not followed"),
+        (f"{repo}/proc", "info", "symlink to /proc points outside the scanned directory: not followed"),
+        (f"{repo}/root", "info", "symlink to / points outside the scanned directory: not followed"),
+    ]
+    # The link inside the repository is followed; the Pod is scanned once (same file), the loop reported.
+    assert sorted((f["path"], f["rule"]) for f in report["findings"] if f["rule"] != "GPU099") == [
+        (f"{repo}/k8s/pod.yaml", "GPU003"), (f"{repo}/loop.yaml", "GPU000")]
+    assert code == 1  # GPU000 for the loop; info findings alone do not fail
+
+
+def test_a_root_link_in_the_scanned_directory_does_not_stall_the_scan(tmp_path: Path) -> None:
+    """In a separate process with a time limit: a walk of `/` would take minutes."""
+    repo = _hostile_repo(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "gpulint", "scan", "--format", "json", "."], cwd=repo,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["summary"]["outside_root"] == 4
+    assert CANARY not in done.stdout + done.stderr
+
+
+def test_a_path_given_explicitly_is_read_as_given(tmp_path: Path) -> None:
+    """The user names the link: it is trusted (only links found while walking are held to the root)."""
+    repo = _hostile_repo(tmp_path)
+    code, out, _err = run_cli("scan", "--format", "json", str(repo / "k8s" / "leak.yaml"))
+    assert code == 1
+    assert CANARY in out
+
+
+def test_a_link_to_a_sibling_inside_a_scanned_parent_is_followed(tmp_path: Path) -> None:
+    """The root is the directory given: scanning the parent brings the link's target inside it."""
+    repo = _hostile_repo(tmp_path)
+    (repo / "root").unlink()
+    (repo / "proc").unlink()
+    code, out, _err = run_cli("scan", "--format", "json", str(tmp_path))
+    report = json.loads(out)
+    assert report["summary"]["outside_root"] == 0
+    assert CANARY in out  # outside/token.yaml is part of this scan
+
+
+def test_kernel_filesystems_are_never_walked(tmp_path: Path) -> None:
+    """Even when the root contains them: a link into /proc from a scan of /proc's parent stays out."""
+    (tmp_path / "dev").symlink_to("/dev")
+    (tmp_path / "pod.yaml").write_text(BAD_POD)
+    code, out, _err = run_cli("scan", "--format", "json", str(tmp_path))
+    report = json.loads(out)
+    assert report["summary"]["outside_root"] == 1
+    assert report["summary"]["scanned"] == 1
+    code, out, _err = run_cli("scan", "--format", "json", "/proc/self")
+    report = json.loads(out)
+    assert report["summary"]["files"] == report["summary"]["outside_root"] == 1
+    assert [f["message"] for f in report["findings"]] == [
+        "kernel filesystem directory (/proc, /sys or /dev): not scanned"]
+
+
+def test_gpu080_can_be_turned_off_and_still_counts(tmp_path: Path) -> None:
+    repo = _hostile_repo(tmp_path)
+    code, out, _err = run_cli("scan", "--format", "json", "--ignore", "GPU099", str(repo))
+    report = json.loads(out)
+    assert report["summary"]["outside_root"] == 4
+    assert not [f for f in report["findings"] if f["rule"] == "GPU099"]
+
+
+def test_the_scan_report_is_the_same_whatever_the_jobs(tmp_path: Path) -> None:
+    repo = _hostile_repo(tmp_path)
+    for name in ("a", "b", "c"):
+        (repo / f"{name}.yaml").write_text(BAD_POD * 50)
+    outputs = {run_cli("scan", "--format", "json", "--jobs", str(jobs), str(repo))[1] for jobs in (1, 2)}
+    assert len(outputs) == 1
+
+
