@@ -132,3 +132,84 @@ def test_the_scan_report_is_the_same_whatever_the_jobs(tmp_path: Path) -> None:
     assert len(outputs) == 1
 
 
+
+
+# `--output` naming an input: a usage error, and the input survives.
+
+def _clash(tmp_path: Path, args: list[str], output: str, cwd: Path | None = None) -> tuple[int, str]:
+    previous = os.getcwd()
+    os.chdir(cwd or tmp_path)
+    try:
+        code, out, err = run_cli("scan", "--format", "json", "-o", output, *args)
+    finally:
+        os.chdir(previous)
+    return code, err
+
+
+def test_output_naming_the_input_file_is_refused(tmp_path: Path) -> None:
+    pod = tmp_path / "in.yaml"
+    pod.write_text(BAD_POD)
+    code, err = _clash(tmp_path, ["in.yaml"], "in.yaml")
+    assert code == 2
+    assert err.strip() == ("gpulint: error: --output in.yaml: is in.yaml, which this scan reads; "
+                           "the report would replace it (write it elsewhere)")
+    assert pod.read_text() == BAD_POD
+
+
+@pytest.mark.parametrize("output", ["./k8s/../in.yaml", "link.yaml", "hard.yaml", "{abs}"])
+def test_output_naming_an_input_another_way_is_refused(tmp_path: Path, output: str) -> None:
+    pod = tmp_path / "in.yaml"
+    pod.write_text(BAD_POD)
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "link.yaml").symlink_to("in.yaml")
+    os.link(pod, tmp_path / "hard.yaml")
+    code, err = _clash(tmp_path, ["in.yaml"], output.format(abs=pod))
+    assert code == 2, err
+    assert "which this scan reads" in err
+    assert pod.read_text() == BAD_POD
+
+
+def test_output_naming_a_file_found_by_walking_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "k8s").mkdir()
+    pod = tmp_path / "k8s" / "pod.yaml"
+    pod.write_text(BAD_POD)
+    code, err = _clash(tmp_path, ["k8s"], "k8s/pod.yaml")
+    assert code == 2 and "is k8s/pod.yaml" in err
+    assert pod.read_text() == BAD_POD
+
+
+def test_output_inside_a_chart_or_naming_the_configuration_is_refused(tmp_path: Path) -> None:
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("a: 1\n")
+    code, err = _clash(tmp_path, ["chart"], "chart/values.yaml")
+    assert code == 2 and "is chart," in err
+    assert (chart / "values.yaml").read_text() == "a: 1\n"
+    (tmp_path / ".gpulint.yaml").write_text("fail-on: error\n")
+    (tmp_path / "pod.yaml").write_text(BAD_POD)
+    code, err = _clash(tmp_path, ["pod.yaml"], ".gpulint.yaml")
+    assert code == 2 and "which this scan reads" in err
+    assert (tmp_path / ".gpulint.yaml").read_text() == "fail-on: error\n"
+
+
+def test_output_naming_a_file_a_kustomization_reads_is_refused(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    (base / "pod.yaml").write_text(BAD_POD)
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text("resources:\n- ../base\n")
+    code, err = _clash(tmp_path, ["overlay"], "base/pod.yaml")
+    assert code == 2, err
+    assert (base / "pod.yaml").read_text() == BAD_POD
+
+
+def test_output_elsewhere_in_the_scanned_tree_is_written(tmp_path: Path) -> None:
+    """A previous SARIF report beside the manifests is not an input: it is replaced as usual."""
+    (tmp_path / "pod.yaml").write_text(BAD_POD)
+    (tmp_path / "report.sarif").write_text("old")
+    code, _err = _clash(tmp_path, ["."], "report.sarif")
+    assert code == 1
+    assert json.loads((tmp_path / "report.sarif").read_text())["summary"]["findings"] == 1

@@ -146,6 +146,8 @@ def _scan(v: dict[str, Any]) -> int:
     run.scan.render = _render_options(v)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None)
+    if v["output"] is not None:
+        _refuse_to_overwrite_an_input(v, found, project)
     _collect_if_large(found.inputs)
     result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"])
 
@@ -187,6 +189,17 @@ def _scan(v: dict[str, Any]) -> int:
         count = sum(run.writer.counts.values())
         echo_err(f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to baseline {v['write_baseline']}")
     return _exit_code(result, run.fail_on)
+
+
+def _refuse_to_overwrite_an_input(v: dict[str, Any], found: Any, project: Any) -> None:
+    """`--output` naming a file the scan reads is a usage error: the report would replace it."""
+    from gpulint.inputs.overwrite import input_named_by
+
+    extra = [str(path) for path in (project.file, project.baseline, v["baseline"], *v["values"]) if path]
+    clash = input_named_by(v["output"], found, extra)
+    if clash is not None:
+        raise UsageError(f"--output {v['output']}: is {clash}, which this scan reads; "
+                         "the report would replace it (write it elsewhere)")
 
 
 def _project_config(paths: list[str], config_file: str | None, rules: dict) -> Any:
