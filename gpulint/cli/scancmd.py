@@ -145,7 +145,8 @@ def _scan(v: dict[str, Any]) -> int:
 
     run.scan.render = _render_options(v)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
-    found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None)
+    found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
+                     respect_ignore=not v["no_ignore"])
     if v["output"] is not None:
         _refuse_to_overwrite_an_input(v, found, project)
     _collect_if_large(found.inputs)
@@ -172,6 +173,11 @@ def _scan(v: dict[str, Any]) -> int:
 
     for path in found.missing:
         echo_err(f"gpulint: error: {path}: no such file or directory")
+    empty = _nothing_scanned(found.inputs, paths) if not found.missing else None
+    if empty is not None:
+        echo_err(f"gpulint: {'error' if v['fail_if_empty'] else 'warning'}: {empty}")
+        if v["fail_if_empty"]:
+            return EXIT_ERROR
     for message in result.internal_errors:
         echo_err(f"gpulint: {message} — this is a bug; please report it with the input at "
                  "https://github.com/gpulint/gpulint/issues")
@@ -189,6 +195,19 @@ def _scan(v: dict[str, Any]) -> int:
         count = sum(run.writer.counts.values())
         echo_err(f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to baseline {v['write_baseline']}")
     return _exit_code(result, run.fail_on)
+
+
+def _nothing_scanned(inputs: list, paths: list[str]) -> str | None:
+    """What to say when no input was scanned (None when one was)."""
+    from gpulint.inputs.discovery import NOT_READ_KINDS
+
+    if any(item.kind not in NOT_READ_KINDS for item in inputs):
+        return None
+    ignored = sum(1 for item in inputs if item.kind == "ignored")
+    message = f"no file to scan in {' '.join(paths)}"
+    if ignored:
+        message += f" ({ignored} ignored by git: --no-ignore scans them)"
+    return message
 
 
 def _refuse_to_overwrite_an_input(v: dict[str, Any], found: Any, project: Any) -> None:

@@ -37,7 +37,7 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 # Kernel filesystems: reading them can block, never end or expose the host; a walk never enters them.
 KERNEL_FS = ("/proc", "/sys", "/dev")
 # Inputs that are reported but never opened.
-NOT_READ_KINDS = ("not-followed",)
+NOT_READ_KINDS = ("not-followed", "ignored")
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,11 @@ def _excluded(display: str, rel: str, name: str, patterns: tuple[str, ...]) -> b
 
 
 def discover(paths: list[str], exclude: tuple[str, ...] = (),
-             skip: Callable[[str], bool] | None = None) -> Discovery:
+             skip: Callable[[str], bool] | None = None, respect_ignore: bool = True) -> Discovery:
     """Inputs under `paths`. `skip(path)` (the configuration's `exclude`) prunes
-    files and directories, including files named on the command line."""
+    files and directories, including files named on the command line.
+    `respect_ignore`: a walk passes over what git ignores (gitignore.py), each such
+    file or directory becoming an "ignored" input; paths given are always scanned."""
     inputs: list[Input] = []
     missing: list[str] = []
     seen: set[str] = set()
@@ -102,7 +104,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
         if skip is not None and os.path.exists(path) and skip(path):
             continue
         if os.path.isdir(path):
-            for item, link in _walk(raw, path, exclude, skip):
+            for item, link in _walk(raw, path, exclude, skip, respect_ignore):
                 if item.kind in NOT_READ_KINDS:  # each link is reported, wherever it points
                     add(item, f"{item.kind}:{_realpath(item.real or '', real_dirs, False)}")
                     continue
@@ -212,13 +214,19 @@ def _name(path: str) -> str:
 
 
 def _walk(display_root: str, root: str, exclude: tuple[str, ...],
-          skip: Callable[[str], bool] | None = None) -> list[tuple[Input, bool | None]]:
+          skip: Callable[[str], bool] | None = None,
+          respect_ignore: bool = True) -> list[tuple[Input, bool | None]]:
     """The inputs under `root`, each with whether it is a symlink (None: not known)."""
     found: list[tuple[Input, bool | None]] = []
     visited: set[tuple[int, int]] = set()
     root_real = os.path.realpath(root)
     if _in_kernel_fs(root_real):
         return [(Input(display_root, "not-followed", root, None), None)]
+    ignored = None
+    if respect_ignore:
+        from gpulint.inputs.gitignore import ignored_under
+
+        ignored = ignored_under(root)
 
     def visit(directory: str, display: str, rel: str) -> None:
         try:
@@ -246,6 +254,10 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...],
             if _excluded(child_display, child_rel, entry.name, exclude):
                 continue
             if skip is not None and skip(entry.path):
+                continue
+            if ignored is not None and entry.name not in VCS_DIRS and ignored(child_rel):
+                if _scannable_name(entry.name) or _is_dir(entry):
+                    found.append((Input(child_display, "ignored", entry.path), None))
                 continue
             link: bool | None = None
             try:
@@ -314,6 +326,13 @@ def _in_kernel_fs(real: str) -> bool:
 def _scannable_name(name: str) -> bool:
     """Whether a file of this name would be scanned when found by walking."""
     return name.endswith(MANIFEST_SUFFIXES) or is_dockerfile(name)
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _exists(path: str) -> bool:

@@ -5,13 +5,21 @@ from __future__ import annotations
 from gpulint.api import Severity
 from gpulint.inputs.discovery import Input
 from gpulint.load.locations import Span
-from gpulint.results.findings import OUTSIDE_ROOT, STATUS_OUTSIDE_ROOT, FileReport, Finding
+from gpulint.results.findings import (
+    OUTSIDE_ROOT,
+    STATUS_IGNORED,
+    STATUS_OUTSIDE_ROOT,
+    FileReport,
+    Finding,
+)
 from gpulint.results.scanning import ScanConfig, SuppressionContext
 from gpulint.suppress.core import apply as apply_suppressors
 
 
 def not_read_report(item: Input, config: ScanConfig) -> FileReport:
-    """The status of an input left unread, with GPU099 (when enabled) saying why."""
+    """The status of an input left unread, with GPU099 (when enabled) saying why a link was not followed."""
+    if item.kind == "ignored":
+        return FileReport(item.display, STATUS_IGNORED)
     report = FileReport(item.display, STATUS_OUTSIDE_ROOT)
     rule = config.all_rules.get(OUTSIDE_ROOT)
     if rule is None or not any(r.id == OUTSIDE_ROOT for r in config.rules):

@@ -19,8 +19,9 @@ STATUS_BINARY = "binary"
 STATUS_ERROR = "error"                # could not be read or decoded at all
 STATUS_CHART = "helm_chart"           # an unrendered Helm chart directory
 STATUS_OUTSIDE_ROOT = "outside_root"  # a symlink leaving the scanned directory: not followed (GPU099)
+STATUS_IGNORED = "ignored"            # a file or directory git ignores, passed over by a walk (not entered)
 STATUSES = (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_BINARY, STATUS_ERROR, STATUS_CHART,
-            STATUS_OUTSIDE_ROOT)
+            STATUS_OUTSIDE_ROOT, STATUS_IGNORED)
 
 
 @dataclass(frozen=True)
