@@ -213,3 +213,23 @@ def test_output_elsewhere_in_the_scanned_tree_is_written(tmp_path: Path) -> None
     code, _err = _clash(tmp_path, ["."], "report.sarif")
     assert code == 1
     assert json.loads((tmp_path / "report.sarif").read_text())["summary"]["findings"] == 1
+
+
+def test_a_configuration_linked_from_outside_the_repository_is_not_read(tmp_path: Path) -> None:
+    """Configuration errors quote what they read: a link to a secret would print it."""
+    (tmp_path / "secret.yaml").write_text(f"select: [{CANARY}]\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pod.yaml").write_text(BAD_POD)
+    (repo / ".gpulint.yaml").symlink_to("../secret.yaml")
+    code, out, err = run_cli("scan", str(repo))
+    assert code == 2
+    assert CANARY not in out + err
+    assert err == (f"gpulint: error: {repo}/.gpulint.yaml: a symlink to ../secret.yaml, outside the repository: "
+                   "not read (name it with --config to use it)\n")
+    (repo / "conf").mkdir()  # a link inside the repository is followed
+    (repo / "conf" / "gpulint.yaml").write_text("fail-on: never\n")
+    (repo / ".gpulint.yaml").unlink()
+    (repo / ".gpulint.yaml").symlink_to("conf/gpulint.yaml")
+    code, out, err = run_cli("scan", str(repo))
+    assert code == 0, err

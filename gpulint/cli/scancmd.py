@@ -236,11 +236,11 @@ def _project_config(paths: list[str], config_file: str | None, rules: dict) -> A
         path: Path | None = Path(config_file)
         if not path.is_file():  # type: ignore[union-attr]
             raise UsageError(f"{config_file}: no such configuration file")
-    else:
-        path = find_config(paths)
-    if path is None:
-        return default_config()
     try:
+        if config_file is None:
+            path = find_config(paths)  # refuses a configuration linked from outside the repository
+        if path is None:
+            return default_config()
         return load_config(path, rules)
     except ConfigError as error:
         for problem in error.problems:
