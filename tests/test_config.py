@@ -273,11 +273,11 @@ def test_cli_select_replaces_config_select_and_cli_ignore_removes() -> None:
     project.ignore = ["GPU091"]
     chosen, invalid = choose_rules(rules, project, CliOptions())
     # GPU000 is not a check: whether it is reported is the second value.
-    assert [r.id for r in chosen] == ["GPU090", "GPU092"] and invalid
+    assert [r.id for r in chosen] == ["GPU090", "GPU092", "GPU099"] and invalid
     chosen, _ = choose_rules(rules, project, CliOptions(select=["GPU003"]))
     assert [r.id for r in chosen] == ["GPU003"]
     chosen, _ = choose_rules(rules, project, CliOptions(ignore=["GPU090"], extend_select=["GPU091"]))
-    assert [r.id for r in chosen] == ["GPU091", "GPU092"]
+    assert [r.id for r in chosen] == ["GPU091", "GPU092", "GPU099"]
     project.ignore = ["GPU000"]
     _chosen, invalid = choose_rules(rules, project, CliOptions())
     assert invalid is False

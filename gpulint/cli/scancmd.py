@@ -82,8 +82,12 @@ def _collect_if_large(inputs: list, enough: int = GC_MIN_BYTES) -> None:
     or of stdin (its size is unknown); what start-up made is frozen out of its way."""
     import gc
 
+    from gpulint.inputs.discovery import NOT_READ_KINDS
+
     total = 0
     for item in inputs:
+        if item.kind in NOT_READ_KINDS:
+            continue
         if item.real is None:
             total = enough
         else:
@@ -141,7 +145,10 @@ def _scan(v: dict[str, Any]) -> int:
 
     run.scan.render = _render_options(v)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
-    found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None)
+    found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
+                     respect_ignore=not v["no_ignore"])
+    if v["output"] is not None:
+        _refuse_to_overwrite_an_input(v, found, project)
     _collect_if_large(found.inputs)
     result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"])
 
@@ -166,6 +173,11 @@ def _scan(v: dict[str, Any]) -> int:
 
     for path in found.missing:
         echo_err(f"gpulint: error: {path}: no such file or directory")
+    empty = _nothing_scanned(found.inputs, paths) if not found.missing else None
+    if empty is not None:
+        echo_err(f"gpulint: {'error' if v['fail_if_empty'] else 'warning'}: {empty}")
+        if v["fail_if_empty"]:
+            return EXIT_ERROR
     for message in result.internal_errors:
         echo_err(f"gpulint: {message} — this is a bug; please report it with the input at "
                  "https://github.com/gpulint/gpulint/issues")
@@ -185,6 +197,30 @@ def _scan(v: dict[str, Any]) -> int:
     return _exit_code(result, run.fail_on)
 
 
+def _nothing_scanned(inputs: list, paths: list[str]) -> str | None:
+    """What to say when no input was scanned (None when one was)."""
+    from gpulint.inputs.discovery import NOT_READ_KINDS
+
+    if any(item.kind not in NOT_READ_KINDS for item in inputs):
+        return None
+    ignored = sum(1 for item in inputs if item.kind == "ignored")
+    message = f"no file to scan in {' '.join(paths)}"
+    if ignored:
+        message += f" ({ignored} ignored by git: --no-ignore scans them)"
+    return message
+
+
+def _refuse_to_overwrite_an_input(v: dict[str, Any], found: Any, project: Any) -> None:
+    """`--output` naming a file the scan reads is a usage error: the report would replace it."""
+    from gpulint.inputs.overwrite import input_named_by
+
+    extra = [str(path) for path in (project.file, project.baseline, v["baseline"], *v["values"]) if path]
+    clash = input_named_by(v["output"], found, extra)
+    if clash is not None:
+        raise UsageError(f"--output {v['output']}: is {clash}, which this scan reads; "
+                         "the report would replace it (write it elsewhere)")
+
+
 def _project_config(paths: list[str], config_file: str | None, rules: dict) -> Any:
     """The configuration given with --config, or the one nearest to the first path."""
     from gpulint.config.settings import (
@@ -200,11 +236,11 @@ def _project_config(paths: list[str], config_file: str | None, rules: dict) -> A
         path: Path | None = Path(config_file)
         if not path.is_file():  # type: ignore[union-attr]
             raise UsageError(f"{config_file}: no such configuration file")
-    else:
-        path = find_config(paths)
-    if path is None:
-        return default_config()
     try:
+        if config_file is None:
+            path = find_config(paths)  # refuses a configuration linked from outside the repository
+        if path is None:
+            return default_config()
         return load_config(path, rules)
     except ConfigError as error:
         for problem in error.problems:

@@ -57,6 +57,11 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("ignore", ("--ignore",), multiple=True, help="Rule codes not to run."),
     Opt("exclude", ("--exclude",), multiple=True,
         help="Glob of paths to skip (repeatable; added to the config's exclude)."),
+    Opt("no_ignore", ("--no-ignore",), kind=bool, default=False,
+        help="Also scan files git ignores (by default a directory walk inside a git work tree passes over them; "
+             "paths named on the command line are always scanned)."),
+    Opt("fail_if_empty", ("--fail-if-empty",), kind=bool, default=False,
+        help="Exit 2 when there is no file to scan (always said on stderr)."),
     Opt("show_suppressed", ("--show-suppressed",), kind=bool, default=False, help="List suppressed findings too."),
     Opt("no_default_exemptions", ("--no-default-exemptions",), kind=bool, default=False,
         help="Do not recognise the built-in GPU system components (device plugins, GPU Operator, ...): "

@@ -141,9 +141,9 @@ def find_config(paths: Sequence[str], cwd: Path | None = None) -> Path | None:
     while True:  # (os.path, not pathlib: a scan without a configuration never imports it)
         for name in CONFIG_FILES:
             if os.path.isfile(os.path.join(directory, name)):
-                return _shown(os.path.join(directory, name), here)
+                return _shown(_inside_repository(os.path.join(directory, name), here), here)
         pyproject = os.path.join(directory, PYPROJECT)
-        if os.path.isfile(pyproject) and _has_tool_table(pyproject):
+        if os.path.isfile(pyproject) and _has_tool_table(_inside_repository(pyproject, here)):
             return _shown(pyproject, here)
         if os.path.exists(os.path.join(directory, ".git")):
             break
@@ -152,6 +152,27 @@ def find_config(paths: Sequence[str], cwd: Path | None = None) -> Path | None:
             break
         directory = parent
     return None
+
+
+def _inside_repository(path: str, cwd: str) -> str:
+    """`path`, a configuration found in the scanned tree; refused (ConfigError) when it is a symlink
+    leading out of its repository (the nearest directory above it holding `.git`, else its own
+    directory): the tree is untrusted, and messages about a file outside it would show its content."""
+    if not os.path.islink(path):
+        return path
+    top = directory = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(os.path.join(directory, ".git")):
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            directory = top
+            break
+        directory = parent
+    real, root = os.path.realpath(path), os.path.realpath(directory)
+    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+        shown = str(_shown(path, cwd))
+        raise ConfigError([ConfigProblem(shown, None, None, f"a symlink to {os.readlink(path)}, outside the "
+                                         "repository: not read (name it with --config to use it)")])
+    return path
 
 
 def _shown(path: str, cwd: str) -> Path:

@@ -12,6 +12,12 @@ builds on (a base used by an overlay is reached through the overlay; components
 are never built alone). Files a built kustomization reads (resources, patches,
 generator inputs, directly or through its bases) are not scanned again as loose
 files; other files in those directories are.
+
+The scanned tree is untrusted, so a walk stays inside the directory it was
+given (its root): a symlink found while walking whose target resolves outside
+that root, or into a kernel filesystem (/proc, /sys, /dev), is not followed and
+becomes a "not-followed" input (reported, never read). A path given on the
+command line is trusted as given, symlink or not: the user chose it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", "CVS"})
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CHART_FILE = "Chart.yaml"
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+# Kernel filesystems: reading them can block, never end or expose the host; a walk never enters them.
+KERNEL_FS = ("/proc", "/sys", "/dev")
+# Inputs that are reported but never opened.
+NOT_READ_KINDS = ("not-followed", "ignored")
 
 
 @dataclass(frozen=True)
@@ -35,10 +45,15 @@ class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
     display: str
-    kind: str                 # "manifest", "dockerfile", "stdin", "chart", "kustomization" or "unreadable-dir"
+    kind: str                 # "manifest", "dockerfile", "stdin", "chart", "kustomization", "unreadable-dir"
+                              # or one of NOT_READ_KINDS
     # The file or directory (None for stdin): a string, so that a plain scan never
     # imports pathlib (with urllib.parse and ipaddress, 2 ms of a one-file scan's 40).
     real: str | None = None
+    # "not-followed": the symlink's own text (as readlink gives it; None for a kernel
+    # filesystem directory that is no symlink). It is in the repository: showing it
+    # reveals nothing of the host.
+    target: str | None = None
 
 
 @dataclass
@@ -63,9 +78,11 @@ def _excluded(display: str, rel: str, name: str, patterns: tuple[str, ...]) -> b
 
 
 def discover(paths: list[str], exclude: tuple[str, ...] = (),
-             skip: Callable[[str], bool] | None = None) -> Discovery:
+             skip: Callable[[str], bool] | None = None, respect_ignore: bool = True) -> Discovery:
     """Inputs under `paths`. `skip(path)` (the configuration's `exclude`) prunes
-    files and directories, including files named on the command line."""
+    files and directories, including files named on the command line.
+    `respect_ignore`: a walk passes over what git ignores (gitignore.py), each such
+    file or directory becoming an "ignored" input; paths given are always scanned."""
     inputs: list[Input] = []
     missing: list[str] = []
     seen: set[str] = set()
@@ -87,7 +104,10 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
         if skip is not None and os.path.exists(path) and skip(path):
             continue
         if os.path.isdir(path):
-            for item, link in _walk(raw, path, exclude, skip):
+            for item, link in _walk(raw, path, exclude, skip, respect_ignore):
+                if item.kind in NOT_READ_KINDS:  # each link is reported, wherever it points
+                    add(item, f"{item.kind}:{_realpath(item.real or '', real_dirs, False)}")
+                    continue
                 key = _realpath(item.real, real_dirs, link) if item.real is not None else "-"
                 if item.kind in ("manifest", "dockerfile"):
                     walked.add(key)
@@ -194,10 +214,19 @@ def _name(path: str) -> str:
 
 
 def _walk(display_root: str, root: str, exclude: tuple[str, ...],
-          skip: Callable[[str], bool] | None = None) -> list[tuple[Input, bool | None]]:
+          skip: Callable[[str], bool] | None = None,
+          respect_ignore: bool = True) -> list[tuple[Input, bool | None]]:
     """The inputs under `root`, each with whether it is a symlink (None: not known)."""
     found: list[tuple[Input, bool | None]] = []
     visited: set[tuple[int, int]] = set()
+    root_real = os.path.realpath(root)
+    if _in_kernel_fs(root_real):
+        return [(Input(display_root, "not-followed", root, None), None)]
+    ignored = None
+    if respect_ignore:
+        from gpulint.inputs.gitignore import ignored_under
+
+        ignored = ignored_under(root)
 
     def visit(directory: str, display: str, rel: str) -> None:
         try:
@@ -226,9 +255,19 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...],
                 continue
             if skip is not None and skip(entry.path):
                 continue
+            if ignored is not None and entry.name not in VCS_DIRS and ignored(child_rel):
+                if _scannable_name(entry.name) or _is_dir(entry):
+                    found.append((Input(child_display, "ignored", entry.path), None))
+                continue
             link: bool | None = None
             try:
                 link = entry.is_symlink()
+                if link or (entry.name in KERNEL_FS_NAMES and _in_kernel_fs(os.path.realpath(entry.path))):
+                    escape = _escape(entry, root_real)
+                    if escape is not None:
+                        if escape.kind == "dir" or _scannable_name(entry.name):
+                            found.append((Input(child_display, "not-followed", entry.path, escape.target), True))
+                        continue
                 is_dir = entry.is_dir()
                 # A FIFO, socket or device named x.yaml would block or never end:
                 # only regular files are read, and symlinks that resolve to no file
@@ -249,6 +288,51 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...],
 
     visit(root, display_root, "")
     return found
+
+
+KERNEL_FS_NAMES = frozenset(os.path.basename(path) for path in KERNEL_FS)
+
+
+@dataclass(frozen=True)
+class _Escape:
+    kind: str                 # "dir" or "file" (a dangling link counts as a file)
+    target: str | None        # the link's text, None for a directory that is no symlink
+
+
+def _escape(entry: os.DirEntry, root_real: str) -> _Escape | None:
+    """How `entry` (a symlink, or a directory named like a kernel filesystem) leaves the
+    walk's root, or None when it stays inside. Only its path is resolved: nothing it
+    points to is opened."""
+    real = os.path.realpath(entry.path)
+    if _inside(real, root_real) and not _in_kernel_fs(real):
+        return None
+    target = None
+    if entry.is_symlink():
+        try:
+            target = os.readlink(entry.path)
+        except OSError:
+            target = real
+    return _Escape("dir" if os.path.isdir(real) else "file", target)
+
+
+def _inside(real: str, root_real: str) -> bool:
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def _in_kernel_fs(real: str) -> bool:
+    return any(real == top or real.startswith(top + os.sep) for top in KERNEL_FS)
+
+
+def _scannable_name(name: str) -> bool:
+    """Whether a file of this name would be scanned when found by walking."""
+    return name.endswith(MANIFEST_SUFFIXES) or is_dockerfile(name)
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _exists(path: str) -> bool:

@@ -92,6 +92,10 @@ def _summary_line(counts: dict) -> str:
         extras.append(f"{counts['error']} unreadable")
     if counts["helm_chart"]:
         extras.append(f"{counts['helm_chart']} unrendered Helm chart{'s' if counts['helm_chart'] != 1 else ''}")
+    if counts["outside_root"]:
+        extras.append(f"{counts['outside_root']} outside the scanned directory (not followed)")
+    if counts["ignored"]:
+        extras.append(f"{counts['ignored']} ignored by git (--no-ignore to scan)")
     if extras:
         text += ", " + ", ".join(extras)
     text += "."

@@ -20,7 +20,8 @@ from gpulint.api import (
     Violation,
 )
 from gpulint.config.render import RenderOptions
-from gpulint.inputs.discovery import Input
+from gpulint.inputs.discovery import NOT_READ_KINDS, Input
+from gpulint.inputs.notread import not_read_report
 from gpulint.load.decode import (
     BinaryInput,
     DecodeError,
@@ -213,6 +214,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                contexts: RuleContexts | None = None) -> FileReport:
     """Scan one input. `contexts`: the rules' contexts for `config` and `index`, made once
     per scan by the caller (made here when not given)."""
+    if item.kind in NOT_READ_KINDS:
+        return not_read_report(item, config)
     contexts = contexts or RuleContexts(config, index)
     report = FileReport(item.display, STATUS_SCANNED)
     if item.kind in RENDERED_KINDS:

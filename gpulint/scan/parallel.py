@@ -28,6 +28,7 @@ import sys
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
+from gpulint.inputs.discovery import NOT_READ_KINDS
 from gpulint.results.findings import (
     STATUS_ERROR,
     FileReport,
@@ -114,6 +115,8 @@ def _sizes(inputs: list["Input"], reader: "InputReader") -> list[int | None]:
     for item in inputs:
         if item.kind == "stdin":
             out.append(None)
+        elif item.kind in NOT_READ_KINDS:
+            out.append(0)
         elif item.kind in ("chart", "kustomization"):
             text = reader.rendered(item).text
             out.append(len(text) if text else 0)
