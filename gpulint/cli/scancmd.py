@@ -129,7 +129,8 @@ def _scan(v: dict[str, Any]) -> int:
     )
     try:
         run = plan(rules, project, options,
-                   system=system_component_suppressor(builtin=not v["no_default_exemptions"]))
+                   system=system_component_suppressor(builtin=not v["no_default_exemptions"],
+                                                     settings=project.settings))
     except SelectionError as error:
         raise UsageError(str(error)) from None
     except Exception as error:

@@ -7,6 +7,12 @@ run privileged, set NVIDIA_VISIBLE_DEVICES=all and mount driver paths (POLICY.md
 `data/system_components.yaml`; a configuration adds entries (mirrors, in-house
 components) through `system_component_suppressor(extra_entries=...)`.
 
+Components whose image is in no list are recognised by their role
+(knowledge/roles.py: a device plugin by its kubelet device-plugin mount, a
+driver installer by its driver-directory and host-root mounts, ...), with the
+reason "system component: <role>, by <evidence>". Roles are part of the
+built-in exemptions: `--no-default-exemptions` turns them off with the list.
+
 Matching is by full image repository, registry included, so that a look-alike
 (`evil/k8s-device-plugin`, `nvcr.io.evil.com/nvidia/k8s-device-plugin`) is
 never exempt. Labels only identify operator-owned templates whose images are
@@ -22,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE
+from gpulint.knowledge.gpu import settings_with
+from gpulint.knowledge.roles import Role, pod_roles, role_for
 from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
@@ -212,8 +220,13 @@ class SystemComponentSuppressor:
 
     kind = KIND
 
-    def __init__(self, components: Sequence[SystemComponent]) -> None:
+    def __init__(self, components: Sequence[SystemComponent], *, roles: bool = False,
+                 settings: Mapping[str, Any] | None = None) -> None:
         self.components = tuple(components)
+        # Recognise unlisted components by their role (knowledge/roles.py); `settings`
+        # say which resources are GPUs (a pod requesting GPUs has no role).
+        self.roles = roles
+        self._settings = settings if settings is not None else settings_with()
         # Derived from `components` only (so the same in every process): per rule id
         # the components exempt from it; per repository the components it matches.
         self._exempt: dict[str, tuple[SystemComponent, ...]] = {}
@@ -224,24 +237,33 @@ class SystemComponentSuppressor:
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
-        if workload is None or not self.components:
+        if workload is None or not (self.components or self.roles):
             return None
         candidates = self._exempt.get(finding.rule_id)
         if candidates is None:
             candidates = self._exempt[finding.rule_id] = tuple(
                 c for c in self.components if finding.rule_id in c.exempt)
-        if not candidates:
+        if not candidates and not self.roles:
             return None
         targets = _targets(workload, ctx.container)
         if not targets:
             return None
         names: list[str] = []
+        roles: dict[int, tuple[Role, ...]] = {}   # per pod spec (by identity), asked once
         for pod, container in targets:
-            component = self._exempt_component(finding.rule_id, candidates, workload, pod, container)
-            if component is None:
+            name = None
+            if candidates:
+                component = self._exempt_component(finding.rule_id, candidates, workload, pod, container)
+                name = component.name if component is not None else None
+            if name is None and self.roles:
+                if id(pod) not in roles:
+                    roles[id(pod)] = pod_roles(workload, pod, self._settings)
+                role = role_for(finding.rule_id, roles[id(pod)])
+                name = role.reason if role is not None else None
+            if name is None:
                 return None
-            if component.name not in names:
-                names.append(component.name)
+            if name not in names:
+                names.append(name)
         return Suppression(KIND, "system component: " + ", ".join(names))
 
     def _exempt_component(self, rule_id: str, candidates: tuple[SystemComponent, ...], workload: Workload,
@@ -294,11 +316,13 @@ def _component_of(workload: Workload, pod: PodSpec, container: Container,
 
 
 def system_component_suppressor(extra_entries: Any = None, *, builtin: bool = True,
-                                origin: str = "configuration") -> SystemComponentSuppressor:
-    """The allowlist suppressor: the built-in components (unless `builtin` is False,
-    i.e. `--no-default-exemptions`) followed by `extra_entries` from a configuration,
-    validated here (ExemptionError names the bad entry)."""
+                                origin: str = "configuration",
+                                settings: Mapping[str, Any] | None = None) -> SystemComponentSuppressor:
+    """The allowlist suppressor: the built-in components and recognition by role
+    (unless `builtin` is False, i.e. `--no-default-exemptions`) followed by
+    `extra_entries` from a configuration, validated here (ExemptionError names the
+    bad entry). `settings`: the scan's GPU settings (default: the built-in ones)."""
     components: list[SystemComponent] = list(builtin_components()) if builtin else []
     if extra_entries is not None:
         components.extend(parse_components(extra_entries, origin))
-    return SystemComponentSuppressor(components)
+    return SystemComponentSuppressor(components, roles=builtin, settings=settings)
