@@ -109,7 +109,7 @@ def load_rules_or_fail() -> dict:
 def _scan(v: dict[str, Any]) -> int:
     from gpulint.cli.runconfig import CliOptions, plan
     from gpulint.config.selection import SelectionError, split_codes
-    from gpulint.inputs.discovery import discover
+    from gpulint.inputs.discovery import discover, with_chart_values
     from gpulint.load.yamlload import Limits
     from gpulint.results.findings import INVALID_INPUT
     from gpulint.scan.engine import scan as run_scan_engine
@@ -143,6 +143,7 @@ def _scan(v: dict[str, Any]) -> int:
     run.scan.render = _render_options(v)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None)
+    found.inputs = with_chart_values(found.inputs, project.charts)
     _collect_if_large(found.inputs)
     result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"])
 

@@ -37,7 +37,7 @@ class InputReader:
     def __init__(self, render_options: RenderOptions | None = None) -> None:
         self._stdin: IO[bytes] | None = None
         self._render_options = render_options or RenderOptions()
-        self._rendered: dict[str, Rendered] = {}
+        self._rendered: dict[tuple, Rendered] = {}
         self._kept: dict[str, bytes] = {}
         self._kept_size = 0
         self._parsed: dict[str, ParsedChunks] = {}
@@ -66,11 +66,11 @@ class InputReader:
             self._kept_size += len(data)
 
     def rendered(self, item: Input) -> Rendered:
-        key = str(item.real)
+        key = (str(item.real), item.values)
         if key not in self._rendered:
             from gpulint.render import render
 
-            self._rendered[key] = render(item.kind, item.real, item.display, self._render_options)
+            self._rendered[key] = render(item.kind, item.real, item.display, self._render_options, item.values)
         return self._rendered[key]
 
     def small(self, item: Input) -> bytes | None:
