@@ -136,3 +136,40 @@ def test_chart_values_order_and_names(tmp_path: Path) -> None:
     assert found[0].files == (os.path.join(str(chart), "ci", "a-values.yaml"),)
     assert variant_name("charts/app", found[2]) == "charts/app (rendered with secret.yaml, --set a=b)"
     assert chart_values(str(tmp_path / "nothing"), "x") == []
+
+
+def _small_chart(tmp_path: Path, chart_extra: str, template: str, ci: dict[str, str]) -> Path:
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "ci").mkdir()
+    (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: c\nversion: 0.1.0\n{chart_extra}")
+    (chart / "templates" / "cm.yaml").write_text(template)
+    for name, text in ci.items():
+        (chart / "ci" / name).write_text(text)
+    return chart
+
+
+def test_a_chart_that_never_renders_is_reported_once(helm: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    _small_chart(tmp_path, "dependencies:\n- {name: dep, version: 1.0.0, repository: https://example.com}\n",
+                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", {"a-values.yaml": "a: 1\n"})
+    monkeypatch.chdir(tmp_path)
+    code, report = scan_json("--helm", helm, "c")
+    assert code == 1
+    assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [("GPU000", "c/Chart.yaml", 1)]
+    # Both renders are counted, neither scanned.
+    assert report["summary"]["files"] == 2 and report["summary"]["helm_chart"] == 2
+
+
+def test_a_render_failing_on_its_own_values_names_them(helm: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    _small_chart(tmp_path, "", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Values.name }}}\n",
+                 {"ok-values.yaml": "name: x\n", "bad-values.yaml": "name: [\n"})
+    (tmp_path / "c" / "values.yaml").write_text("name: default\n")
+    monkeypatch.chdir(tmp_path)
+    code, report = scan_json("--helm", helm, "c")
+    assert code == 1
+    messages = [f["message"] for f in report["findings"]]
+    assert len(messages) == 1 and messages[0].startswith("helm template failed: failed to parse")
+    assert messages[0].endswith("(rendered with ci/bad-values.yaml)")
+    assert report["summary"]["scanned"] == 2 and report["summary"]["helm_chart"] == 1

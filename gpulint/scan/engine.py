@@ -220,6 +220,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         if rendered.failure is not None or rendered.text is None:
             failure = rendered.failure
             report.status = failure.status if failure else STATUS_ERROR
+            if failure is not None and failure.repeat:
+                return report
             _invalid(report, config, failure.span if failure else Span(1, 1, 1, 1),
                      failure.message if failure else "rendering produced no output",
                      file=failure.file if failure else None)

@@ -70,8 +70,25 @@ class InputReader:
         if key not in self._rendered:
             from gpulint.render import render
 
-            self._rendered[key] = render(item.kind, item.real, item.display, self._render_options, item.values)
+            rendered = render(item.kind, item.real, item.display, self._render_options, item.values)
+            if item.values is not None and rendered.failure is not None:
+                rendered = self._once(item, rendered)
+            self._rendered[key] = rendered
         return self._rendered[key]
+
+    def _once(self, item: Input, rendered: Rendered) -> Rendered:
+        """A chart's other render that fails as its defaults do is reported once, with the
+        defaults; one that fails on its own says which values it was rendered with."""
+        import dataclasses
+
+        failure = rendered.failure
+        assert failure is not None and item.values is not None
+        defaults = self.rendered(dataclasses.replace(item, values=None)).failure
+        if defaults is not None and (defaults.message, defaults.file, defaults.span) == (
+                failure.message, failure.file, failure.span):
+            return dataclasses.replace(rendered, failure=dataclasses.replace(failure, repeat=True))
+        message = f"{failure.message} (rendered with {item.values.label})"
+        return dataclasses.replace(rendered, failure=dataclasses.replace(failure, message=message))
 
     def small(self, item: Input) -> bytes | None:
         """The bytes of a manifest whole, when small: kept ones (handed over once) or read
