@@ -173,3 +173,31 @@ def test_a_render_failing_on_its_own_values_names_them(helm: str, tmp_path: Path
     assert len(messages) == 1 and messages[0].startswith("helm template failed: failed to parse")
     assert messages[0].endswith("(rendered with ci/bad-values.yaml)")
     assert report["summary"]["scanned"] == 2 and report["summary"]["helm_chart"] == 1
+
+
+POD = """apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: registry.example.com/app:1
+    env:
+    - name: NVIDIA_VISIBLE_DEVICES
+      value: all
+    - name: NVIDIA_DRIVER_CAPABILITIES
+      value: {{ .Values.caps | quote }}
+"""
+
+
+def test_a_finding_every_render_repeats_is_said_once(helm: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    _small_chart(tmp_path, "", POD, {"a-values.yaml": "caps: compute\n", "b-values.yaml": "caps: utility\n"})
+    (tmp_path / "c" / "values.yaml").write_text("caps: all\n")
+    monkeypatch.chdir(tmp_path)
+    code, report = scan_json("--helm", helm, "--select", "GPU003", "c")
+    assert code == 1
+    # The literal env entry is the same template line in all three renders: reported
+    # with the first render (the defaults) only.
+    assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [("GPU003", "c (rendered)", 11)]
+    assert report["summary"]["files"] == 3 and report["summary"]["findings"] == 1
