@@ -165,7 +165,6 @@ def test_templates_match_placeholder_images_only() -> None:
     "us-docker.pkg.dev/gce-ai-infra/gpudirect-x/evil/nccl-plugin-y",
     # Unrelated images under a listed component's registry path.
     "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-diagnostic",
-    "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev",
     "nvcr.io/nvidia/cuda",
     "nvcr.io/nvidia/k8s/cuda-sample",
     "registry.k8s.io/nvidia-gpu-device-plugin-test",
@@ -217,6 +216,8 @@ def test_real_components_are_recognised(image: str) -> None:
     ({"name": "x", "images": ["nvcr.io/a/b"], "exempt": ["privileged-gpu"]}, "rule ids like GPU006"),
     ({"name": "x", "images": ["nvcr.io/a/b"], "exempt": ["GPU006"], "image": "typo"}, "unknown field(s) image"),
     ({"name": "x", "templates": [{"app": 1}], "exempt": ["GPU006"]}, "`templates` must be"),
+    ({"name": "x", "images": ["nvcr.io/a/b"], "exempt": ["GPU006"], "workload-base": "yes"},
+     "`workload-base` must be true or false"),
 ])
 def test_bad_entries_are_explained(entry: object, message: str) -> None:
     with pytest.raises(ExemptionError) as error:

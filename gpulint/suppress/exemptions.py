@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE
-from gpulint.knowledge.gpu import settings_with
+from gpulint.knowledge.gpu import pod_requests_gpu, settings_with
 from gpulint.knowledge.roles import Role, pod_roles, role_for
 from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.results.findings import Finding, Suppression
@@ -119,6 +119,9 @@ class SystemComponent:
     source: str = ""
     templates: tuple[Mapping[str, str], ...] = ()   # pod label sets (placeholder images only)
     namespaces: tuple[str, ...] = ()           # when set, the object must declare one of them
+    # The image is also the base of GPU workloads: the entry holds only in pods that
+    # request no GPUs (knowledge/roles.py: such a pod is a workload, not infrastructure).
+    workload_base: bool = False
     # (literal prefix, regex source or None: the whole pattern is literal), per image pattern
     _patterns: tuple[tuple[str, str | None], ...] = field(default=(), repr=False, compare=False)
 
@@ -146,7 +149,8 @@ def parse_components(entries: Any, origin: str = "configuration") -> list[System
 def _parse_entry(entry: Any, where: str) -> SystemComponent:
     if not isinstance(entry, dict):
         raise ExemptionError(f"{where}: must be a mapping with name, images and exempt")
-    unknown = sorted(set(entry) - {"name", "images", "templates", "exempt", "source", "namespaces"})
+    unknown = sorted(set(entry) - {"name", "images", "templates", "exempt", "source", "namespaces",
+                                   "workload-base"})
     if unknown:
         raise ExemptionError(f"{where}: unknown field(s) {', '.join(unknown)}")
     name = entry.get("name")
@@ -181,8 +185,12 @@ def _parse_entry(entry: Any, where: str) -> SystemComponent:
     if not isinstance(source, str):
         raise ExemptionError(f"{where}: `source` must be a string")
     namespaces = _string_list(entry.get("namespaces"), where, "namespaces")
+    workload_base = entry.get("workload-base", False)
+    if not isinstance(workload_base, bool):
+        raise ExemptionError(f"{where}: `workload-base` must be true or false")
     return SystemComponent(name.strip(), tuple(images), frozenset(exempt), source.strip(),
-                           tuple(dict(t) for t in templates), tuple(namespaces), tuple(patterns))
+                           tuple(dict(t) for t in templates), tuple(namespaces), workload_base,
+                           tuple(patterns))
 
 
 def _string_list(value: Any, where: str, key: str) -> list[str]:
@@ -254,6 +262,8 @@ class SystemComponentSuppressor:
             name = None
             if candidates:
                 component = self._exempt_component(finding.rule_id, candidates, workload, pod, container)
+                if component is not None and component.workload_base and pod_requests_gpu(pod, self._settings):
+                    component = None
                 name = component.name if component is not None else None
             if name is None and self.roles:
                 if id(pod) not in roles:
