@@ -27,7 +27,12 @@ Not reported: the device-plugin and pod-resources sockets
 generic host directories (`/usr`, `/lib`, `/etc/...`, `/var/log`) and emptyDir
 volumes; `nsenter -t 1` without `hostPID` (it enters the container's own init).
 GPU Operator and device-plugin components need this access: they are
-recognised by the system-component allowlist and reported as suppressed.
+recognised by the system-component allowlist, or by their role when their
+image is in no list (a pod mounting the kubelet's device-plugin or plugin
+directories, the NRI socket or the CDI spec directories; a DaemonSet mounting
+an NVIDIA driver directory with the host root or `/dev`, i.e. a driver
+installer), and reported as suppressed. A pod whose containers request GPUs
+is a workload, never such a component.
 
 ## Why is this bad
 Policy item 1 (POLICY.md §1): running GPU applications directly on the node is

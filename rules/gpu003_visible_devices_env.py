@@ -14,7 +14,9 @@ GPUs: the variable then overrides the devices the scheduler allocated.
 driver libraries still injected) is not reported unless the option
 `none-is-hidden` is set to false. `CUDA_VISIBLE_DEVICES` only filters inside
 the process and a shell `export` runs after the container is created, so
-neither is a bypass.
+neither is a bypass. GPU stack components that must see every GPU (device
+plugins, DRA kubelet plugins and CDI spec writers, listed by image or
+recognised by their role) are reported as suppressed system components.
 
 ## Why is this bad
 Policy item 3 (POLICY.md §1): adding `NVIDIA_VISIBLE_DEVICES=all` or a GPU ID

@@ -420,7 +420,14 @@ def _readme_block(heading: str, language: str) -> str:
 
 def test_readme_sample_configuration_validates(repo: Path) -> None:
     (repo / ".gpulint.yaml").write_text(_readme_block("### Sample configuration", "yaml"))
+    # The chart and values file its `charts:` entry names.
+    (repo / "charts" / "inference").mkdir(parents=True)
+    (repo / "charts" / "inference" / "Chart.yaml").write_text("apiVersion: v2\nname: inference\nversion: 0.1.0\n")
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / "prod-values.yaml").write_text("gpu: {count: 0}\n")
     config = load_config(repo / ".gpulint.yaml", load_rules())
+    assert [(c.chart, c.values.files, c.values.sets) for c in config.charts] == [
+        (str(repo / "charts" / "inference"), (str(repo / "deploy" / "prod-values.yaml"),), ("gpu.count=0",))]
     assert config.extend_select == ["unused-suppression"]
     assert config.baseline == repo / ".gpulint-baseline.json"
     assert [e.reason for e in config.exemptions] == [

@@ -163,6 +163,11 @@ def test_templates_match_placeholder_images_only() -> None:
     "registry.cn-hangzhou.aliyuncs.com/evil/k8s-gpushare-plugin",
     "registry.cn-hangzhou.aliyuncs.com/acs/evil/k8s-gpushare-plugin",
     "us-docker.pkg.dev/gce-ai-infra/gpudirect-x/evil/nccl-plugin-y",
+    # Unrelated images under a listed component's registry path.
+    "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-diagnostic",
+    "nvcr.io/nvidia/cuda",
+    "nvcr.io/nvidia/k8s/cuda-sample",
+    "registry.k8s.io/nvidia-gpu-device-plugin-test",
 ])
 def test_look_alikes_are_not_recognised(pattern: str) -> None:
     repository = image_repository(pattern + ":1")
@@ -188,6 +193,11 @@ def test_look_alikes_are_not_recognised(pattern: str) -> None:
     "docker.io/projecthami/hami:v2.4.1",
     "projecthami/hami:v2.4.1",
     "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.0.6",
+    # Older names and public mirrors of listed components.
+    "k8s.gcr.io/nvidia-gpu-device-plugin@sha256:" + "08" * 32,
+    "registry.k8s.io/nvidia-gpu-device-plugin@sha256:" + "08" * 32,
+    "k8s.gcr.io/minikube-nvidia-driver-installer:e2d9b43228decf5d6f7dce3f0a85d390f138fa01",
+    "gcr.io/gke-release/nri-device-injector:1.0.25-gke.6",
 ])
 def test_real_components_are_recognised(image: str) -> None:
     repository = image_repository(image)
@@ -206,6 +216,8 @@ def test_real_components_are_recognised(image: str) -> None:
     ({"name": "x", "images": ["nvcr.io/a/b"], "exempt": ["privileged-gpu"]}, "rule ids like GPU006"),
     ({"name": "x", "images": ["nvcr.io/a/b"], "exempt": ["GPU006"], "image": "typo"}, "unknown field(s) image"),
     ({"name": "x", "templates": [{"app": 1}], "exempt": ["GPU006"]}, "`templates` must be"),
+    ({"name": "x", "images": ["nvcr.io/a/b"], "exempt": ["GPU006"], "workload-base": "yes"},
+     "`workload-base` must be true or false"),
 ])
 def test_bad_entries_are_explained(entry: object, message: str) -> None:
     with pytest.raises(ExemptionError) as error:
@@ -221,9 +233,12 @@ def test_builtin_list_is_well_formed() -> None:
         assert component.source, component.name
         assert all(RULE_ID_RE.match(rule) and rule.startswith("GPU00") for rule in component.exempt), component.name
         for pattern in component.images:
-            host = pattern.split("/", 1)[0]
+            host, _, path = pattern.partition("/")
             # Every pattern names its registry; wildcards never start a host.
             assert "." in host and not host.startswith("*"), pattern
+            # A wildcard only stands for a region in a registry host: one in the
+            # repository path would also cover the vendor's other images.
+            assert "*" not in path and "?" not in path, pattern
 
 
 def test_cli_reports_system_components_as_suppressed() -> None:

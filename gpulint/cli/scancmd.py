@@ -113,7 +113,7 @@ def load_rules_or_fail() -> dict:
 def _scan(v: dict[str, Any]) -> int:
     from gpulint.cli.runconfig import CliOptions, plan
     from gpulint.config.selection import SelectionError, split_codes
-    from gpulint.inputs.discovery import discover
+    from gpulint.inputs.discovery import discover, with_chart_values
     from gpulint.load.yamlload import Limits
     from gpulint.results.findings import INVALID_INPUT
     from gpulint.scan.engine import scan as run_scan_engine
@@ -133,7 +133,8 @@ def _scan(v: dict[str, Any]) -> int:
     )
     try:
         run = plan(rules, project, options,
-                   system=system_component_suppressor(builtin=not v["no_default_exemptions"]))
+                   system=system_component_suppressor(builtin=not v["no_default_exemptions"],
+                                                     settings=project.settings))
     except SelectionError as error:
         raise UsageError(str(error)) from None
     except Exception as error:
@@ -149,6 +150,7 @@ def _scan(v: dict[str, Any]) -> int:
                      respect_ignore=not v["no_ignore"])
     if v["output"] is not None:
         _refuse_to_overwrite_an_input(v, found, project)
+    found.inputs = with_chart_values(found.inputs, project.charts)
     _collect_if_large(found.inputs)
     result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"])
 

@@ -37,6 +37,11 @@ def starter_config(rules: Mapping[str, Rule]) -> str:
         "# Findings recorded with `gpulint scan --write-baseline FILE` are suppressed.",
         "# baseline: .gpulint-baseline.json",
         "",
+        "# Helm charts are rendered with their defaults and once per chart-testing values",
+        "# file (ci/*-values.yaml in the chart). Each entry here adds a render of a chart:",
+        "# values files (later ones win) and --set pairs, paths relative to this file.",
+        "# charts: [{path: charts/inference, values: [deploy/prod-values.yaml], set: [gpu.count=0]}]",
+        "",
         "# Per-rule severity, enabled and options (uncomment `rules:` and the rules to change).",
         "# rules:",
     ]

@@ -21,3 +21,34 @@ class RenderOptions:
     skip_tests: bool = False            # --helm-skip-tests
     kustomize: str | None = None        # --kustomize PATH; else kustomize or kubectl on PATH
     timeout: float = DEFAULT_TIMEOUT
+
+
+@dataclass(frozen=True)
+class ChartValues:
+    """Values for one more render of a chart (besides its defaults): values files and --set pairs.
+
+    `files` are the paths helm reads; `shown` the same paths as the user reads
+    them (findings that come from a file point there); `sets` are `key=value`
+    pairs, as `helm template --set` takes them.
+    """
+
+    files: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()
+    sets: tuple[str, ...] = ()
+    label: str = ""                 # what tells this render apart, e.g. `ci/gpu-values.yaml`
+
+    @classmethod
+    def of(cls, files: tuple[str, ...], shown: tuple[str, ...], sets: tuple[str, ...] = (),
+           label: str | None = None) -> "ChartValues":
+        """Values labelled by their files as shown and their --set pairs, unless `label` is given."""
+        if label is None:
+            label = ", ".join([*shown, *(f"--set {s}" for s in sets)])
+        return cls(files, shown, sets, label)
+
+
+@dataclass(frozen=True)
+class ConfiguredChart:
+    """A `charts:` entry of the configuration: the chart directory and one render's values."""
+
+    chart: str                      # absolute path of the chart directory
+    values: ChartValues

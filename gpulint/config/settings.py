@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from gpulint.api import Rule, Severity
+from gpulint.config.render import ChartValues, ConfiguredChart
 from gpulint.knowledge.gpu import DEFAULT_SETTINGS
 
 if TYPE_CHECKING:  # imported where a configuration file is read: a plain scan needs none of it
@@ -88,6 +89,7 @@ class ProjectConfig:
     fail_on: str | None = None
     exemptions: list[Exemption] = field(default_factory=list)
     baseline: Path | None = None
+    charts: list[ConfiguredChart] = field(default_factory=list)  # extra renders of Helm charts
 
     def excludes(self, path: Path) -> bool:
         """Whether an `exclude` glob matches `path` (or a directory holding it).
@@ -354,8 +356,18 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
     config.rules = checker.rule_configs(data.get("rules", {}), rules)
     config.settings = resolve_settings(data.get("settings", {}))
     config.exemptions = checker.exemptions(data.get("exemptions", []), rules)
+    config.charts = checker.charts(data.get("charts", []), root)
     checker.raise_if_any()
     return config
+
+
+def _as_shown(path: str) -> str:
+    """A configured file as findings name it: relative to the working directory when below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
 def resolve_settings(section: Mapping[str, list]) -> dict[str, list[str]]:
@@ -519,6 +531,26 @@ class _Checker:
                 enabled=entry.get("enabled"),
                 options=options,
             )
+        return out
+
+    def charts(self, items: list, root: Path) -> list[ConfiguredChart]:
+        """`charts:` entries; the chart and its values files must exist (relative to `root`)."""
+        out = []
+        for i, item in enumerate(items):
+            chart = os.path.join(root, item["path"])
+            if not os.path.isfile(os.path.join(chart, "Chart.yaml")):
+                self.add(("charts", i, "path"), f"`charts[{i}].path`: {item['path']} is no chart directory "
+                         "(no Chart.yaml in it)")
+                continue
+            files, shown = [], []
+            for j, name in enumerate(item.get("values", [])):
+                path = os.path.join(root, name)
+                if not os.path.isfile(path):
+                    self.add(("charts", i, "values", j), f"`charts[{i}].values[{j}]`: no such file: {name}")
+                files.append(path)
+                shown.append(_as_shown(path))
+            out.append(ConfiguredChart(os.path.abspath(chart),
+                                       ChartValues.of(tuple(files), tuple(shown), tuple(item.get("set", [])))))
         return out
 
     def exemptions(self, items: list, rules: Mapping[str, Rule]) -> list[Exemption]:

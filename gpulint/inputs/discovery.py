@@ -25,10 +25,12 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from gpulint.config.render import ChartValues, ConfiguredChart
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", "CVS"})
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -54,6 +56,9 @@ class Input:
     # filesystem directory that is no symlink). It is in the repository: showing it
     # reveals nothing of the host.
     target: str | None = None
+    # A chart's render besides its defaults (ci/*-values.yaml, a configured `charts:`
+    # entry): see with_chart_values. None for the defaults and for other kinds.
+    values: ChartValues | None = None
 
 
 @dataclass
@@ -347,3 +352,19 @@ def _join(display: str, name: str) -> str:
     if display in ("", "."):
         return name
     return display.rstrip("/") + "/" + name
+
+
+def with_chart_values(inputs: list[Input], configured: "Sequence[ConfiguredChart]" = ()) -> list[Input]:
+    """`inputs` with each chart followed by its other renders: one per chart-testing
+    `ci/*-values.yaml` file and per configured `charts:` entry (render/chartvalues.py)."""
+    if not any(item.kind == "chart" for item in inputs):
+        return inputs
+    from gpulint.render.chartvalues import chart_values
+
+    out: list[Input] = []
+    for item in inputs:
+        out.append(item)
+        if item.kind == "chart" and item.real is not None and item.values is None:
+            out.extend(Input(item.display, "chart", item.real, values=values)
+                       for values in chart_values(item.real, item.display, configured))
+    return out

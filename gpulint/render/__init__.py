@@ -9,6 +9,8 @@ chart it came from is found next to the working directory.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpulint.render.base import (
     DEFAULT_RELEASE,
     Mapper,
@@ -17,19 +19,24 @@ from gpulint.render.base import (
     RenderOptions,
 )
 
+if TYPE_CHECKING:
+    from gpulint.config.render import ChartValues
+
 __all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "render",
            "source_mapper"]
 
 
-def render(kind: str, real: "object", display: str, options: RenderOptions) -> Rendered:
-    """Render a "chart" or "kustomization" input."""
+def render(kind: str, real: "object", display: str, options: RenderOptions,
+           values: "ChartValues | None" = None) -> Rendered:
+    """Render a "chart" or "kustomization" input (a chart with `values`: one of its
+    renders besides the defaults, see render/chartvalues.py)."""
     from pathlib import Path
 
     path = Path(str(real))
     if kind == "chart":
         from gpulint.render.helm import render_chart
 
-        return render_chart(path, display, options)
+        return render_chart(path, display, options, values)
     from gpulint.render.kustomize import render_kustomization
 
     return render_kustomization(path, display, options)

@@ -29,6 +29,9 @@ class RenderFailure:
     file: str          # display path the error is reported at (Chart.yaml, a template, kustomization.yaml)
     span: Span
     status: str        # the input's outcome in the summary
+    # The same failure as the chart's defaults render, already reported there: one
+    # more render of the chart (render/chartvalues.py) only counts in the summary.
+    repeat: bool = False
 
 
 @dataclass

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gpulint.api import KeyAt, TextAt, ValueAt
+from gpulint.config.render import ChartValues
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import KubeObject, helm_source
@@ -25,6 +26,7 @@ from gpulint.render.base import (
     join_display,
     rendered_name,
 )
+from gpulint.render.chartvalues import variant_name
 from gpulint.render.mapping import TemplateMapper
 from gpulint.render.template import Template
 from gpulint.render.tools import (
@@ -155,8 +157,11 @@ def _chart_name(real: Path) -> str | None:
 # --- rendering ------------------------------------------------------------------
 
 
-def render_chart(real: Path, display: str, options: RenderOptions) -> Rendered:
-    name = rendered_name(display)
+def render_chart(real: Path, display: str, options: RenderOptions, values: ChartValues | None = None) -> Rendered:
+    """`helm template` of the chart at `real`; `values`: one more render's values files
+    and --set pairs (given after the command line's), None for the chart's defaults."""
+    name = rendered_name(display) if values is None else variant_name(display, values)
+    extra = values or ChartValues()
     chart_file = join_display(display, CHART_FILE)
     try:
         helm = which(options.helm, "helm")
@@ -166,9 +171,9 @@ def render_chart(real: Path, display: str, options: RenderOptions) -> Rendered:
             chart_file, Span(1, 1, 1, 1), STATUS_CHART))
     chart_arg = str(real) if real.is_absolute() or str(real).startswith(".") else os.path.join(".", str(real))
     argv = [helm, "template", "--namespace", options.namespace or "default"]
-    for values_file in options.values:
+    for values_file in (*options.values, *extra.files):
         argv += ["--values", values_file]
-    for assignment in options.sets:
+    for assignment in (*options.sets, *extra.sets):
         argv += ["--set", assignment]
     if options.skip_tests:
         argv.append("--skip-tests")
@@ -181,7 +186,8 @@ def render_chart(real: Path, display: str, options: RenderOptions) -> Rendered:
             return Rendered(name, failure=_failure(message, real, display, chart_file))
     chart = Chart(real, display)
     user_files = [read_values_file(Path(v), v) for v in options.values]
-    sets = [entry for text in options.sets for entry in parse_set(text)]
+    user_files += [read_values_file(Path(f), shown) for f, shown in zip(extra.files, extra.shown)]
+    sets = [entry for text in (*options.sets, *extra.sets) for entry in parse_set(text)]
     return Rendered(name, result.stdout, HelmMapper(result.stdout, lambda n: chart if n == chart.name else None,
                                                     user_files, sets))
 

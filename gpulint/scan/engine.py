@@ -108,9 +108,33 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
             except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
                 result.internal_errors.append(internal_error_message(item.display, error))
                 result.files.append(FileReport(item.display, STATUS_ERROR))
+    if any(item.values is not None for item in inputs):
+        _drop_repeated_renders(result)
     for hook in config.hooks:
         hook.scan_done(result, config)
     return result
+
+
+def _drop_repeated_renders(result: ScanResult) -> None:
+    """A finding that another render of the same chart (its defaults, a ci values file)
+    already reported from the same template and values lines is said once.
+
+    Renders of one chart share their report's file (the chart); a finding that comes
+    from an override file maps to that file, so it stays apart.
+    """
+    seen: set[tuple] = set()
+    for report in result.files:
+        kept = []
+        for finding in report.findings:
+            if not finding.mapped:
+                kept.append(finding)
+                continue
+            key = (report.file, finding.rule_id, finding.message,
+                   tuple((m.role, m.file, m.span) for m in finding.mapped))
+            if key not in seen:
+                seen.add(key)
+                kept.append(finding)
+        report.findings = kept
 
 
 _INDEXED_KINDS = ("ConfigMap", "Secret")
@@ -223,6 +247,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         if rendered.failure is not None or rendered.text is None:
             failure = rendered.failure
             report.status = failure.status if failure else STATUS_ERROR
+            if failure is not None and failure.repeat:
+                return report
             _invalid(report, config, failure.span if failure else Span(1, 1, 1, 1),
                      failure.message if failure else "rendering produced no output",
                      file=failure.file if failure else None)

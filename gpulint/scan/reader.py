@@ -37,7 +37,7 @@ class InputReader:
     def __init__(self, render_options: RenderOptions | None = None) -> None:
         self._stdin: IO[bytes] | None = None
         self._render_options = render_options or RenderOptions()
-        self._rendered: dict[str, Rendered] = {}
+        self._rendered: dict[tuple, Rendered] = {}
         self._kept: dict[str, bytes] = {}
         self._kept_size = 0
         self._parsed: dict[str, ParsedChunks] = {}
@@ -66,12 +66,29 @@ class InputReader:
             self._kept_size += len(data)
 
     def rendered(self, item: Input) -> Rendered:
-        key = str(item.real)
+        key = (str(item.real), item.values)
         if key not in self._rendered:
             from gpulint.render import render
 
-            self._rendered[key] = render(item.kind, item.real, item.display, self._render_options)
+            rendered = render(item.kind, item.real, item.display, self._render_options, item.values)
+            if item.values is not None and rendered.failure is not None:
+                rendered = self._once(item, rendered)
+            self._rendered[key] = rendered
         return self._rendered[key]
+
+    def _once(self, item: Input, rendered: Rendered) -> Rendered:
+        """A chart's other render that fails as its defaults do is reported once, with the
+        defaults; one that fails on its own says which values it was rendered with."""
+        import dataclasses
+
+        failure = rendered.failure
+        assert failure is not None and item.values is not None
+        defaults = self.rendered(dataclasses.replace(item, values=None)).failure
+        if defaults is not None and (defaults.message, defaults.file, defaults.span) == (
+                failure.message, failure.file, failure.span):
+            return dataclasses.replace(rendered, failure=dataclasses.replace(failure, repeat=True))
+        message = f"{failure.message} (rendered with {item.values.label})"
+        return dataclasses.replace(rendered, failure=dataclasses.replace(failure, message=message))
 
     def small(self, item: Input) -> bytes | None:
         """The bytes of a manifest whole, when small: kept ones (handed over once) or read

@@ -7,6 +7,12 @@ run privileged, set NVIDIA_VISIBLE_DEVICES=all and mount driver paths (POLICY.md
 `data/system_components.yaml`; a configuration adds entries (mirrors, in-house
 components) through `system_component_suppressor(extra_entries=...)`.
 
+Components whose image is in no list are recognised by their role
+(knowledge/roles.py: a device plugin by its kubelet device-plugin mount, a
+driver installer by its driver-directory and host-root mounts, ...), with the
+reason "system component: <role>, by <evidence>". Roles are part of the
+built-in exemptions: `--no-default-exemptions` turns them off with the list.
+
 Matching is by full image repository, registry included, so that a look-alike
 (`evil/k8s-device-plugin`, `nvcr.io.evil.com/nvidia/k8s-device-plugin`) is
 never exempt. Labels only identify operator-owned templates whose images are
@@ -22,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE
+from gpulint.knowledge.gpu import pod_requests_gpu, settings_with
+from gpulint.knowledge.roles import Role, pod_roles, role_for
 from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
@@ -111,6 +119,9 @@ class SystemComponent:
     source: str = ""
     templates: tuple[Mapping[str, str], ...] = ()   # pod label sets (placeholder images only)
     namespaces: tuple[str, ...] = ()           # when set, the object must declare one of them
+    # The image is also the base of GPU workloads: the entry holds only in pods that
+    # request no GPUs (knowledge/roles.py: such a pod is a workload, not infrastructure).
+    workload_base: bool = False
     # (literal prefix, regex source or None: the whole pattern is literal), per image pattern
     _patterns: tuple[tuple[str, str | None], ...] = field(default=(), repr=False, compare=False)
 
@@ -138,7 +149,8 @@ def parse_components(entries: Any, origin: str = "configuration") -> list[System
 def _parse_entry(entry: Any, where: str) -> SystemComponent:
     if not isinstance(entry, dict):
         raise ExemptionError(f"{where}: must be a mapping with name, images and exempt")
-    unknown = sorted(set(entry) - {"name", "images", "templates", "exempt", "source", "namespaces"})
+    unknown = sorted(set(entry) - {"name", "images", "templates", "exempt", "source", "namespaces",
+                                   "workload-base"})
     if unknown:
         raise ExemptionError(f"{where}: unknown field(s) {', '.join(unknown)}")
     name = entry.get("name")
@@ -173,8 +185,12 @@ def _parse_entry(entry: Any, where: str) -> SystemComponent:
     if not isinstance(source, str):
         raise ExemptionError(f"{where}: `source` must be a string")
     namespaces = _string_list(entry.get("namespaces"), where, "namespaces")
+    workload_base = entry.get("workload-base", False)
+    if not isinstance(workload_base, bool):
+        raise ExemptionError(f"{where}: `workload-base` must be true or false")
     return SystemComponent(name.strip(), tuple(images), frozenset(exempt), source.strip(),
-                           tuple(dict(t) for t in templates), tuple(namespaces), tuple(patterns))
+                           tuple(dict(t) for t in templates), tuple(namespaces), workload_base,
+                           tuple(patterns))
 
 
 def _string_list(value: Any, where: str, key: str) -> list[str]:
@@ -212,8 +228,13 @@ class SystemComponentSuppressor:
 
     kind = KIND
 
-    def __init__(self, components: Sequence[SystemComponent]) -> None:
+    def __init__(self, components: Sequence[SystemComponent], *, roles: bool = False,
+                 settings: Mapping[str, Any] | None = None) -> None:
         self.components = tuple(components)
+        # Recognise unlisted components by their role (knowledge/roles.py); `settings`
+        # say which resources are GPUs (a pod requesting GPUs has no role).
+        self.roles = roles
+        self._settings = settings if settings is not None else settings_with()
         # Derived from `components` only (so the same in every process): per rule id
         # the components exempt from it; per repository the components it matches.
         self._exempt: dict[str, tuple[SystemComponent, ...]] = {}
@@ -224,24 +245,35 @@ class SystemComponentSuppressor:
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
-        if workload is None or not self.components:
+        if workload is None or not (self.components or self.roles):
             return None
         candidates = self._exempt.get(finding.rule_id)
         if candidates is None:
             candidates = self._exempt[finding.rule_id] = tuple(
                 c for c in self.components if finding.rule_id in c.exempt)
-        if not candidates:
+        if not candidates and not self.roles:
             return None
         targets = _targets(workload, ctx.container)
         if not targets:
             return None
         names: list[str] = []
+        roles: dict[int, tuple[Role, ...]] = {}   # per pod spec (by identity), asked once
         for pod, container in targets:
-            component = self._exempt_component(finding.rule_id, candidates, workload, pod, container)
-            if component is None:
+            name = None
+            if candidates:
+                component = self._exempt_component(finding.rule_id, candidates, workload, pod, container)
+                if component is not None and component.workload_base and pod_requests_gpu(pod, self._settings):
+                    component = None
+                name = component.name if component is not None else None
+            if name is None and self.roles:
+                if id(pod) not in roles:
+                    roles[id(pod)] = pod_roles(workload, pod, self._settings)
+                role = role_for(finding.rule_id, roles[id(pod)])
+                name = role.reason if role is not None else None
+            if name is None:
                 return None
-            if component.name not in names:
-                names.append(component.name)
+            if name not in names:
+                names.append(name)
         return Suppression(KIND, "system component: " + ", ".join(names))
 
     def _exempt_component(self, rule_id: str, candidates: tuple[SystemComponent, ...], workload: Workload,
@@ -294,11 +326,13 @@ def _component_of(workload: Workload, pod: PodSpec, container: Container,
 
 
 def system_component_suppressor(extra_entries: Any = None, *, builtin: bool = True,
-                                origin: str = "configuration") -> SystemComponentSuppressor:
-    """The allowlist suppressor: the built-in components (unless `builtin` is False,
-    i.e. `--no-default-exemptions`) followed by `extra_entries` from a configuration,
-    validated here (ExemptionError names the bad entry)."""
+                                origin: str = "configuration",
+                                settings: Mapping[str, Any] | None = None) -> SystemComponentSuppressor:
+    """The allowlist suppressor: the built-in components and recognition by role
+    (unless `builtin` is False, i.e. `--no-default-exemptions`) followed by
+    `extra_entries` from a configuration, validated here (ExemptionError names the
+    bad entry). `settings`: the scan's GPU settings (default: the built-in ones)."""
     components: list[SystemComponent] = list(builtin_components()) if builtin else []
     if extra_entries is not None:
         components.extend(parse_components(extra_entries, origin))
-    return SystemComponentSuppressor(components)
+    return SystemComponentSuppressor(components, roles=builtin, settings=settings)
