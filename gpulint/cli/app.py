@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import Any, List, Optional
 
 import typer
 
@@ -22,6 +21,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -30,20 +30,6 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 class OutputFormat(str, Enum):
     text = "text"
     json = "json"
-
-
-class ScanFormat(str, Enum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
-
-
-class FailOn(str, Enum):
-    error = "error"
-    warning = "warning"
-    info = "info"
-    never = "never"
 
 
 def _fail(message: str) -> "typer.Exit":
@@ -74,61 +60,14 @@ def _load_rules() -> dict:
         raise _fail(str(error)) from None
 
 
-def _scan_command() -> Any:
-    """`scan`, built from the one declaration of its options (scanopts.py) that the
-    console-script launcher parses too; it calls the same implementation."""
-    import inspect
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                               "help_option_names": []}, add_help_option=False)
+def scan(ctx: typer.Context) -> None:
+    """Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."""
+    # Options, help and usage errors are scanargs.py's (argparse): see launch.py for why.
+    from gpulint.cli.scancmd import main as scan_main
 
-    from gpulint.cli import scanopts
-
-    enums = {"ScanFormat": ScanFormat, "FailOn": FailOn}
-    parameters = [inspect.Parameter("paths", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                    default=typer.Argument(None, help=scanopts.PATHS_HELP),
-                                    annotation=List[str])]
-    for opt in scanopts.OPTIONS:
-        if opt.kind is bool:
-            annotation: Any = bool
-        elif opt.choices:
-            annotation = Optional[enums[opt.choice_type]]
-            assert [e.value for e in enums[opt.choice_type]] == list(opt.choices)
-        elif opt.multiple:
-            annotation = Optional[List[opt.kind]]  # type: ignore[name-defined]
-        elif opt.default is None:
-            annotation = Optional[opt.kind]  # type: ignore[name-defined]
-        else:
-            annotation = opt.kind
-        extra: dict[str, Any] = {}
-        if opt.metavar is not None:
-            extra["metavar"] = opt.metavar
-        if opt.min is not None:
-            extra["min"] = opt.min
-        if opt.max is not None:
-            extra["max"] = opt.max
-        if not opt.show_default:
-            extra["show_default"] = False
-        parameters.append(inspect.Parameter(
-            opt.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation,
-            default=typer.Option(opt.default, *opt.flags, help=opt.help, **extra)))
-
-    def scan(**given: Any) -> None:
-        from gpulint.cli.scancmd import run_scan
-
-        values = scanopts.defaults()
-        for name, value in given.items():
-            if isinstance(value, Enum):
-                value = value.value
-            if value is None and isinstance(values[name], list):
-                value = []
-            values[name] = list(value) if isinstance(value, (list, tuple)) else value
-        raise typer.Exit(run_scan(values))
-
-    scan.__doc__ = scanopts.SCAN_HELP
-    scan.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    scan.__annotations__ = {p.name: p.annotation for p in parameters}
-    return scan
-
-
-scan = app.command()(_scan_command())
+    raise typer.Exit(scan_main(list(ctx.args)))
 
 
 @app.command("rules")

@@ -1,30 +1,30 @@
-"""`gpulint scan`: the implementation both front ends call (see scanopts.py).
+"""`gpulint scan`: parse the command line (scanargs.py), scan, report; the exit code.
 
-It takes the option values (as `scanopts.parse` and the Typer command both
-produce them), writes the report and messages, and returns the exit code:
 0 clean, 1 findings at or above --fail-on, 2 usage, configuration or internal
-error. It does not import Typer: the console-script launcher runs it directly
-for plain `gpulint scan` command lines.
+error. Typer is not imported here: the console script runs `main` directly for
+`gpulint scan` (see launch.py), and the Typer application passes `scan` to it.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gpulint.cli.scanargs import HelpShown, UsageError
+
 if TYPE_CHECKING:
     from pathlib import Path
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# A scan makes millions of small objects and no reference cycles worth collecting:
+# at the default threshold (700) the cyclic collector ran over them thousands of
+# times for nothing, about a fifth of a large scan's time.
 GC_THRESHOLD = 10_000
-GC_MIN_BYTES = 1 << 20   # inputs smaller than this are scanned without the cyclic collector
 _ANSI_RE = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
-
-
-class UsageError(Exception):
-    """Reported as `gpulint: error: MESSAGE`, exit code 2."""
+_BUG = "this is a bug; please report it at https://github.com/gpulint/gpulint/issues"
 
 
 class _Exit(Exception):
@@ -34,7 +34,7 @@ class _Exit(Exception):
 
 
 def echo_err(message: str) -> None:
-    """A line on stderr, as click.echo writes it (ANSI escapes dropped unless stderr is a terminal)."""
+    """A line on stderr (ANSI escapes dropped unless stderr is a terminal)."""
     stream = sys.stderr
     if stream is None:
         return
@@ -51,19 +51,53 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
+def main(args: list[str]) -> int:
+    """`gpulint scan ARGS`: the exit code. Never a traceback: Ctrl-C exits 130, a reader
+    that went away (`gpulint scan | head`) 1, a bug 2 with a one-line message."""
+    from gpulint.cli import scanargs
+
+    try:
+        try:
+            values = scanargs.parse(args)
+        except HelpShown:
+            return EXIT_CLEAN
+        code = run_scan(values)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # here, where a closed pipe can still be handled
+        return code
+    except UsageError as error:
+        echo_err(f"gpulint: error: {error}")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        echo_err("gpulint: interrupted")
+        return 130
+    except OSError as error:
+        if error.errno != errno.EPIPE:
+            echo_err(f"gpulint: internal error: {type(error).__name__}: {error} — {_BUG}")
+            return EXIT_ERROR
+        _discard_stdout()
+        return 1
+    except Exception as error:  # never show a traceback to the user
+        echo_err(f"gpulint: internal error: {type(error).__name__}: {error} — {_BUG}")
+        return EXIT_ERROR
+
+
+def _discard_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the interpreter's final flush does not fail
+    again (the recipe of Python's documentation on SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file behind stdout (tests)
+        pass
+
+
 def run_scan(values: dict[str, Any]) -> int:
-    """Run a scan with the option values of `scanopts.defaults()`'s shape; the exit code."""
+    """Run a scan with the option values of `scanargs.parse`; the exit code."""
     import gc
 
-    # A scan makes millions of small objects and no reference cycles worth
-    # collecting: the default threshold (700) runs the cyclic collector over
-    # them thousands of times for nothing, about a fifth of a large scan's time.
-    # Start-up (imports, rules, configuration) makes long-lived objects only, and
-    # a small scan little garbage: the collector is off until the inputs turn out
-    # to be large (_collect_if_large); it cost 2.6 of a one-file scan's 44 ms.
-    thresholds, enabled = gc.get_threshold(), gc.isenabled()
+    thresholds = gc.get_threshold()
     gc.set_threshold(max(thresholds[0], GC_THRESHOLD), *thresholds[1:])
-    gc.disable()
     try:
         return _scan(values)
     except UsageError as error:
@@ -73,28 +107,6 @@ def run_scan(values: dict[str, Any]) -> int:
         return done.code
     finally:
         gc.set_threshold(*thresholds)
-        if enabled:
-            gc.enable()
-
-
-def _collect_if_large(inputs: list, enough: int = GC_MIN_BYTES) -> None:
-    """Turn the cyclic collector on (see run_scan) for a scan of `enough` bytes or more,
-    or of stdin (its size is unknown); what start-up made is frozen out of its way."""
-    import gc
-
-    total = 0
-    for item in inputs:
-        if item.real is None:
-            total = enough
-        else:
-            try:
-                total += os.stat(item.real).st_size if item.kind == "manifest" else enough
-            except OSError:
-                pass
-        if total >= enough:
-            gc.freeze()
-            gc.enable()
-            return
 
 
 def load_rules_or_fail() -> dict:
@@ -142,7 +154,6 @@ def _scan(v: dict[str, Any]) -> int:
     run.scan.render = _render_options(v)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None)
-    _collect_if_large(found.inputs)
     result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"])
 
     output_format = v["output_format"]
