@@ -27,11 +27,6 @@ app = typer.Typer(
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-class OutputFormat(str, Enum):
-    text = "text"
-    json = "json"
-
-
 def _fail(message: str) -> "typer.Exit":
     typer.echo(f"gpulint: error: {message}", err=True)
     return typer.Exit(EXIT_ERROR)
@@ -72,11 +67,14 @@ def scan(ctx: typer.Context) -> None:
 
 @app.command("rules")
 def list_rules(
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    output_format: str = typer.Option("text", "--format", "-f", metavar="FORMAT", show_default=False,
+                                      help="text or json (default: text)."),
 ) -> None:
     """List every registered rule (built-in and plugins)."""
+    if output_format not in ("text", "json"):
+        raise _fail(f"--format: {output_format!r} is not one of text, json")
     rules = _load_rules()
-    if output_format is OutputFormat.json:
+    if output_format == "json":
         import json
 
         typer.echo(json.dumps([
@@ -84,18 +82,20 @@ def list_rules(
              "enabled_by_default": r.enabled_by_default, "summary": r.summary}
             for r in rules.values()], indent=2))
         return
+    # Whether a rule runs by default is a column: a summary may say it too.
     width = max((len(r.name) for r in rules.values()), default=4)
+    typer.echo(f"{'ID':<6}  {'NAME':<{width}}  SEVERITY  DEFAULT  SUMMARY")
     for rule in rules.values():
-        default = "" if rule.enabled_by_default else "  (off by default)"
-        typer.echo(f"{rule.id}  {rule.name:<{width}}  {rule.severity.value:<7}  {rule.summary}{default}")
+        default = "on" if rule.enabled_by_default else "off"
+        typer.echo(f"{rule.id:<6}  {rule.name:<{width}}  {rule.severity.value:<8}  {default:<7}  {rule.summary}")
 
 
 @app.command()
 def init(
-    directory: str = typer.Argument(".", help="Directory to write .gpulint.yaml into."),
+    directory: str = typer.Argument(".", metavar="DIR", show_default=False, hidden=True),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing configuration file."),
 ) -> None:
-    """Write a commented starter configuration (.gpulint.yaml)."""
+    """Write a commented starter configuration, DIR/.gpulint.yaml (DIR: the current directory by default)."""
     from pathlib import Path
 
     from gpulint.cli.starter import starter_config
@@ -117,8 +117,8 @@ def init(
 
 
 @app.command()
-def explain(rule: str = typer.Argument(..., help="Rule id (GPU003) or name (visible-devices-env).")) -> None:
-    """Print a rule's documentation."""
+def explain(rule: str = typer.Argument(..., metavar="RULE", show_default=False, hidden=True)) -> None:
+    """Print a rule's documentation; RULE is its id (GPU003) or name (visible-devices-env)."""
     rules = _load_rules()
     found = rules.get(rule.upper()) or next((r for r in rules.values() if r.name == rule), None)
     if found is None:

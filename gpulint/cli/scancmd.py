@@ -128,8 +128,12 @@ def _scan(v: dict[str, Any]) -> int:
     from gpulint.suppress.exemptions import system_component_suppressor
 
     paths = v["paths"] or ["."]
+    stdin_name = v["stdin_filename"]
+    if v["statistics"] and (v["output_format"] or "text") not in ("text", "full", "concise", "json"):
+        raise UsageError("--statistics: only with the text and json formats")
     rules = load_rules_or_fail()
-    project = _project_config(paths, v["config_file"], rules)
+    # The configuration of stdin given a name is found, and its excludes applied, as for that file.
+    project = _project_config([stdin_name if p == "-" and stdin_name else p for p in paths], v["config_file"], rules)
     options = CliOptions(
         select=split_codes(v["select"]) or None,
         extend_select=split_codes(v["extend_select"]),
@@ -153,7 +157,8 @@ def _scan(v: dict[str, Any]) -> int:
 
     run.scan.render = _render_options(v)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
-    found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None)
+    found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
+                     stdin_name=stdin_name)
     result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"])
 
     output_format = v["output_format"]
@@ -161,17 +166,21 @@ def _scan(v: dict[str, Any]) -> int:
         output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     problems = [f"{path}: no such file or directory" for path in found.missing]
     output = v["output"]
-    report = dict(rules=rules, category=v["category"], problems=problems,
+    report = dict(rules=rules, category=v["category"], problems=problems, values=v,
+                  not_on_disk={item.display for item in found.inputs if item.kind == "stdin"},
                   enabled=[r.id for r in run.scan.rules] + ([INVALID_INPUT] if run.scan.report_invalid_input else []))
     if output is None:
-        _write_report(output_format, result, v["show_suppressed"], sys.stdout, True, **report)
+        _write_report(output_format, result, sys.stdout, True, **report)
         sys.stdout.flush()
     else:
         from gpulint.report.output import open_atomic
 
         try:
+            parent = os.path.dirname(output)
+            if parent:
+                os.makedirs(parent, exist_ok=True)
             with open_atomic(output) as handle:
-                _write_report(output_format, result, v["show_suppressed"], handle, False, **report)
+                _write_report(output_format, result, handle, False, **report)
         except OSError as error:
             raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
 
@@ -192,8 +201,10 @@ def _scan(v: dict[str, Any]) -> int:
         except BaselineError as error:
             raise UsageError(str(error)) from None
         count = sum(run.writer.counts.values())
-        echo_err(f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to baseline {v['write_baseline']}")
-    return _exit_code(result, run.fail_on)
+        if not v["quiet"]:
+            echo_err(f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to baseline {v['write_baseline']}")
+    code = _exit_code(result, run.fail_on)
+    return EXIT_CLEAN if v["exit_zero"] else code
 
 
 def _project_config(paths: list[str], config_file: str | None, rules: dict) -> Any:
@@ -243,10 +254,17 @@ def _render_options(v: dict[str, Any]) -> Any:
                          kustomize=v["kustomize"])
 
 
-def _write_report(output_format: str, result: Any, show_suppressed: bool, out: Any, to_stdout: bool, *,
-                  rules: dict, enabled: list[str], category: str | None, problems: list[str]) -> None:
+def _write_report(output_format: str, result: Any, out: Any, to_stdout: bool, *, rules: dict, enabled: list[str],
+                  category: str | None, problems: list[str], values: dict[str, Any], not_on_disk: set[str]) -> None:
     """Write the report to `out` as it is made: text, JSON and GitHub reports never sit whole in memory."""
-    if output_format == "json":
+    show_suppressed = values["show_suppressed"]
+    if output_format == "json" and values["statistics"]:
+        import json
+
+        from gpulint.report import text
+
+        out.write(json.dumps(text.statistics(result, show_suppressed), indent=2) + "\n")
+    elif output_format == "json":
         from gpulint.report import json_report
 
         json_report.write(result, out)
@@ -261,8 +279,27 @@ def _write_report(output_format: str, result: Any, show_suppressed: bool, out: A
     else:
         from gpulint.report import text
 
-        colour = to_stdout and text.use_colour(sys.stdout)
-        text.write(result, out, show_suppressed=show_suppressed, colour=colour)
+        colour = use_colour(values["color"], out if to_stdout else None)
+        if values["statistics"]:
+            text.write_statistics(result, out, show_suppressed, colour, quiet=values["quiet"])
+            return
+        full = output_format == "full" or (output_format == "text" and to_stdout and _isatty(out))
+        text.write(result, out, show_suppressed=show_suppressed, colour=colour, full=full, quiet=values["quiet"],
+                   not_on_disk=not_on_disk)
+
+
+def use_colour(choice: str, stream: Any) -> bool:
+    """--color: `always`, `never`, or `auto`: off when NO_COLOR is set, on when FORCE_COLOR is,
+    off for TERM=dumb, else on a terminal (`stream` None: a file, never a terminal)."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    return stream is not None and _isatty(stream)
 
 
 def _exit_code(result: Any, fail_on: str) -> int:

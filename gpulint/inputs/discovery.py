@@ -62,10 +62,21 @@ def _excluded(display: str, rel: str, name: str, patterns: tuple[str, ...]) -> b
     return False
 
 
+def _stdin_excluded(named: str, exclude: tuple[str, ...], skip: Callable[[str], bool] | None) -> bool:
+    """Whether a walk would have left out `named` (--stdin-filename): the file or a folder above it."""
+    path = named
+    while path and path not in (".", os.sep):
+        if _excluded(path, path, os.path.basename(path), exclude) or (skip is not None and skip(path)):
+            return True
+        path = os.path.dirname(path)
+    return False
+
+
 def discover(paths: list[str], exclude: tuple[str, ...] = (),
-             skip: Callable[[str], bool] | None = None) -> Discovery:
+             skip: Callable[[str], bool] | None = None, stdin_name: str | None = None) -> Discovery:
     """Inputs under `paths`. `skip(path)` (the configuration's `exclude`) prunes
-    files and directories, including files named on the command line."""
+    files and directories, including files named on the command line. `stdin_name`
+    (--stdin-filename) is the name `-` is reported under and excluded by."""
     inputs: list[Input] = []
     missing: list[str] = []
     seen: set[str] = set()
@@ -81,7 +92,10 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
     walked: set[str] = set()          # keys of files found by walking (not given explicitly)
     for raw in paths:
         if raw == "-":
-            add(Input("-", "stdin"))
+            named = _normal(stdin_name) if stdin_name else None
+            if named is not None and _stdin_excluded(named, exclude, skip):
+                continue
+            add(Input(stdin_name or "-", "stdin"))
             continue
         path = _normal(raw)
         if skip is not None and os.path.exists(path) and skip(path):
