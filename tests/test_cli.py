@@ -355,3 +355,86 @@ def test_quiet_prints_the_findings_only(tree: Path, tmp_path: Path) -> None:
     assert code == 1 and err == "" and out.splitlines() == [run_cli("scan", str(tree / "bad.yaml"))[1].splitlines()[0]]
     code, out, err = run_cli("scan", "-q", "--write-baseline", str(tmp_path / "b.json"), str(tree / "bad.yaml"))
     assert (code, out, err) == (0, "", "")
+
+
+# --- progress and verbosity ----------------------------------------------------------------------
+
+
+class _Terminal:
+    """A stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+def test_the_progress_line_appears_after_a_second_and_is_erased() -> None:
+    from gpulint.cli.progress import Progress
+    from gpulint.inputs.discovery import Input
+    from gpulint.results.scanning import ScanResult
+
+    now = [0.0]
+    stream = _Terminal()
+    inputs = [Input("a.yaml", "manifest", "a.yaml"), Input("b.yaml", "manifest", "b.yaml"),
+              Input("charts/x", "chart", "charts/x")]
+    progress = Progress(stream, inputs, line=True, verbose=False, clock=lambda: now[0])
+    progress.file_scanned(1, 3)
+    assert stream.text == ""                       # a quick scan prints nothing extra
+    now[0] = 1.5
+    progress.render_started(inputs[2])
+    assert stream.text == "\r\033[Kgpulint: 0/1 charts and kustomizations rendered, 1/3 files scanned, rendering charts/x"
+    now[0] = 1.55
+    progress.file_scanned(2, 3)                    # redrawn at most every 0.1 s
+    assert stream.text.count("\r") == 1
+    now[0] = 1.7
+    progress.render_done(inputs[2], 0.2, failed=False)
+    assert stream.text.endswith("\r\033[Kgpulint: 1/1 charts and kustomizations rendered, 2/3 files scanned")
+    progress.erase()
+    progress.finished(ScanResult([]))
+    assert stream.text.endswith("\r\033[K")
+    # A forked worker's copy of the object writes nothing.
+    copy = Progress(stream, inputs, line=True, verbose=True, clock=lambda: now[0] + 5)
+    copy.pid = -1
+    before = stream.text
+    copy.render_done(inputs[2], 1.0, failed=True)
+    copy.file_scanned(3, 3)
+    assert stream.text == before
+
+
+def test_no_progress_line_off_a_terminal_or_with_quiet(tree: Path) -> None:
+    from gpulint.cli.progress import Progress
+
+    stream = _Terminal()
+    progress = Progress(stream, [], line=False, verbose=False, clock=lambda: 10.0)
+    progress.file_scanned(1, 1)
+    assert stream.text == ""
+    assert run_cli("scan", str(tree))[2] == ""   # the test runner's stderr is no terminal
+
+
+def test_verbose_names_each_render_with_its_time_and_each_file_not_scanned(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    monkeypatch.setenv("PATH", str(tmp_path / "no-helm"))   # the chart fails to render, quickly
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "chart" / "templates").mkdir(parents=True)
+    (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n")
+    (tmp_path / "blob.yaml").write_bytes(b"\x00\x01")
+    (tmp_path / "values.yaml").write_text("a: 1\n")
+    (tmp_path / "pod.yaml").write_text(BAD)
+    code, out, err = run_cli("scan", "-v", ".")
+    assert code == 1 and "GPU003" in out
+    lines = err.splitlines()
+    assert re.fullmatch(r"gpulint: failed chart \(helm template\) in \d+\.\d\d s", lines[0])
+    assert lines[1:] == ["gpulint: not scanned: blob.yaml: binary",
+                         "gpulint: not scanned: chart: Helm chart not rendered",
+                         "gpulint: not scanned: values.yaml: not Kubernetes (no apiVersion and kind)"]
+    assert run_cli("scan", "-v", "-q", ".")[2] == ""

@@ -159,7 +159,18 @@ def _scan(v: dict[str, Any]) -> int:
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
                      stdin_name=stdin_name)
-    result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"])
+    from gpulint.cli.progress import ObservedReader, Progress
+
+    # The progress line needs a terminal on stderr; --verbose lines are wanted anywhere.
+    progress = Progress(sys.stderr, found.inputs, line=not v["quiet"] and _isatty(sys.stderr),
+                        verbose=v["verbose"] and not v["quiet"])
+    reader = ObservedReader(progress, run.scan.render)
+    try:
+        result = run_scan_engine(found.inputs, run.scan, reader=reader, jobs=v["jobs"],
+                                 progress=progress.file_scanned)
+    finally:
+        progress.erase()
+    progress.finished(result)
 
     output_format = v["output_format"]
     if output_format is None:  # like yamllint: annotations when running in GitHub Actions
