@@ -326,6 +326,12 @@ def test_statistics_count_findings_per_rule() -> None:
     assert run_cli("scan", "--statistics", "-f", "sarif", target)[0] == 2
 
 
+def test_statistics_in_github_actions_are_text(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert run_cli("scan", str(tree / "bad.yaml"))[1].startswith("::error ")
+    assert run_cli("scan", "--statistics", str(tree / "bad.yaml"))[1].startswith("1  GPU003  visible-devices-env")
+
+
 def test_full_text_groups_by_file_with_the_source_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.yaml").write_text(BAD)

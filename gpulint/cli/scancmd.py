@@ -119,6 +119,7 @@ def load_rules_or_fail() -> dict:
 
 
 def _scan(v: dict[str, Any]) -> int:
+    from gpulint.cli.progress import ObservedReader, Progress
     from gpulint.cli.runconfig import CliOptions, plan
     from gpulint.config.selection import SelectionError, split_codes
     from gpulint.inputs.discovery import discover
@@ -129,7 +130,11 @@ def _scan(v: dict[str, Any]) -> int:
 
     paths = v["paths"] or ["."]
     stdin_name = v["stdin_filename"]
-    if v["statistics"] and (v["output_format"] or "text") not in ("text", "full", "concise", "json"):
+    output_format = v["output_format"]
+    if output_format is None:  # like yamllint: annotations when running in GitHub Actions
+        github = os.environ.get("GITHUB_ACTIONS") == "true" and not v["statistics"]
+        output_format = "github" if github else "text"
+    if v["statistics"] and output_format not in ("text", "full", "concise", "json"):
         raise UsageError("--statistics: only with the text and json formats")
     rules = load_rules_or_fail()
     # The configuration of stdin given a name is found, and its excludes applied, as for that file.
@@ -159,8 +164,6 @@ def _scan(v: dict[str, Any]) -> int:
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
                      stdin_name=stdin_name)
-    from gpulint.cli.progress import ObservedReader, Progress
-
     # The progress line needs a terminal on stderr; --verbose lines are wanted anywhere.
     progress = Progress(sys.stderr, found.inputs, line=not v["quiet"] and _isatty(sys.stderr),
                         verbose=v["verbose"] and not v["quiet"])
@@ -172,9 +175,6 @@ def _scan(v: dict[str, Any]) -> int:
         progress.erase()
     progress.finished(result)
 
-    output_format = v["output_format"]
-    if output_format is None:  # like yamllint: annotations when running in GitHub Actions
-        output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     problems = [f"{path}: no such file or directory" for path in found.missing]
     output = v["output"]
     report = dict(rules=rules, category=v["category"], problems=problems, values=v,
