@@ -444,3 +444,15 @@ def test_verbose_names_each_render_with_its_time_and_each_file_not_scanned(
                          "gpulint: not scanned: chart: Helm chart not rendered",
                          "gpulint: not scanned: values.yaml: not Kubernetes (no apiVersion and kind)"]
     assert run_cli("scan", "-v", "-q", ".")[2] == ""
+
+
+def test_source_lines_are_read_forward_and_only_from_regular_files(tmp_path: Path) -> None:
+    from gpulint.report.text import _SourceLines
+
+    path = tmp_path / "f.yaml"
+    path.write_bytes("\ufeffone\r\ntwo\nthree\n".encode())
+    lines = _SourceLines(str(path))
+    assert [lines.line(n) for n in (2, 2, 3, 1, 4, 0)] == ["two", "two", "three", "one", "", ""]
+    lines.close()
+    assert _SourceLines(str(tmp_path)).line(1) == ""                      # a directory
+    assert _SourceLines(f"{tmp_path / 'chart'} (rendered)").line(1) == ""  # rendered output has no file

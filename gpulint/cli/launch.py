@@ -1,16 +1,16 @@
 """The `gpulint` console script: `gpulint scan` is parsed without building the Typer application.
 
 `gpulint scan` runs on every commit (pre-commit) and every push (CI). Building
-the Typer application imports pydantic: measured, a one-file scan through it took
-5.6 times `python -c "import ruamel.yaml"`, against 2.3 times this way (the
-budget is 3). So `scan` goes straight to its argparse command line (scancmd.main),
+the Typer application imports pydantic: measured (medians of 15-21 interleaved
+runs), a one-file scan through it took 5.6 to 6 times `python -c "import
+ruamel.yaml"`, against 2.5 to 2.7 times this way (the budget is 3). So `scan` goes straight to its argparse command line (scancmd.main),
 and everything else (other commands, `gpulint --help`, `--version`) to Typer,
 whose `scan` command hands its arguments to the same function.
 
 After a scan the objects left are frozen (gc.freeze) before the interpreter
 exits: its final collection otherwise walks every one of them, which took a
-quarter of a one-file scan (median 316 ms against 243 ms on a loaded machine,
-2.9x against 2.2x `import ruamel.yaml`). Nothing is skipped: atexit handlers
+tenth to a quarter of a one-file scan (3.0x `import ruamel.yaml` without,
+2.7x with, on a loaded machine). Nothing is skipped: atexit handlers
 run, streams are flushed and closed as usual.
 """
 

@@ -9,7 +9,7 @@ heading per file (the file a human edits), with the source line and a caret.
 
 from __future__ import annotations
 
-import linecache
+import os
 from typing import IO, Collection, Iterable
 
 from gpulint.report import summary, visible
@@ -83,19 +83,64 @@ def _where(finding: Finding) -> tuple[str, int, int]:
 
 def _write_full(findings: Iterable[Finding], out: IO[str], colour: bool, not_on_disk: Collection[str]) -> None:
     current = None
-    for finding in findings:
-        path, line, column = _where(finding)
-        if path != current:
-            if current is not None:
-                out.write("\n")
-                linecache.clearcache()   # one file's lines at a time
-            current = path
-            out.write((f"{_BOLD}{path}{_RESET}" if colour else path) + ":\n")
-        out.write("  " + _line(finding, colour, with_path=False) + "\n")
-        source = "" if path in not_on_disk else linecache.getline(path, line).rstrip("\r\n")
-        if source:
-            out.write(_snippet(source, line, column, colour))
-    linecache.clearcache()
+    source: _SourceLines | None = None
+    try:
+        for finding in findings:
+            path, line, column = _where(finding)
+            if path != current:
+                if current is not None:
+                    out.write("\n")
+                if source is not None:
+                    source.close()
+                current = path
+                source = None if path in not_on_disk else _SourceLines(path)
+                out.write((f"{_BOLD}{path}{_RESET}" if colour else path) + ":\n")
+            out.write("  " + _line(finding, colour, with_path=False) + "\n")
+            text = source.line(line) if source is not None else ""
+            if text:
+                out.write(_snippet(text, line, column, colour))
+    finally:
+        if source is not None:
+            source.close()
+
+
+class _SourceLines:
+    """Lines of one file, read forward as findings ask for them (a large file is never held
+    whole). Only a regular file at exactly `path` is read: rendered output and stdin have none."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.handle: IO[str] | None = None
+        self.number = 0            # lines read so far
+        self.last = ""             # line `number`, for several findings on one line
+
+    def line(self, number: int) -> str:
+        if number < 1:
+            return ""
+        if self.handle is not None and number == self.number:
+            return self.last
+        if self.handle is None or number < self.number:
+            self.close()
+            if not os.path.isfile(self.path):
+                return ""
+            try:
+                self.handle = open(self.path, encoding="utf-8-sig", errors="replace", newline="")
+            except OSError:
+                return ""
+            self.number = 0
+        text = ""
+        while self.number < number:
+            text = self.handle.readline()
+            if not text:
+                return ""
+            self.number += 1
+        self.last = text.rstrip("\r\n")
+        return self.last
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
 
 
 def _snippet(source: str, line: int, column: int, colour: bool) -> str:
