@@ -16,7 +16,6 @@ the option it most likely meant only when the spelling is close.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, Callable, NoReturn
 
 SCAN_HELP = "Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."
@@ -75,7 +74,9 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """Every option of `gpulint scan`, in the order `--help` lists them."""
     parser = _Parser(prog="gpulint scan", usage="gpulint scan [OPTIONS] [PATH ...]", description=SCAN_HELP,
-                     allow_abbrev=False, formatter_class=_Formatter)
+                     allow_abbrev=False, formatter_class=_Formatter, add_help=False)
+    parser._positionals.title = "arguments"
+    parser.add_argument("-h", "--help", action="help", help="Show this help and exit.")
     parser.add_argument("paths", nargs="*", metavar="PATH", help="Files or directories to scan; '-' reads stdin "
                         "(default: '.').")
 
@@ -189,7 +190,3 @@ def _unknown(arg: str, parser: argparse.ArgumentParser) -> str:
     close = difflib.get_close_matches(name, flags, n=1, cutoff=SUGGEST_CUTOFF)
     hint = f" (did you mean {close[0]}?)" if close else ""
     return f"unknown option {name}{hint}; see gpulint scan --help"
-
-
-def print_help(out: Any = None) -> None:
-    build_parser().print_help(out or sys.stdout)
