@@ -436,12 +436,19 @@ def test_verbose_names_each_render_with_its_time_and_each_file_not_scanned(
     (tmp_path / "blob.yaml").write_bytes(b"\x00\x01")
     (tmp_path / "values.yaml").write_text("a: 1\n")
     (tmp_path / "pod.yaml").write_text(BAD)
-    code, out, err = run_cli("scan", "-v", ".")
-    assert code == 1 and "GPU003" in out
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "x.yaml").write_text(BAD)
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "pipe.yaml")
+    code, out, err = run_cli("scan", "-v", "--exclude", "gen", ".")
+    assert code == 1 and "GPU003" in out and "gen/x.yaml" not in out
     lines = err.splitlines()
     assert re.fullmatch(r"gpulint: failed chart \(helm template\) in \d+\.\d\d s", lines[0])
     assert lines[1:] == ["gpulint: not scanned: blob.yaml: binary",
                          "gpulint: not scanned: chart: Helm chart not rendered",
+                         "gpulint: not scanned: gen: matches --exclude",
+                         *(["gpulint: not scanned: pipe.yaml: not a regular file (a pipe, socket or device)"]
+                           if hasattr(os, "mkfifo") else []),
                          "gpulint: not scanned: values.yaml: not Kubernetes (no apiVersion and kind)"]
     assert run_cli("scan", "-v", "-q", ".")[2] == ""
 

@@ -69,13 +69,14 @@ class Progress:
         self.scanned = done
         self._draw()
 
-    def finished(self, result: ScanResult) -> None:
-        """After the scan (and `erase`): --verbose names the files not scanned."""
+    def finished(self, result: ScanResult, skipped: list[tuple[str, str]] = ()) -> None:  # type: ignore[assignment]
+        """After the scan (and `erase`): --verbose names the files not scanned, with the reason:
+        what discovery left out (`skipped`: excludes, special files) and what could not be scanned."""
         if self.verbose:
-            for report in result.files:
-                reason = _NOT_SCANNED.get(report.status)
-                if reason is not None:
-                    self._say(f"gpulint: not scanned: {report.file}: {reason}")
+            left = [(report.file, _NOT_SCANNED[report.status]) for report in result.files
+                    if report.status in _NOT_SCANNED]
+            for path, reason in sorted([*left, *skipped]):
+                self._say(f"gpulint: not scanned: {path}: {reason}")
 
     # --- drawing -------------------------------------------------------------------------------
 

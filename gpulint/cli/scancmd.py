@@ -173,7 +173,7 @@ def _scan(v: dict[str, Any]) -> int:
                                  progress=progress.file_scanned)
     finally:
         progress.erase()
-    progress.finished(result)
+    progress.finished(result, found.skipped)
 
     problems = [f"{path}: no such file or directory" for path in found.missing]
     output = v["output"]

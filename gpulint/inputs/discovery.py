@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
@@ -45,6 +45,13 @@ class Input:
 class Discovery:
     inputs: list[Input]
     missing: list[str]        # command-line paths that do not exist
+    # (path, reason) of what was left out on purpose (excludes, special files), for --verbose
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+EXCLUDED = "matches --exclude"
+EXCLUDED_BY_CONFIG = "matches the configuration's exclude"
+NOT_A_FILE = "not a regular file (a pipe, socket or device)"
 
 
 def is_dockerfile(name: str) -> bool:
@@ -62,14 +69,17 @@ def _excluded(display: str, rel: str, name: str, patterns: tuple[str, ...]) -> b
     return False
 
 
-def _stdin_excluded(named: str, exclude: tuple[str, ...], skip: Callable[[str], bool] | None) -> bool:
-    """Whether a walk would have left out `named` (--stdin-filename): the file or a folder above it."""
+def _stdin_excluded(named: str, exclude: tuple[str, ...], skip: Callable[[str], bool] | None) -> str | None:
+    """Why a walk would have left out `named` (--stdin-filename): the file or a folder above it
+    matches an exclude; None when it would not."""
     path = named
     while path and path not in (".", os.sep):
-        if _excluded(path, path, os.path.basename(path), exclude) or (skip is not None and skip(path)):
-            return True
+        if _excluded(path, path, os.path.basename(path), exclude):
+            return EXCLUDED
+        if skip is not None and skip(path):
+            return EXCLUDED_BY_CONFIG
         path = os.path.dirname(path)
-    return False
+    return None
 
 
 def discover(paths: list[str], exclude: tuple[str, ...] = (),
@@ -90,18 +100,22 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             inputs.append(item)
 
     walked: set[str] = set()          # keys of files found by walking (not given explicitly)
+    skipped: list[tuple[str, str]] = []
     for raw in paths:
         if raw == "-":
             named = _normal(stdin_name) if stdin_name else None
-            if named is not None and _stdin_excluded(named, exclude, skip):
+            reason = _stdin_excluded(named, exclude, skip) if named is not None else None
+            if reason is not None:
+                skipped.append((f"- ({named})", reason))
                 continue
             add(Input(stdin_name or "-", "stdin"))
             continue
         path = _normal(raw)
         if skip is not None and os.path.exists(path) and skip(path):
+            skipped.append((raw, EXCLUDED_BY_CONFIG))
             continue
         if os.path.isdir(path):
-            for item, link in _walk(raw, path, exclude, skip):
+            for item, link in _walk(raw, path, exclude, skip, skipped):
                 key = _realpath(item.real, real_dirs, link) if item.real is not None else "-"
                 if item.kind in ("manifest", "dockerfile"):
                     walked.add(key)
@@ -115,7 +129,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             add(Input(raw, kind, path))
         else:
             missing.append(raw)
-    return Discovery(_plan_kustomizations(inputs, walked), missing)
+    return Discovery(_plan_kustomizations(inputs, walked), missing, skipped)
 
 
 def _normal(raw: str) -> str:
@@ -207,9 +221,12 @@ def _name(path: str) -> str:
     return "" if path in ("/", ".") else path[path.rfind("/") + 1:]
 
 
-def _walk(display_root: str, root: str, exclude: tuple[str, ...],
-          skip: Callable[[str], bool] | None = None) -> list[tuple[Input, bool | None]]:
-    """The inputs under `root`, each with whether it is a symlink (None: not known)."""
+def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable[[str], bool] | None = None,
+          skipped: list[tuple[str, str]] | None = None) -> list[tuple[Input, bool | None]]:
+    """The inputs under `root`, each with whether it is a symlink (None: not known).
+    What an exclude or its type leaves out is added to `skipped` with the reason."""
+    if skipped is None:
+        skipped = []
     found: list[tuple[Input, bool | None]] = []
     visited: set[tuple[int, int]] = set()
 
@@ -237,8 +254,10 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...],
             child_display = _join(display, entry.name)
             child_rel = f"{rel}/{entry.name}" if rel else entry.name
             if _excluded(child_display, child_rel, entry.name, exclude):
+                skipped.append((child_display, EXCLUDED))
                 continue
             if skip is not None and skip(entry.path):
+                skipped.append((child_display, EXCLUDED_BY_CONFIG))
                 continue
             link: bool | None = None
             try:
@@ -255,6 +274,8 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...],
                     continue
                 visit(entry.path, child_display, child_rel)
             elif not is_file:
+                if entry.name.endswith(MANIFEST_SUFFIXES) or is_dockerfile(entry.name):
+                    skipped.append((child_display, NOT_A_FILE))
                 continue
             elif entry.name.endswith(MANIFEST_SUFFIXES):
                 found.append((Input(child_display, "manifest", entry.path), link))
