@@ -8,7 +8,6 @@ start-up stay cheap.
 from __future__ import annotations
 
 import sys
-from enum import Enum
 
 import typer
 
