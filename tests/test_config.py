@@ -62,7 +62,7 @@ def test_bad_values_are_each_reported_at_their_value() -> None:
         f"{path}:5:14: `rules.GPU003.enabled`: expected true or false, got a string",
         f"{path}:6:10: `exclude`: expected a list, got a string",
         f"{path}:8:5: `exemptions[0]`: missing required key `reason`",
-        f"{path}:10:5: `exemptions[1]`: an exemption needs at least one of rules, namespace, kind, name, "
+        f"{path}:10:5: `exemptions[1]`: an exemption needs at least one of rules, path, namespace, kind, name, "
         "container, image besides its reason (to accept a finding everywhere, ignore its rule)",
     ]
 

@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conftest import helm_charts, inputs_of, labelled_at, run_cli
+from conftest import ci_renders, helm_charts, inputs_of, labelled_at, run_cli
 
 from gpulint.scan.registry import load_rules
 
@@ -93,13 +93,10 @@ MINIMUM: dict[tuple[str, str], tuple[float, float]] = {
 MINIMUM_SUPPRESSED_SHARE = {"privileged-gpu": 0.89, "env-visible-devices": 0.66}
 # Labelled bypasses that are not system components but that the default allowlist
 # reports suppressed as one: a product bug, listed so that no other one can creep in
-# (the list must match exactly; remove an entry when the allowlist is fixed).
-# - The GKE GPUDirect NCCL plugin installer entry of gpulint/data/system_components.yaml
-#   (`us-docker.pkg.dev/gce-ai-infra/gpudirect-*/nccl-plugin-*`) also matches the
-#   `nccl-plugin-gib-diagnostic` image, a benchmark workload that requests 8 GPUs.
-KNOWN_SUPPRESSED_NON_SYSTEM = {
-    "privileged-gpu": ["GoogleCloudPlatform__cluster-toolkit/examples/gke-a3-ultragpu/nccl-jobset-example.yaml:130"],
-}
+# (the list must match exactly; remove an entry when the allowlist is fixed). Empty since the
+# NCCL plugin installer entry matches its exact repository, not a glob that also covered the
+# `nccl-plugin-gib-diagnostic` benchmark workload.
+KNOWN_SUPPRESSED_NON_SYSTEM: dict[str, list[str]] = {}
 
 
 @dataclass
@@ -240,7 +237,7 @@ def test_corpus_against_labels(corpus: Path, tmp_path: Path) -> None:
     inputs = inputs_of(files, charts)
     print(f"\n{len(files)} labelled files -> {len(inputs)} inputs ({len(charts)} Helm charts hold "
           f"{len(files) - len(inputs) + len(charts)} of the files)")
-    assert summary["files"] == len(inputs)
+    assert summary["files"] == len(inputs) + ci_renders(charts)
     outcomes = ("scanned", "not_kubernetes", "binary", "error", "helm_chart")
     assert sum(summary[k] for k in outcomes) == summary["files"]
     assert summary["suppressed"] == sum(f["suppressed"] for f in report["findings"])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import ACK_EXAMPLE_POD, BAD_POD, run_cli
 
-from gpulint.cli import scanopts
+from gpulint.cli import scanargs
 from gpulint.results.findings import STATUSES
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -150,7 +150,7 @@ def test_an_ignored_link_out_of_the_repository_is_ignored_not_followed(tmp_path:
 
 
 def test_the_options_are_declared_for_both_front_ends() -> None:
-    values = scanopts.parse(["--no-ignore", "--fail-if-empty", "k8s"])
+    values = scanargs.parse(["--no-ignore", "--fail-if-empty", "k8s"])
     assert values is not None
     assert (values["no_ignore"], values["fail_if_empty"], values["paths"]) == (True, True, ["k8s"])
     code, out, _err = run_cli("scan", "--help")

@@ -35,7 +35,7 @@ def test_wheel_install_finds_every_rule(tmp_path: Path) -> None:
                    capture_output=True, cwd=tmp_path)
     proc = subprocess.run([str(env_dir / "bin" / "gpulint"), "rules"], capture_output=True, text=True,
                           cwd=tmp_path, check=True)
-    listed = sorted(line.split()[0] for line in proc.stdout.splitlines())
+    listed = sorted(line.split()[0] for line in proc.stdout.splitlines()[1:])  # under the header
     assert listed == _rule_ids_in_source()
     # The rules come from the installed wheel, not from this checkout.
     where = subprocess.run([str(python), "-c", "import gpulint.rules, sys; print(gpulint.rules.__file__)"],

@@ -9,7 +9,7 @@ from typing import Iterator
 
 import jsonschema
 import pytest
-from conftest import run_cli, scan_json
+from conftest import BAD_POD, run_cli, scan_json
 
 from gpulint.api import DOC_HEADINGS, KeyAt, LineAt, Rule, Severity, Violation
 from gpulint.cli.runconfig import CliOptions, plan
@@ -340,3 +340,26 @@ spec:
         ("GPU150", 24, None, None),
         ("GPU003", 29, None, None),
     ]
+
+
+def test_exemption_by_path_glob_relative_to_the_configuration(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    (project / "k8s" / "burn-in").mkdir(parents=True)
+    (project / "k8s" / "apps").mkdir()
+    (project / ".gpulint.yaml").write_text(
+        "exemptions:\n"
+        "- path: k8s/burn-in\n  reason: acceptance tests on cordoned nodes\n"
+        "- path: ['*.generated.yaml']\n  rules: [GPU003]\n  reason: generated; fixed upstream\n")
+    for name in ("k8s/burn-in/job.yaml", "k8s/apps/app.yaml", "k8s/apps/x.generated.yaml"):
+        (project / name).write_text(BAD_POD)
+    monkeypatch.chdir(tmp_path)   # paths on the command line are relative to here, globs to the configuration
+    _, report = scan_json("project")
+    assert [(f["path"], f["suppression"] and f["suppression"]["reason"]) for f in report["findings"]] == [
+        ("project/k8s/apps/app.yaml", None),
+        ("project/k8s/apps/x.generated.yaml", "generated; fixed upstream"),
+        ("project/k8s/burn-in/job.yaml", "acceptance tests on cordoned nodes"),
+    ]
+    (project / ".gpulint.yaml").write_text("exemptions:\n- path: 7\n  reason: x\n")
+    code, _, err = run_cli("scan", "project")
+    assert code == 2 and "path" in err

@@ -8,8 +8,6 @@ start-up stay cheap.
 from __future__ import annotations
 
 import sys
-from enum import Enum
-from typing import Any, List, Optional
 
 import typer
 
@@ -22,28 +20,10 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-class OutputFormat(str, Enum):
-    text = "text"
-    json = "json"
-
-
-class ScanFormat(str, Enum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
-
-
-class FailOn(str, Enum):
-    error = "error"
-    warning = "warning"
-    info = "info"
-    never = "never"
 
 
 def _fail(message: str) -> "typer.Exit":
@@ -74,70 +54,26 @@ def _load_rules() -> dict:
         raise _fail(str(error)) from None
 
 
-def _scan_command() -> Any:
-    """`scan`, built from the one declaration of its options (scanopts.py) that the
-    console-script launcher parses too; it calls the same implementation."""
-    import inspect
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                               "help_option_names": []}, add_help_option=False)
+def scan(ctx: typer.Context) -> None:
+    """Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."""
+    # Options, help and usage errors are scanargs.py's (argparse): see launch.py for why.
+    from gpulint.cli.scancmd import main as scan_main
 
-    from gpulint.cli import scanopts
-
-    enums = {"ScanFormat": ScanFormat, "FailOn": FailOn}
-    parameters = [inspect.Parameter("paths", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                    default=typer.Argument(None, help=scanopts.PATHS_HELP),
-                                    annotation=List[str])]
-    for opt in scanopts.OPTIONS:
-        if opt.kind is bool:
-            annotation: Any = bool
-        elif opt.choices:
-            annotation = Optional[enums[opt.choice_type]]
-            assert [e.value for e in enums[opt.choice_type]] == list(opt.choices)
-        elif opt.multiple:
-            annotation = Optional[List[opt.kind]]  # type: ignore[name-defined]
-        elif opt.default is None:
-            annotation = Optional[opt.kind]  # type: ignore[name-defined]
-        else:
-            annotation = opt.kind
-        extra: dict[str, Any] = {}
-        if opt.metavar is not None:
-            extra["metavar"] = opt.metavar
-        if opt.min is not None:
-            extra["min"] = opt.min
-        if opt.max is not None:
-            extra["max"] = opt.max
-        if not opt.show_default:
-            extra["show_default"] = False
-        parameters.append(inspect.Parameter(
-            opt.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation,
-            default=typer.Option(opt.default, *opt.flags, help=opt.help, **extra)))
-
-    def scan(**given: Any) -> None:
-        from gpulint.cli.scancmd import run_scan
-
-        values = scanopts.defaults()
-        for name, value in given.items():
-            if isinstance(value, Enum):
-                value = value.value
-            if value is None and isinstance(values[name], list):
-                value = []
-            values[name] = list(value) if isinstance(value, (list, tuple)) else value
-        raise typer.Exit(run_scan(values))
-
-    scan.__doc__ = scanopts.SCAN_HELP
-    scan.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    scan.__annotations__ = {p.name: p.annotation for p in parameters}
-    return scan
-
-
-scan = app.command()(_scan_command())
+    raise typer.Exit(scan_main(list(ctx.args)))
 
 
 @app.command("rules")
 def list_rules(
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    output_format: str = typer.Option("text", "--format", "-f", metavar="FORMAT", show_default=False,
+                                      help="text or json (default: text)."),
 ) -> None:
     """List every registered rule (built-in and plugins)."""
+    if output_format not in ("text", "json"):
+        raise _fail(f"--format: {output_format!r} is not one of text, json")
     rules = _load_rules()
-    if output_format is OutputFormat.json:
+    if output_format == "json":
         import json
 
         typer.echo(json.dumps([
@@ -145,18 +81,20 @@ def list_rules(
              "enabled_by_default": r.enabled_by_default, "summary": r.summary}
             for r in rules.values()], indent=2))
         return
+    # Whether a rule runs by default is a column: a summary may say it too.
     width = max((len(r.name) for r in rules.values()), default=4)
+    typer.echo(f"{'ID':<6}  {'NAME':<{width}}  SEVERITY  DEFAULT  SUMMARY")
     for rule in rules.values():
-        default = "" if rule.enabled_by_default else "  (off by default)"
-        typer.echo(f"{rule.id}  {rule.name:<{width}}  {rule.severity.value:<7}  {rule.summary}{default}")
+        default = "on" if rule.enabled_by_default else "off"
+        typer.echo(f"{rule.id:<6}  {rule.name:<{width}}  {rule.severity.value:<8}  {default:<7}  {rule.summary}")
 
 
 @app.command()
 def init(
-    directory: str = typer.Argument(".", help="Directory to write .gpulint.yaml into."),
+    directory: str = typer.Argument(".", metavar="DIR", show_default=False, hidden=True),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing configuration file."),
 ) -> None:
-    """Write a commented starter configuration (.gpulint.yaml)."""
+    """Write a commented starter configuration, DIR/.gpulint.yaml (DIR: the current directory by default)."""
     from pathlib import Path
 
     from gpulint.cli.starter import starter_config
@@ -178,8 +116,8 @@ def init(
 
 
 @app.command()
-def explain(rule: str = typer.Argument(..., help="Rule id (GPU003) or name (visible-devices-env).")) -> None:
-    """Print a rule's documentation."""
+def explain(rule: str = typer.Argument(..., metavar="RULE", show_default=False, hidden=True)) -> None:
+    """Print a rule's documentation; RULE is its id (GPU003) or name (visible-devices-env)."""
     rules = _load_rules()
     found = rules.get(rule.upper()) or next((r for r in rules.values() if r.name == rule), None)
     if found is None:

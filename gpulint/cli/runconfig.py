@@ -127,7 +127,7 @@ def _config_exemptions(project: ProjectConfig) -> Suppressor | None:
         return None
     from gpulint.suppress.config_exemptions import ConfigExemptions
 
-    return ConfigExemptions(project.exemptions)
+    return ConfigExemptions(project.exemptions, project.root)
 
 
 def _display(path: Path) -> str:

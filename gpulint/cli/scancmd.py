@@ -1,30 +1,30 @@
-"""`gpulint scan`: the implementation both front ends call (see scanopts.py).
+"""`gpulint scan`: parse the command line (scanargs.py), scan, report; the exit code.
 
-It takes the option values (as `scanopts.parse` and the Typer command both
-produce them), writes the report and messages, and returns the exit code:
 0 clean, 1 findings at or above --fail-on, 2 usage, configuration or internal
-error. It does not import Typer: the console-script launcher runs it directly
-for plain `gpulint scan` command lines.
+error. Typer is not imported here: the console script runs `main` directly for
+`gpulint scan` (see launch.py), and the Typer application passes `scan` to it.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gpulint.cli.scanargs import HelpShown, UsageError
+
 if TYPE_CHECKING:
     from pathlib import Path
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# A scan makes millions of small objects and no reference cycles worth collecting:
+# at the default threshold (700) the cyclic collector ran over them thousands of
+# times for nothing, about a fifth of a large scan's time.
 GC_THRESHOLD = 10_000
-GC_MIN_BYTES = 1 << 20   # inputs smaller than this are scanned without the cyclic collector
 _ANSI_RE = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
-
-
-class UsageError(Exception):
-    """Reported as `gpulint: error: MESSAGE`, exit code 2."""
+_BUG = "this is a bug; please report it at https://github.com/gpulint/gpulint/issues"
 
 
 class _Exit(Exception):
@@ -34,7 +34,7 @@ class _Exit(Exception):
 
 
 def echo_err(message: str) -> None:
-    """A line on stderr, as click.echo writes it (ANSI escapes dropped unless stderr is a terminal)."""
+    """A line on stderr (ANSI escapes dropped unless stderr is a terminal)."""
     stream = sys.stderr
     if stream is None:
         return
@@ -51,19 +51,53 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
+def main(args: list[str]) -> int:
+    """`gpulint scan ARGS`: the exit code. Never a traceback: Ctrl-C exits 130, a reader
+    that went away (`gpulint scan | head`) 1, a bug 2 with a one-line message."""
+    from gpulint.cli import scanargs
+
+    try:
+        try:
+            values = scanargs.parse(args)
+        except HelpShown:
+            return EXIT_CLEAN
+        code = run_scan(values)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # here, where a closed pipe can still be handled
+        return code
+    except UsageError as error:
+        echo_err(f"gpulint: error: {error}")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        echo_err("gpulint: interrupted")
+        return 130
+    except OSError as error:
+        if error.errno != errno.EPIPE:
+            echo_err(f"gpulint: internal error: {type(error).__name__}: {error} — {_BUG}")
+            return EXIT_ERROR
+        _discard_stdout()
+        return 1
+    except Exception as error:  # never show a traceback to the user
+        echo_err(f"gpulint: internal error: {type(error).__name__}: {error} — {_BUG}")
+        return EXIT_ERROR
+
+
+def _discard_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the interpreter's final flush does not fail
+    again (the recipe of Python's documentation on SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file behind stdout (tests)
+        pass
+
+
 def run_scan(values: dict[str, Any]) -> int:
-    """Run a scan with the option values of `scanopts.defaults()`'s shape; the exit code."""
+    """Run a scan with the option values of `scanargs.parse`; the exit code."""
     import gc
 
-    # A scan makes millions of small objects and no reference cycles worth
-    # collecting: the default threshold (700) runs the cyclic collector over
-    # them thousands of times for nothing, about a fifth of a large scan's time.
-    # Start-up (imports, rules, configuration) makes long-lived objects only, and
-    # a small scan little garbage: the collector is off until the inputs turn out
-    # to be large (_collect_if_large); it cost 2.6 of a one-file scan's 44 ms.
-    thresholds, enabled = gc.get_threshold(), gc.isenabled()
+    thresholds = gc.get_threshold()
     gc.set_threshold(max(thresholds[0], GC_THRESHOLD), *thresholds[1:])
-    gc.disable()
     try:
         return _scan(values)
     except UsageError as error:
@@ -73,32 +107,6 @@ def run_scan(values: dict[str, Any]) -> int:
         return done.code
     finally:
         gc.set_threshold(*thresholds)
-        if enabled:
-            gc.enable()
-
-
-def _collect_if_large(inputs: list, enough: int = GC_MIN_BYTES) -> None:
-    """Turn the cyclic collector on (see run_scan) for a scan of `enough` bytes or more,
-    or of stdin (its size is unknown); what start-up made is frozen out of its way."""
-    import gc
-
-    from gpulint.inputs.discovery import NOT_READ_KINDS
-
-    total = 0
-    for item in inputs:
-        if item.kind in NOT_READ_KINDS:
-            continue
-        if item.real is None:
-            total = enough
-        else:
-            try:
-                total += os.stat(item.real).st_size if item.kind == "manifest" else enough
-            except OSError:
-                pass
-        if total >= enough:
-            gc.freeze()
-            gc.enable()
-            return
 
 
 def load_rules_or_fail() -> dict:
@@ -111,6 +119,7 @@ def load_rules_or_fail() -> dict:
 
 
 def _scan(v: dict[str, Any]) -> int:
+    from gpulint.cli.progress import ObservedReader, Progress
     from gpulint.cli.runconfig import CliOptions, plan
     from gpulint.config.selection import SelectionError, split_codes
     from gpulint.inputs.discovery import discover, with_chart_values
@@ -120,8 +129,16 @@ def _scan(v: dict[str, Any]) -> int:
     from gpulint.suppress.exemptions import system_component_suppressor
 
     paths = v["paths"] or ["."]
+    stdin_name = v["stdin_filename"]
+    output_format = v["output_format"]
+    if output_format is None:  # like yamllint: annotations when running in GitHub Actions
+        github = os.environ.get("GITHUB_ACTIONS") == "true" and not v["statistics"]
+        output_format = "github" if github else "text"
+    if v["statistics"] and output_format not in ("text", "full", "concise", "json"):
+        raise UsageError("--statistics: only with the text and json formats")
     rules = load_rules_or_fail()
-    project = _project_config(paths, v["config_file"], rules)
+    # The configuration of stdin given a name is found, and its excludes applied, as for that file.
+    project = _project_config([stdin_name if p == "-" and stdin_name else p for p in paths], v["config_file"], rules)
     options = CliOptions(
         select=split_codes(v["select"]) or None,
         extend_select=split_codes(v["extend_select"]),
@@ -147,29 +164,38 @@ def _scan(v: dict[str, Any]) -> int:
     run.scan.render = _render_options(v)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
-                     respect_ignore=not v["no_ignore"])
+                     respect_ignore=not v["no_ignore"], stdin_name=stdin_name)
     if v["output"] is not None:
         _refuse_to_overwrite_an_input(v, found, project)
     found.inputs = with_chart_values(found.inputs, project.charts)
-    _collect_if_large(found.inputs)
-    result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"])
+    # The progress line needs a terminal on stderr; --verbose lines are wanted anywhere.
+    progress = Progress(sys.stderr, found.inputs, line=not v["quiet"] and _isatty(sys.stderr),
+                        verbose=v["verbose"] and not v["quiet"])
+    reader = ObservedReader(progress, run.scan.render)
+    try:
+        result = run_scan_engine(found.inputs, run.scan, reader=reader, jobs=v["jobs"],
+                                 progress=progress.file_scanned)
+    finally:
+        progress.erase()
+    progress.finished(result, found.skipped)
 
-    output_format = v["output_format"]
-    if output_format is None:  # like yamllint: annotations when running in GitHub Actions
-        output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     problems = [f"{path}: no such file or directory" for path in found.missing]
     output = v["output"]
-    report = dict(rules=rules, category=v["category"], problems=problems,
+    report = dict(rules=rules, category=v["category"], problems=problems, values=v,
+                  not_on_disk={item.display for item in found.inputs if item.kind == "stdin"},
                   enabled=[r.id for r in run.scan.rules] + ([INVALID_INPUT] if run.scan.report_invalid_input else []))
     if output is None:
-        _write_report(output_format, result, v["show_suppressed"], sys.stdout, True, **report)
+        _write_report(output_format, result, sys.stdout, True, **report)
         sys.stdout.flush()
     else:
         from gpulint.report.output import open_atomic
 
         try:
+            parent = os.path.dirname(output)
+            if parent:
+                os.makedirs(parent, exist_ok=True)
             with open_atomic(output) as handle:
-                _write_report(output_format, result, v["show_suppressed"], handle, False, **report)
+                _write_report(output_format, result, handle, False, **report)
         except OSError as error:
             raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
 
@@ -195,8 +221,10 @@ def _scan(v: dict[str, Any]) -> int:
         except BaselineError as error:
             raise UsageError(str(error)) from None
         count = sum(run.writer.counts.values())
-        echo_err(f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to baseline {v['write_baseline']}")
-    return _exit_code(result, run.fail_on)
+        if not v["quiet"]:
+            echo_err(f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to baseline {v['write_baseline']}")
+    code = _exit_code(result, run.fail_on)
+    return EXIT_CLEAN if v["exit_zero"] else code
 
 
 def _nothing_scanned(inputs: list, paths: list[str]) -> str | None:
@@ -270,10 +298,17 @@ def _render_options(v: dict[str, Any]) -> Any:
                          kustomize=v["kustomize"])
 
 
-def _write_report(output_format: str, result: Any, show_suppressed: bool, out: Any, to_stdout: bool, *,
-                  rules: dict, enabled: list[str], category: str | None, problems: list[str]) -> None:
+def _write_report(output_format: str, result: Any, out: Any, to_stdout: bool, *, rules: dict, enabled: list[str],
+                  category: str | None, problems: list[str], values: dict[str, Any], not_on_disk: set[str]) -> None:
     """Write the report to `out` as it is made: text, JSON and GitHub reports never sit whole in memory."""
-    if output_format == "json":
+    show_suppressed = values["show_suppressed"]
+    if output_format == "json" and values["statistics"]:
+        import json
+
+        from gpulint.report import text
+
+        out.write(json.dumps(text.statistics(result, show_suppressed), indent=2) + "\n")
+    elif output_format == "json":
         from gpulint.report import json_report
 
         json_report.write(result, out)
@@ -288,8 +323,27 @@ def _write_report(output_format: str, result: Any, show_suppressed: bool, out: A
     else:
         from gpulint.report import text
 
-        colour = to_stdout and text.use_colour(sys.stdout)
-        text.write(result, out, show_suppressed=show_suppressed, colour=colour)
+        colour = use_colour(values["color"], out if to_stdout else None)
+        if values["statistics"]:
+            text.write_statistics(result, out, show_suppressed, colour, quiet=values["quiet"])
+            return
+        full = output_format == "full" or (output_format == "text" and to_stdout and _isatty(out))
+        text.write(result, out, show_suppressed=show_suppressed, colour=colour, full=full, quiet=values["quiet"],
+                   not_on_disk=not_on_disk)
+
+
+def use_colour(choice: str, stream: Any) -> bool:
+    """--color: `always`, `never`, or `auto`: off when NO_COLOR is set, on when FORCE_COLOR is,
+    off for TERM=dumb, else on a terminal (`stream` None: a file, never a terminal)."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    return stream is not None and _isatty(stream)
 
 
 def _exit_code(result: Any, fail_on: str) -> int:

@@ -65,7 +65,7 @@ def starter_config(rules: Mapping[str, Rule]) -> str:
         "#   extend-gpu-images: [\"registry.example.com/ml/*\"]",
         "",
         "# Findings this project accepts, each with the reason (required). Matchers are",
-        "# globs (or lists of globs): rules, namespace, kind, name, container, image.",
+        "# globs (or lists of globs): rules, path (as exclude), namespace, kind, name, container, image.",
         "# Uncomment `exemptions:` and an entry to add one.",
         "# exemptions:",
         "#   - rules: [GPU003]",

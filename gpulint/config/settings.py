@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # imported where a configuration file is read: a plain scan n
 CONFIG_FILES = (".gpulint.yaml", ".gpulint.yml")   # in order of precedence
 PYPROJECT = "pyproject.toml"
 EXTEND = "extend-"
-EXEMPTION_MATCHERS = ("namespace", "kind", "name", "container", "image")
+EXEMPTION_MATCHERS = ("path", "namespace", "kind", "name", "container", "image")
 
 # Where a path of the configuration data was written: (line, column) or None.
 Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
@@ -69,6 +69,7 @@ class Exemption:
 
     reason: str
     rules: frozenset[str] | None = None          # rule ids; None: every rule
+    path: tuple[str, ...] | None = None          # globs matched as `exclude` is (see path_matches)
     namespace: tuple[str, ...] | None = None     # globs, any may match
     kind: tuple[str, ...] | None = None
     name: tuple[str, ...] | None = None
@@ -100,16 +101,21 @@ class ProjectConfig:
         """
         if not self.exclude:
             return False
-        from pathlib import Path
+        return path_matches(path, [_clean_glob(p) for p in self.exclude], self.root)
 
-        try:
-            rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(self.root)))
-        except ValueError:
-            return False
-        parts = rel.parts
-        candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))] + list(parts)
-        patterns = [_clean_glob(p) for p in self.exclude]
-        return any(fnmatch.fnmatch(c, p) for p in patterns for c in candidates)
+
+def path_matches(path: str | Path, patterns: Sequence[str], root: str | Path) -> bool:
+    """Whether a glob of `patterns` matches `path` relative to `root`, one of its parent
+    directories or one of its names (`exclude` and the exemptions' `path`)."""
+    from pathlib import Path
+
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(root)))
+    except ValueError:
+        return False
+    parts = rel.parts
+    candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))] + list(parts)
+    return any(fnmatch.fnmatch(c, p) for p in patterns for c in candidates)
 
 
 def _clean_glob(pattern: str) -> str:
@@ -566,6 +572,8 @@ class _Checker:
                 except ValueError:
                     ids = frozenset()
             matchers = {key: _globs(item[key]) for key in EXEMPTION_MATCHERS if key in item}
+            if "path" in matchers:
+                matchers["path"] = tuple(_clean_glob(p) for p in matchers["path"])
             out.append(Exemption(reason=item["reason"].strip(), rules=ids, **matchers))
         return out
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
@@ -65,6 +65,13 @@ class Input:
 class Discovery:
     inputs: list[Input]
     missing: list[str]        # command-line paths that do not exist
+    # (path, reason) of what was left out on purpose (excludes, special files), for --verbose
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+EXCLUDED = "matches --exclude"
+EXCLUDED_BY_CONFIG = "matches the configuration's exclude"
+NOT_A_FILE = "not a regular file (a pipe, socket or device)"
 
 
 def is_dockerfile(name: str) -> bool:
@@ -82,12 +89,27 @@ def _excluded(display: str, rel: str, name: str, patterns: tuple[str, ...]) -> b
     return False
 
 
+def _stdin_excluded(named: str, exclude: tuple[str, ...], skip: Callable[[str], bool] | None) -> str | None:
+    """Why a walk would have left out `named` (--stdin-filename): the file or a folder above it
+    matches an exclude; None when it would not."""
+    path = named
+    while path and path not in (".", os.sep):
+        if _excluded(path, path, os.path.basename(path), exclude):
+            return EXCLUDED
+        if skip is not None and skip(path):
+            return EXCLUDED_BY_CONFIG
+        path = os.path.dirname(path)
+    return None
+
+
 def discover(paths: list[str], exclude: tuple[str, ...] = (),
-             skip: Callable[[str], bool] | None = None, respect_ignore: bool = True) -> Discovery:
+             skip: Callable[[str], bool] | None = None, respect_ignore: bool = True,
+             stdin_name: str | None = None) -> Discovery:
     """Inputs under `paths`. `skip(path)` (the configuration's `exclude`) prunes
     files and directories, including files named on the command line.
     `respect_ignore`: a walk passes over what git ignores (gitignore.py), each such
-    file or directory becoming an "ignored" input; paths given are always scanned."""
+    file or directory becoming an "ignored" input; paths given are always scanned.
+    `stdin_name` (--stdin-filename) is the name `-` is reported under and excluded by."""
     inputs: list[Input] = []
     missing: list[str] = []
     seen: set[str] = set()
@@ -101,15 +123,22 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             inputs.append(item)
 
     walked: set[str] = set()          # keys of files found by walking (not given explicitly)
+    skipped: list[tuple[str, str]] = []
     for raw in paths:
         if raw == "-":
-            add(Input("-", "stdin"))
+            named = _normal(stdin_name) if stdin_name else None
+            reason = _stdin_excluded(named, exclude, skip) if named is not None else None
+            if reason is not None:
+                skipped.append((f"- ({named})", reason))
+                continue
+            add(Input(stdin_name or "-", "stdin"))
             continue
         path = _normal(raw)
         if skip is not None and os.path.exists(path) and skip(path):
+            skipped.append((raw, EXCLUDED_BY_CONFIG))
             continue
         if os.path.isdir(path):
-            for item, link in _walk(raw, path, exclude, skip, respect_ignore):
+            for item, link in _walk(raw, path, exclude, skip, respect_ignore, skipped):
                 if item.kind in NOT_READ_KINDS:  # each link is reported, wherever it points
                     add(item, f"{item.kind}:{_realpath(item.real or '', real_dirs, False)}")
                     continue
@@ -126,7 +155,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             add(Input(raw, kind, path))
         else:
             missing.append(raw)
-    return Discovery(_plan_kustomizations(inputs, walked), missing)
+    return Discovery(_plan_kustomizations(inputs, walked), missing, skipped)
 
 
 def _normal(raw: str) -> str:
@@ -218,10 +247,13 @@ def _name(path: str) -> str:
     return "" if path in ("/", ".") else path[path.rfind("/") + 1:]
 
 
-def _walk(display_root: str, root: str, exclude: tuple[str, ...],
-          skip: Callable[[str], bool] | None = None,
-          respect_ignore: bool = True) -> list[tuple[Input, bool | None]]:
-    """The inputs under `root`, each with whether it is a symlink (None: not known)."""
+def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable[[str], bool] | None = None,
+          respect_ignore: bool = True,
+          skipped: list[tuple[str, str]] | None = None) -> list[tuple[Input, bool | None]]:
+    """The inputs under `root`, each with whether it is a symlink (None: not known).
+    What an exclude or its type leaves out is added to `skipped` with the reason."""
+    if skipped is None:
+        skipped = []
     found: list[tuple[Input, bool | None]] = []
     visited: set[tuple[int, int]] = set()
     root_real = os.path.realpath(root)
@@ -257,8 +289,10 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...],
             child_display = _join(display, entry.name)
             child_rel = f"{rel}/{entry.name}" if rel else entry.name
             if _excluded(child_display, child_rel, entry.name, exclude):
+                skipped.append((child_display, EXCLUDED))
                 continue
             if skip is not None and skip(entry.path):
+                skipped.append((child_display, EXCLUDED_BY_CONFIG))
                 continue
             if ignored is not None and entry.name not in VCS_DIRS and ignored(child_rel):
                 if _scannable_name(entry.name) or _is_dir(entry):
@@ -285,6 +319,8 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...],
                     continue
                 visit(entry.path, child_display, child_rel)
             elif not is_file:
+                if entry.name.endswith(MANIFEST_SUFFIXES) or is_dockerfile(entry.name):
+                    skipped.append((child_display, NOT_A_FILE))
                 continue
             elif entry.name.endswith(MANIFEST_SUFFIXES):
                 found.append((Input(child_display, "manifest", entry.path), link))

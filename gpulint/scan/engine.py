@@ -7,7 +7,7 @@ at the parser's position and the scan goes on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from gpulint.api import (
     KeyAt,
@@ -86,9 +86,11 @@ def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (), strict_
 
 
 def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None,
-         jobs: int | None = 1) -> ScanResult:
+         jobs: int | None = 1, progress: Callable[[int, int], None] | None = None) -> ScanResult:
     """Scan `inputs`. `jobs`: processes to scan files in (None: one per CPU); the
-    result is the same for any number (see parallel.py), and small scans use one."""
+    result is the same for any number (see parallel.py), and small scans use one.
+    `progress(done, total)` is called as inputs are scanned (by a parallel scan, once
+    all are)."""
     reader = reader or InputReader(config.render)
     result = ScanResult([])
     workers = 1
@@ -100,14 +102,18 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
     if workers > 1:
         parallel.scan_parallel(inputs, config, index, reader, workers, sizes, result,
                                parallel.Steps(scan_input, RuleContexts))
+        if progress is not None:
+            progress(len(inputs), len(inputs))
     else:
         contexts = RuleContexts(config, index)
-        for item in inputs:
+        for done, item in enumerate(inputs, 1):
             try:
                 result.files.append(scan_input(item, config, index, reader, contexts))
             except Exception as error:  # a bug in gpulint or a plugin: say where, keep going
                 result.internal_errors.append(internal_error_message(item.display, error))
                 result.files.append(FileReport(item.display, STATUS_ERROR))
+            if progress is not None:
+                progress(done, len(inputs))
     if any(item.values is not None for item in inputs):
         _drop_repeated_renders(result)
     for hook in config.hooks:

@@ -1,0 +1,197 @@
+"""The options of `gpulint scan`: one argparse declaration, parsed with clean usage errors.
+
+`gpulint scan` runs on every commit (pre-commit) and every push (CI), so it is
+parsed with the standard library's argparse: the Typer application (app.py)
+imports pydantic to build its commands, which alone took 3-4 times what
+`python -c "import ruamel.yaml"` takes, while the whole one-file scan must stay
+under 3 times that. app.py registers `scan` as a pass-through to `main` here, so
+`gpulint --help` lists it and every entry point parses it the same way.
+
+To add an option: one `add_argument` call in `build_parser` (its `dest` is the
+key `run_scan` reads). Messages follow ruff's: `gpulint: error: --fail-on:
+'bogus' is not one of error, warning, info, never`, and an unknown option names
+the option it most likely meant only when the spelling is close.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable, NoReturn
+
+SCAN_HELP = "Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."
+FORMATS = ("text", "full", "concise", "json", "sarif", "github")
+FAIL_ON = ("error", "warning", "info", "never")
+COLORS = ("auto", "always", "never")
+# How close (difflib ratio) an unknown option must be to one of ours to be suggested:
+# `--fail_on` gives `--fail-on` (0.89), `--fix` gives nothing (`--config` is 0.62).
+SUGGEST_CUTOFF = 0.75
+
+
+class UsageError(Exception):
+    """Reported as `gpulint: error: MESSAGE`, exit code 2."""
+
+
+class HelpShown(Exception):
+    """-h/--help printed the help: exit 0."""
+
+
+def choice(*allowed: str) -> Callable[[str], str]:
+    def convert(text: str) -> str:
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(allowed)}")
+        return text
+    return convert
+
+
+def integer(low: int, high: int | None = None) -> Callable[[str], int]:
+    def convert(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if number < low or (high is not None and number > high):
+            bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"{number} is out of range (allowed: {bounds})")
+        return number
+    return convert
+
+
+class _Parser(argparse.ArgumentParser):
+    """Errors become UsageError (the caller prints them) instead of argparse's usage dump and exit."""
+
+    def error(self, message: str) -> NoReturn:
+        # argparse writes "argument --fail-on: ..."; the option alone reads better.
+        if message.startswith("argument "):
+            message = message[len("argument "):]
+        raise UsageError(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            raise UsageError(message.strip())
+        raise HelpShown()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every option of `gpulint scan`, in the order `--help` lists them."""
+    parser = _Parser(prog="gpulint scan", usage="gpulint scan [OPTIONS] [PATH ...]", description=SCAN_HELP,
+                     allow_abbrev=False, formatter_class=_Formatter, add_help=False)
+    parser._positionals.title = "arguments"
+    parser.add_argument("-h", "--help", action="help", help="Show this help and exit.")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="Files or directories to scan; '-' reads stdin "
+                        "(default: '.').")
+
+    out = parser.add_argument_group("output")
+    out.add_argument("-f", "--format", dest="output_format", type=choice(*FORMATS), metavar="FORMAT",
+                     help="text (full on a terminal, concise otherwise), full (grouped by file, with each "
+                          "finding's source line), concise (one line per finding), json, sarif or github "
+                          "(default: github when GITHUB_ACTIONS=true, else text).")
+    out.add_argument("-o", "--output", metavar="FILE",
+                     help="Write the report to FILE (atomically; missing folders are created).")
+    out.add_argument("--category", metavar="NAME", help="SARIF: the code scanning category (runAutomationDetails.id).")
+    out.add_argument("--color", type=choice(*COLORS), default="auto", metavar="WHEN",
+                     help="Colour text output: auto (on a terminal, unless NO_COLOR is set or TERM=dumb; "
+                          "FORCE_COLOR forces it), always or never (default: auto).")
+    out.add_argument("--statistics", action="store_true", help="Print the number of findings per rule instead of "
+                     "the findings.")
+    out.add_argument("--show-suppressed", action="store_true", help="List suppressed findings too.")
+    out.add_argument("-v", "--verbose", action="store_true",
+                     help="Also list, on stderr, every chart and kustomization rendered (with its time) and every "
+                          "file not scanned (with the reason).")
+    out.add_argument("-q", "--quiet", action="store_true", help="Print the findings only (no summary, no progress).")
+    out.add_argument("--fail-on", type=choice(*FAIL_ON), metavar="SEVERITY",
+                     help="Lowest severity that makes the exit code 1: error, warning, info or never "
+                          "(default: warning, or the configuration's fail-on).")
+    out.add_argument("--exit-zero", action="store_true",
+                     help="Exit 0 even when there are findings (usage and configuration errors still exit 2).")
+
+    rules = parser.add_argument_group("rule selection")
+    rules.add_argument("--select", action="append", metavar="CODES",
+                       help="Rules to run instead of the defaults: comma-separated ids, prefixes, names or ALL "
+                            "(repeatable).")
+    rules.add_argument("--extend-select", action="append", metavar="CODES",
+                       help="Rules to run in addition to the defaults.")
+    rules.add_argument("--ignore", action="append", metavar="CODES", help="Rules not to run.")
+
+    files = parser.add_argument_group("files and configuration")
+    files.add_argument("--exclude", action="append", metavar="GLOB",
+                       help="Skip paths matching GLOB (repeatable; added to the configuration's exclude).")
+    files.add_argument("--no-ignore", action="store_true",
+                       help="Also scan files git ignores (by default a directory walk inside a git work tree passes "
+                            "over them; paths named on the command line are always scanned).")
+    files.add_argument("--fail-if-empty", action="store_true",
+                       help="Exit 2 when there is no file to scan (always said on stderr).")
+    files.add_argument("--stdin-filename", metavar="NAME",
+                       help="The name of the input read from '-': shown in findings, and matched against the "
+                            "configuration and excludes as that file would be.")
+    files.add_argument("--config", dest="config_file", metavar="FILE",
+                       help="Configuration file (.gpulint.yaml or pyproject.toml) instead of the one found from "
+                            "the first path.")
+    files.add_argument("--no-default-exemptions", action="store_true",
+                       help="Do not recognise the built-in GPU system components (device plugins, GPU Operator, "
+                            "...): report their findings as active.")
+    files.add_argument("--baseline", metavar="FILE", help="Suppress the findings recorded in this baseline file.")
+    files.add_argument("--write-baseline", metavar="FILE",
+                       help="Record the current findings in this baseline file (they are reported as suppressed).")
+
+    render = parser.add_argument_group("Helm and Kustomize")
+    render.add_argument("--helm", metavar="PATH", help="helm executable for rendering charts (default: helm on PATH).")
+    render.add_argument("--values", action="append", metavar="FILE",
+                        help="Helm values file for every chart scanned (repeatable, later wins).")
+    render.add_argument("--set", dest="set_values", action="append", metavar="KEY=VALUE",
+                        help="Helm value for every chart scanned, as `helm --set` (repeatable).")
+    render.add_argument("--helm-release", default="release-name", metavar="NAME",
+                        help="Release name charts are rendered with (default: release-name).")
+    render.add_argument("--helm-namespace", metavar="NAMESPACE",
+                        help="Namespace charts are rendered for (default: default).")
+    render.add_argument("--helm-skip-tests", action="store_true", help="Leave out chart test hooks (templates/tests).")
+    render.add_argument("--kustomize", metavar="PATH",
+                        help="kustomize or kubectl executable for building kustomizations (default: kustomize, "
+                             "else kubectl, on PATH).")
+
+    limits = parser.add_argument_group("limits")
+    limits.add_argument("--max-depth", type=integer(1, 10_000), default=500, metavar="N",
+                        help="Deepest nesting of a document; deeper input is reported as GPU000 (default: 500).")
+    limits.add_argument("--max-alias-nodes", type=integer(0), default=1_000_000, metavar="N",
+                        help="Most nodes YAML aliases may add to a document, bounding alias bombs "
+                             "(default: 1000000).")
+    limits.add_argument("-j", "--jobs", type=integer(1), metavar="N",
+                        help="Processes scanning files in parallel (default: the number of CPUs; small scans use "
+                             "one). The report is the same whatever the number.")
+    return parser
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=30, width=100)
+
+
+def defaults() -> dict[str, Any]:
+    """The values of a scan given no option."""
+    return parse([])
+
+
+def parse(args: list[str]) -> dict[str, Any]:
+    """The values of `gpulint scan ARGS` (repeatable options as lists). Raises UsageError, or
+    HelpShown after printing the help."""
+    parser = build_parser()
+    namespace, unknown = parser.parse_known_intermixed_args(args)
+    options = [arg for arg in unknown if arg.startswith("-") and arg != "-"]
+    if options:
+        raise UsageError(_unknown(options[0], parser))
+    if unknown:  # cannot happen with PATH taking any number of values; kept as a guard
+        raise UsageError(f"unexpected arguments: {' '.join(unknown)}")
+    values = vars(namespace)
+    for action in parser._actions:
+        if isinstance(action, argparse._AppendAction) and values[action.dest] is None:
+            values[action.dest] = []
+    return values
+
+
+def _unknown(arg: str, parser: argparse.ArgumentParser) -> str:
+    import difflib
+
+    name = arg.split("=", 1)[0]
+    flags = [flag for action in parser._actions for flag in action.option_strings]
+    close = difflib.get_close_matches(name, flags, n=1, cutoff=SUGGEST_CUTOFF)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"unknown option {name}{hint}; see gpulint scan --help"
