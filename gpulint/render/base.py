@@ -10,7 +10,7 @@ from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject
 from gpulint.results.findings import MappedLocation
 
-__all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "rendered_name"]
+__all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "rendered_name", "rendered_source"]
 
 
 class Mapper(Protocol):
@@ -42,6 +42,17 @@ class Rendered:
 def rendered_name(display: str) -> str:
     """`charts/gpu-app` -> `charts/gpu-app (rendered)`: never a temporary path."""
     return f"{display.rstrip('/') or '/'} (rendered)"
+
+
+def rendered_source(name: str) -> str | None:
+    """`charts/gpu-app (rendered)` -> `charts/gpu-app`; None for any other name.
+
+    Reports use it to place findings on rendered output at a file of the
+    repository (the chart's or kustomization's own file), never at this name."""
+    return name[: -len(RENDERED_SUFFIX)] if name.endswith(RENDERED_SUFFIX) else None
+
+
+RENDERED_SUFFIX = " (rendered)"
 
 
 def join_display(display: str, rel: str) -> str:

@@ -1,29 +1,42 @@
 """SARIF 2.1.0 output, shaped for GitHub code scanning.
 
-Built from sarif-om's classes and serialised here (sarif-om has no writer). What
-GitHub reads, and why each choice below, is in POLICY.md §7 and the README:
+Built from sarif-om's classes and serialised here (sarif-om has no writer).
+What GitHub reads, and why each choice below (the README's "GitHub code
+scanning" section says it for users):
 
 - exactly one run, `results: []` when clean (GitHub rejects several runs of one
   tool and category in one upload);
 - every registered rule in `tool.driver.rules`, in id order, so `ruleIndex` is
   stable across runs and configurations; rules not run here are marked through
   `invocations[0].ruleConfigurationOverrides`, rules off by default through
-  `defaultConfiguration.enabled: false`;
-- one physical location per result, repository-relative (`%SRCROOT%`), with a
-  full region; for generated input (Helm/Kustomize) the first mapped file that
-  exists in the repository is the location and the rendered position a related
-  location;
-- no `primaryLocationLineHash` (GitHub computes it), a line-independent
-  fingerprint under `gpulint/v1`;
+  `defaultConfiguration.enabled: false`; `helpUri` is the rule's page in
+  docs/rules/;
+- suppressed findings are left out (code scanning does not reliably honour
+  `suppressions`, so each could open an alert), with a note saying how many;
+  `--show-suppressed` includes them with their `suppressions`;
+- problems with the input or the tools (GPU000: unreadable files, a chart helm
+  cannot render) are results of a rule not tagged `security`: they show as
+  ordinary errors at the file and line to fix, never as security alerts;
+- one physical location per result, at a file of the repository, relative to
+  it (`%SRCROOT%`), with a full region; for generated input (Helm/Kustomize)
+  the first mapped file that exists in the repository is the location, other
+  mapped files related locations, and the position in the rendered output goes
+  into the message and the `renderedLocation` property (a finding nothing maps
+  back from sits on line 1 of the chart's Chart.yaml or the kustomization file);
+- `primaryLocationLineHash` computed as upload-sarif computes it (linehash.py),
+  plus a line-independent fingerprint under `gpulint/v1`;
 - results capped below GitHub's 5,000 kept results, most severe first, with a
   notification saying how many were left out;
-- no timestamps or other run-dependent data: the same input gives the same bytes.
+- no timestamps or other run-dependent data: the same input gives the same
+  bytes; names that are not UTF-8 are percent-encoded in URIs and `\\udcNN`
+  escapes elsewhere (safetext.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 from typing import Any, Iterable, Mapping
@@ -33,7 +46,11 @@ import sarif_om as om
 
 from gpulint import __version__
 from gpulint.api import Rule, Severity
+from gpulint.load.locations import Span
+from gpulint.render.base import rendered_source
+from gpulint.report.linehash import FileLineHashes
 from gpulint.report.repopath import Locator, RepoPath
+from gpulint.report.safetext import json_safe
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import ScanResult
 
@@ -42,6 +59,7 @@ INFORMATION_URI = "https://github.com/gpulint/gpulint"
 RULE_DOCS_URI = "https://github.com/gpulint/gpulint/blob/main/docs/rules/{id}.md"
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "gpulint/v1"
+LINE_HASH_KEY = "primaryLocationLineHash"
 GITHUB_KEPT_RESULTS = 5000          # GitHub keeps this many results per run and drops the rest
 DEFAULT_MAX_RESULTS = 4500          # ours: below that, leaving room for notifications to be seen
 GITHUB_DESCRIPTION_LIMIT = 1024     # shortDescription / fullDescription
@@ -65,6 +83,7 @@ def render(
     max_results: int = DEFAULT_MAX_RESULTS,
     problems: Iterable[str] = (),
     locator: Locator | None = None,
+    show_suppressed: bool = False,
 ) -> str:
     """The SARIF log of a scan as JSON text.
 
@@ -72,9 +91,9 @@ def render(
     `problems` tool-level errors (e.g. missing paths) that, like the scan's
     internal errors, become error notifications and make the run unsuccessful.
     """
-    data = to_json(build(result, rules, enabled, category, max_results, problems, locator))
+    data = to_json(build(result, rules, enabled, category, max_results, problems, locator, show_suppressed))
     ordered = {key: data[key] for key in ("$schema", "version", "runs")}
-    return json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"
+    return json_safe(json.dumps(ordered, indent=2, ensure_ascii=False)) + "\n"
 
 
 def build(
@@ -85,6 +104,7 @@ def build(
     max_results: int = DEFAULT_MAX_RESULTS,
     problems: Iterable[str] = (),
     locator: Locator | None = None,
+    show_suppressed: bool = False,
 ) -> om.SarifLog:
     locator = locator or Locator()
     ordered = sorted(rules.values(), key=lambda r: r.id)
@@ -92,13 +112,24 @@ def build(
     enabled_ids = set(index) if enabled is None else set(enabled)
 
     findings = result.findings
+    suppressed = 0
+    if not show_suppressed:
+        # Code scanning does not reliably honour `suppressions`: a suppressed
+        # result could open an alert. Left out unless asked for.
+        active = [f for f in findings if f.suppressed is None]
+        suppressed, findings = len(findings) - len(active), active
     kept = _cap(findings, max_results)
     bases = _BaseIds(locator)
     fingerprints = _Fingerprints()
-    results = [_result(f, index, bases, fingerprints) for f in kept]
+    line_hashes = _LineHashes()
+    results = [_result(f, index, bases, fingerprints, line_hashes) for f in kept]
 
     notifications = [_notification(message, "error") for message in problems]
     notifications += [_notification(message, "error") for message in result.internal_errors]
+    if suppressed:
+        notifications.append(_notification(
+            f"{suppressed} suppressed result{'' if suppressed == 1 else 's'} left out "
+            "(gpulint --show-suppressed includes them, with their suppressions).", "note"))
     if len(kept) < len(findings):
         notifications.append(_notification(
             f"{len(findings) - len(kept)} of {len(findings)} results were left out of this SARIF file: "
@@ -232,19 +263,29 @@ def _cap(findings: list[Finding], limit: int) -> list[Finding]:
 
 
 def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
-            fingerprints: "_Fingerprints") -> om.Result:
+            fingerprints: "_Fingerprints", line_hashes: "_LineHashes") -> om.Result:
     locator = bases.locator
     primary = next((m for m in finding.mapped if locator.exists_in_repo(m.file)), None)
     related: list[om.Location] = []
     message = finding.message
-    if primary is None:  # no mapped file in the repository: the position read is all there is
-        where = _physical(locator.locate(finding.file), finding.span, bases)
-    else:
-        where = _physical(locator.locate(primary.file), primary.span, bases)
-        rendered = locator.locate(finding.file)
-        related.append(om.Location(
-            id=1, physical_location=_physical(rendered, finding.span, bases),
-            message=om.Message(text=f"rendered manifest ({rendered.relative}) line {finding.span.line}")))
+    properties = _result_properties(finding)
+    source = rendered_source(finding.file)
+    if primary is not None:
+        path, span = locator.locate(primary.file), primary.span
+    elif source is not None and (anchor := _anchor(source, locator)) is not None:
+        # Nothing maps back to a file: the chart's or kustomization's own file
+        # stands for the rendered output (never the name of a file that does not exist).
+        path, span = locator.locate(anchor), _FIRST_LINE
+    else:  # the position read is all there is (a manifest, stdin)
+        path, span = locator.locate(finding.file), finding.span
+    where = _physical(path, span, bases)
+    if source is not None or primary is not None:
+        # The position in the rendered output goes into the message and a property.
+        span = finding.span
+        shown = locator.locate(source).relative if source is not None else locator.locate(finding.file).relative
+        message += f" (rendered output of {shown}, line {span.line}, column {span.column})"
+        properties["renderedLocation"] = {"source": shown, "startLine": span.line, "startColumn": span.column,
+                                          "endLine": span.end_line, "endColumn": span.end_column}
     for mapped in finding.mapped:
         if mapped is not primary and locator.exists_in_repo(mapped.file):
             related.append(om.Location(
@@ -254,10 +295,14 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
     if related:
         # GitHub links related locations that the message embeds as [text](id).
         links = ", ".join(f"[{_escape_link(loc.message.text)}]({loc.id})" for loc in related)
-        message = f"{_escape_link(message)} See {links}."
+        message = _escape_link(message)
+        message += f"{'' if message.endswith('.') else '.'} See {links}."
 
     location = om.Location(physical_location=where, logical_locations=_logical(finding))
-    primary_uri = where.artifact_location.uri
+    partial = {FINGERPRINT_KEY: fingerprints.of(finding, where.artifact_location.uri)}
+    line_hash = line_hashes.of(path, where.region.start_line)
+    if line_hash is not None:
+        partial[LINE_HASH_KEY] = line_hash
     return om.Result(
         rule_id=finding.rule_id,
         rule_index=index.get(finding.rule_id, -1),
@@ -265,10 +310,52 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
         message=om.Message(text=message),
         locations=[location],
         related_locations=related,
-        partial_fingerprints={FINGERPRINT_KEY: fingerprints.of(finding, primary_uri)},
+        partial_fingerprints=dict(sorted(partial.items())),
         suppressions=_suppressions(finding),
-        properties=_result_properties(finding),
+        properties=properties,
     )
+
+
+_FIRST_LINE = Span(1, 1, 1, 1)
+# The file that defines rendered input, in the order helm and kustomize look for them.
+_ANCHORS = ("Chart.yaml", "kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _anchor(directory: str, locator: Locator) -> str | None:
+    for name in _ANCHORS:
+        path = os.path.join(directory, name)
+        if locator.exists_in_repo(path):
+            return path
+    return None
+
+
+class _LineHashes:
+    """GitHub's `primaryLocationLineHash` of locations in files of a repository (see linehash.py).
+
+    Only files that lie in a repository (or the current directory) are read,
+    as upload-sarif only hashes files under its source root; each once."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, FileLineHashes | None] = {}
+
+    def of(self, path: RepoPath, line: int) -> str | None:
+        if path.root is None:
+            return None
+        key = os.path.join(path.root, path.relative)
+        hashes = self._files.get(key, False)
+        if hashes is False:
+            hashes = self._files[key] = self._read(key)
+        return None if hashes is None else hashes.get(line)
+
+    @staticmethod
+    def _read(path: str) -> FileLineHashes | None:
+        try:
+            if not os.path.isfile(path):
+                return None
+            with open(path, "rb") as handle:
+                return FileLineHashes(handle.read())
+        except OSError:
+            return None
 
 
 def _physical(path: RepoPath, span: Any, bases: "_BaseIds") -> om.PhysicalLocation:
