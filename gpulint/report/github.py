@@ -16,6 +16,7 @@ from typing import IO
 from gpulint.api import Severity
 from gpulint.report import summary, visible
 from gpulint.report.repopath import Locator
+from gpulint.report.safetext import valid_text
 from gpulint.report.text import _summary_line as summary_line
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import ScanResult
@@ -24,8 +25,12 @@ COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO:
 
 
 def escape_data(text: str) -> str:
-    """A command's message: `%`, CR and LF are percent-encoded."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message: `%`, CR and LF are percent-encoded.
+
+    Other control characters and the undecodable bytes of a name that is not
+    UTF-8 are escaped first (safetext.valid_text): the log stays valid UTF-8
+    and no text can start a line or a command of its own."""
+    return valid_text(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

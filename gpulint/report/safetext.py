@@ -54,6 +54,17 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(_escape, text)
 
 
+_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """`printable` for formats that escape line ends themselves (GitHub workflow commands):
+    newline, carriage return and tab are left for them."""
+    if _INVALID.search(text) is None:
+        return text
+    return _INVALID.sub(_escape, text)
+
+
 def printable_path(name: str) -> str:
     """A file name fit for one line of a report, escaped so it maps back to one name."""
     if _UNPRINTABLE_PATH.search(name) is None:

@@ -10,6 +10,7 @@ import os
 from typing import IO
 
 from gpulint.report import summary, visible
+from gpulint.report.safetext import printable, printable_path
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import ScanResult
 
@@ -42,23 +43,25 @@ def write(result: ScanResult, out: IO[str], show_suppressed: bool = False, colou
 def _line(finding: Finding, colour: bool) -> str:
     # Rendered input (a chart, a kustomization): the file a human edits comes
     # first, the position in the rendered output last.
+    # Names and messages come from the scanned tree: escaped (safetext.py), so
+    # a name that is not UTF-8 or holds a newline cannot break or forge a line.
     primary = finding.mapped[0] if finding.mapped else None
     s = primary.span if primary else finding.span
-    where = f"{primary.file if primary else finding.file}:{s.line}:{s.column}:"
+    where = f"{printable_path(primary.file if primary else finding.file)}:{s.line}:{s.column}:"
     rule = finding.rule_id
     severity = f"[{finding.severity.value}]"
     if colour:
         where = f"{_BOLD}{where}{_RESET}"
         rule = f"{_BOLD}{rule}{_RESET}"
         severity = f"{_COLOURS[finding.severity.value]}{severity}{_RESET}"
-    text = f"{where} {rule} {severity} {finding.message}"
+    text = f"{where} {rule} {severity} {printable(finding.message)}"
     if primary is not None:
         text += f" [{_mapped_note(finding)}]"
     elif finding.source:
         origin = finding.source.get("template") or finding.source.get("origin")
-        text += f" [from {origin}]"
+        text += f" [from {printable_path(str(origin))}]"
     if finding.suppressed is not None:
-        note = f"[suppressed ({finding.suppressed.kind}): {finding.suppressed.reason}]"
+        note = f"[suppressed ({finding.suppressed.kind}): {printable(finding.suppressed.reason)}]"
         text += f" {_DIM}{note}{_RESET}" if colour else f" {note}"
     return text
 
@@ -66,10 +69,11 @@ def _line(finding: Finding, colour: bool) -> str:
 def _mapped_note(finding: Finding) -> str:
     """`helper "x"; values key a.b at values.yaml:3:5; rendered at chart (rendered):40:15`."""
     primary, *others = finding.mapped
-    parts = [] if primary.description == "template" else [primary.description]
+    parts = [] if primary.description == "template" else [printable(primary.description)]
     for loc in others:
-        parts.append(f"{loc.description or loc.role} at {loc.file}:{loc.span.line}:{loc.span.column}")
-    parts.append(f"rendered at {finding.file}:{finding.span.line}:{finding.span.column}")
+        parts.append(f"{printable(loc.description or loc.role)} at "
+                     f"{printable_path(loc.file)}:{loc.span.line}:{loc.span.column}")
+    parts.append(f"rendered at {printable_path(finding.file)}:{finding.span.line}:{finding.span.column}")
     return "; ".join(parts)
 
 
