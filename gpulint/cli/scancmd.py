@@ -139,30 +139,43 @@ def _scan(v: dict[str, Any]) -> int:
             raise UsageError(str(error)) from None
         raise
 
+    output_format = v["output_format"]
+    if output_format is None:  # like yamllint: annotations when running in GitHub Actions
+        output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    from gpulint.report.outputs import OutputError, plan as plan_outputs
+
+    try:  # before the scan: a bad -o is a usage error, not minutes lost
+        targets = plan_outputs(v["output"], output_format)
+    except OutputError as error:
+        raise UsageError(str(error)) from None
     run.scan.render = _render_options(v)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None)
     _collect_if_large(found.inputs)
     result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"])
 
-    output_format = v["output_format"]
-    if output_format is None:  # like yamllint: annotations when running in GitHub Actions
-        output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     problems = [f"{path}: no such file or directory" for path in found.missing]
-    output = v["output"]
     report = dict(rules=rules, category=v["category"], problems=problems,
                   enabled=[r.id for r in run.scan.rules] + ([INVALID_INPUT] if run.scan.report_invalid_input else []))
-    if output is None:
-        _write_report(output_format, result, v["show_suppressed"], sys.stdout, True, **report)
-        sys.stdout.flush()
-    else:
+    for target in targets:  # one scan, every report (report/outputs.py)
+        if target.path is None:
+            _write_report(target.format, result, v["show_suppressed"], sys.stdout, True, **report)
+            sys.stdout.flush()
+            continue
         from gpulint.report.output import open_atomic
 
         try:
-            with open_atomic(output) as handle:
-                _write_report(output_format, result, v["show_suppressed"], handle, False, **report)
+            with open_atomic(target.path) as handle:
+                _write_report(target.format, result, v["show_suppressed"], handle, False, **report)
         except OSError as error:
-            raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
+            raise UsageError(f"cannot write {target.path}: {error.strerror or error}") from None
+    if any(target.format == "github" for target in targets):
+        from gpulint.report.jobsummary import append_to_step_summary
+
+        try:
+            append_to_step_summary(result)   # when $GITHUB_STEP_SUMMARY is set
+        except OSError as error:
+            echo_err(f"gpulint: warning: job summary not written: {error.strerror or error}")
 
     for path in found.missing:
         echo_err(f"gpulint: error: {path}: no such file or directory")

@@ -47,7 +47,9 @@ FAIL_ON = ("error", "warning", "info", "never")
 OPTIONS: tuple[Opt, ...] = (
     Opt("output_format", ("--format", "-f"), show_default=False, choices=FORMATS, choice_type="ScanFormat",
         help="Output format: text, json, sarif or github (default: github when GITHUB_ACTIONS=true, else text)."),
-    Opt("output", ("--output", "-o"), help="Write the report to FILE (atomically)."),
+    Opt("output", ("--output", "-o"), multiple=True, metavar="[FORMAT:]FILE",
+        help="Write the report to FILE (atomically) instead of stdout; FORMAT:FILE writes one more report in "
+             "FORMAT from the same scan (e.g. -o sarif:results.sarif; '-' is stdout). Repeatable."),
     Opt("category", ("--category",), help="SARIF: the code scanning category (runAutomationDetails.id)."),
     Opt("fail_on", ("--fail-on",), choices=FAIL_ON, choice_type="FailOn",
         help="Lowest severity that makes the exit code 1 (default: warning, or the config's fail-on)."),

@@ -48,6 +48,7 @@ from gpulint import __version__
 from gpulint.api import Rule, Severity
 from gpulint.load.locations import Span
 from gpulint.render.base import rendered_source
+from gpulint.report import RULE_DOCS_URI
 from gpulint.report.linehash import FileLineHashes
 from gpulint.report.repopath import Locator, RepoPath
 from gpulint.report.safetext import json_safe
@@ -56,7 +57,6 @@ from gpulint.results.scanning import ScanResult
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/gpulint/gpulint"
-RULE_DOCS_URI = "https://github.com/gpulint/gpulint/blob/main/docs/rules/{id}.md"
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "gpulint/v1"
 LINE_HASH_KEY = "primaryLocationLineHash"
