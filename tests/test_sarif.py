@@ -680,3 +680,28 @@ def test_non_utf8_and_newline_file_names(monkeypatch: pytest.MonkeyPatch, tmp_pa
     from urllib.parse import unquote_to_bytes
 
     assert os.path.isfile(os.fsencode(repo) + b"/" + unquote_to_bytes(uris[0]))   # lossless
+
+
+def test_rule_docs_cite_the_policy_in_the_repository() -> None:
+    """Rule docs (and so `explain` and SARIF help) link to docs/policy.md sections that exist, to no file
+    outside the repository."""
+    import re as regex
+
+    policy = (ROOT / "docs" / "policy.md").read_text(encoding="utf-8")
+    # GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens.
+    anchors = {regex.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+               for h in regex.findall(r"^#+ (.+)$", policy, regex.M)}
+    linked = 0
+    for rule in load_rules().values():
+        if not sarif.is_builtin(rule):
+            continue
+        assert "POLICY.md" not in rule.doc, rule.id
+        for anchor in regex.findall(r"https://github\.com/gpulint/gpulint/blob/main/docs/policy\.md#([\w-]+)",
+                                    rule.doc):
+            assert anchor in anchors, (rule.id, anchor)
+            linked += 1
+    assert linked >= 13
+    # The policy cites public sources only, and every rule it names has its page.
+    assert "ack-default-gpu-scheduling" not in policy and "../shared" not in policy
+    for rule_id in regex.findall(r"\]\(rules/(GPU\d{3})\.md\)", policy):
+        assert (ROOT / "docs" / "rules" / f"{rule_id}.md").is_file()
