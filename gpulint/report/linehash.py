@@ -22,21 +22,23 @@ A line's hash depends only on text from its own start on, so lines inserted or
 removed above a finding do not change it. Here the rolling computation is done
 per line asked for; the `:N` count compares the 100-unit windows themselves
 (identical windows are exactly the lines whose hashes are equal, barring a
-64-bit collision).
+64-bit collision), and only of lines that start with the same text.
 """
 
 from __future__ import annotations
 
 import re
-from operator import mul
+from bisect import bisect_right
+from itertools import accumulate
+from operator import add, mul
 from typing import Iterable
 
 BLOCK = 100
 MOD = 1 << 64
 EOF = "\uffff"
+_SEARCH_LINES = 2000   # up to this many lines, a unique line is found by searching, not grouping
 _POWERS = tuple(pow(37, BLOCK - 1 - k, MOD) for k in range(BLOCK))
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-_DROP = str.maketrans("", "", " \t")
 
 
 def _utf16_units(char: re.Match) -> str:
@@ -48,22 +50,17 @@ def _utf16_units(char: re.Match) -> str:
 def normalise(data: bytes) -> str:
     """The units the hash runs over: decoded, whitespace dropped, line ends as LF, then EOF."""
     text = data.decode("utf-8", "replace")
-    if _ASTRAL.search(text):
+    if not text.isascii() and _ASTRAL.search(text):
         text = _ASTRAL.sub(_utf16_units, text)
     # Order matters: CRLF first; then a lone CR; spaces and tabs last, so that
     # "CR space LF" stays two line ends, as upload-sarif counts it.
-    return text.replace("\r\n", "\n").replace("\r", "\n").translate(_DROP) + EOF
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "") + EOF
 
 
-def line_starts(units: str) -> list[int]:
-    """Where each line starts in `units` (every LF starts a line, the end-of-file unit included)."""
-    starts = [0]
-    find = units.find
-    at = find("\n")
-    while at != -1:
-        starts.append(at + 1)
-        at = find("\n", at + 1)
-    return starts
+def line_starts(lines: list[str]) -> list[int]:
+    """Where each line starts in the units, from the units split at LF (every LF starts a line)."""
+    # The lengths before line i, plus one LF per earlier line: all in C.
+    return list(map(add, accumulate(map(len, lines[:-1]), initial=0), range(len(lines))))
 
 
 def hash_window(window: str) -> str:
@@ -78,10 +75,10 @@ class FileLineHashes:
 
     def __init__(self, data: bytes) -> None:
         self._units = normalise(data)
-        self._starts = line_starts(self._units)
-        self._counted = 0                       # lines whose windows are in _seen
-        self._seen: dict[str, int] = {}
-        self._occurrence: list[int] = []        # per counted line: the N of `hash:N`
+        self._lines = self._units.split("\n")
+        self._starts = line_starts(self._lines)
+        self._by_prefix: dict[str, list[int]] | None = None   # first 100 units -> the lines
+        self._groups: dict[str, dict[str, list[int]]] = {}    # ... -> {window: the lines}
 
     @property
     def lines(self) -> int:
@@ -91,21 +88,41 @@ class FileLineHashes:
         start = self._starts[index]
         return self._units[start:start + BLOCK]
 
-    def _count_to(self, index: int) -> None:
-        seen, occurrence = self._seen, self._occurrence
-        for i in range(self._counted, index + 1):
-            window = self._window(i)
-            n = seen[window] = seen.get(window, 0) + 1
-            occurrence.append(n)
-        self._counted = max(self._counted, index + 1)
+    def _occurrence(self, index: int) -> int:
+        """N of `hash:N`: the lines up to this one whose window is this line's window.
+
+        Equal windows need lines with the same first 100 units (for a shorter
+        line: the same line), so only those are compared. In a small file a
+        line that is unique (most are) costs one list search, in C; otherwise
+        the lines are grouped by their first 100 units in one pass, and the
+        windows of a group are compared once."""
+        lines = self._lines
+        key = lines[index][:BLOCK]
+        if self._by_prefix is None:
+            if len(lines) <= _SEARCH_LINES and len(key) < BLOCK and lines.index(key) == index \
+                    and key not in lines[index + 1:]:
+                return 1                          # the only line with this text
+            by_prefix: dict[str, list[int]] = {}
+            for i, line in enumerate(lines):
+                by_prefix.setdefault(line[:BLOCK], []).append(i)
+            self._by_prefix = by_prefix
+        members = self._by_prefix[key]
+        if len(members) == 1:
+            return 1
+        group = self._groups.get(key)
+        if group is None:
+            units, starts = self._units, self._starts
+            group = self._groups[key] = {}
+            for i in members:                     # in line order: each list is sorted
+                group.setdefault(units[starts[i]:starts[i] + BLOCK], []).append(i)
+        return bisect_right(group[self._window(index)], index)
 
     def get(self, line: int) -> str | None:
         """`hash:N` for 1-based `line`, None past the end of the file."""
         index = line - 1
         if not 0 <= index < len(self._starts):
             return None
-        self._count_to(index)
-        return f"{hash_window(self._window(index))}:{self._occurrence[index]}"
+        return f"{hash_window(self._window(index))}:{self._occurrence(index)}"
 
 
 def all_hashes(data: bytes) -> Iterable[str]:

@@ -31,7 +31,7 @@ def json_safe(text: str) -> str:
 
     A raw surrogate can only be inside a JSON string, so replacing it with
     its six-character escape keeps the document's meaning."""
-    if _SURROGATE.search(text) is None:
+    if text.isascii() or _SURROGATE.search(text) is None:
         return text
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

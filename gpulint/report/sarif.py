@@ -93,7 +93,9 @@ def render(
     """
     data = to_json(build(result, rules, enabled, category, max_results, problems, locator, show_suppressed))
     ordered = {key: data[key] for key in ("$schema", "version", "runs")}
-    return json_safe(json.dumps(ordered, indent=2, ensure_ascii=False)) + "\n"
+    # Compact: json's C encoder (with `indent` it falls back to pure Python, which
+    # made SARIF several times slower to write than the scan's JSON report).
+    return json_safe(json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))) + "\n"
 
 
 def build(
@@ -122,7 +124,7 @@ def build(
     bases = _BaseIds(locator)
     fingerprints = _Fingerprints()
     line_hashes = _LineHashes()
-    results = [_result(f, index, bases, fingerprints, line_hashes) for f in kept]
+    results = _Ready(_result(f, index, bases, fingerprints, line_hashes) for f in kept)
 
     notifications = [_notification(message, "error") for message in problems]
     notifications += [_notification(message, "error") for message in result.internal_errors]
@@ -263,10 +265,14 @@ def _cap(findings: list[Finding], limit: int) -> list[Finding]:
 
 
 def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
-            fingerprints: "_Fingerprints", line_hashes: "_LineHashes") -> om.Result:
+            fingerprints: "_Fingerprints", line_hashes: "_LineHashes") -> dict[str, Any]:
+    """One result as JSON data (keys in SARIF's sorted order, as to_json writes sarif-om objects).
+
+    Results are the bulk of a log: they are written as plain data, not through
+    sarif-om and its attrs reflection, which took most of the time of a large report."""
     locator = bases.locator
     primary = next((m for m in finding.mapped if locator.exists_in_repo(m.file)), None)
-    related: list[om.Location] = []
+    related: list[dict[str, Any]] = []
     message = finding.message
     properties = _result_properties(finding)
     source = rendered_source(finding.file)
@@ -288,32 +294,45 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
                                           "endLine": span.end_line, "endColumn": span.end_column}
     for mapped in finding.mapped:
         if mapped is not primary and locator.exists_in_repo(mapped.file):
-            related.append(om.Location(
-                id=len(related) + 1,
-                physical_location=_physical(locator.locate(mapped.file), mapped.span, bases),
-                message=om.Message(text=mapped.description or _MAPPED_ROLE_WORDS.get(mapped.role, mapped.role))))
+            related.append({
+                "id": len(related) + 1,
+                "message": {"text": mapped.description or _MAPPED_ROLE_WORDS.get(mapped.role, mapped.role)},
+                "physicalLocation": _physical(locator.locate(mapped.file), mapped.span, bases),
+            })
     if related:
         # GitHub links related locations that the message embeds as [text](id).
-        links = ", ".join(f"[{_escape_link(loc.message.text)}]({loc.id})" for loc in related)
+        links = ", ".join(f"[{_escape_link(loc['message']['text'])}]({loc['id']})" for loc in related)
         message = _escape_link(message)
         message += f"{'' if message.endswith('.') else '.'} See {links}."
 
-    location = om.Location(physical_location=where, logical_locations=_logical(finding))
-    partial = {FINGERPRINT_KEY: fingerprints.of(finding, where.artifact_location.uri)}
-    line_hash = line_hashes.of(path, where.region.start_line)
+    location: dict[str, Any] = {}
+    logical = _logical(finding)
+    if logical:
+        location["logicalLocations"] = logical
+    location["physicalLocation"] = where
+    partial = {FINGERPRINT_KEY: fingerprints.of(finding, where["artifactLocation"]["uri"])}
+    line_hash = line_hashes.of(path, where["region"]["startLine"])
     if line_hash is not None:
         partial[LINE_HASH_KEY] = line_hash
-    return om.Result(
-        rule_id=finding.rule_id,
-        rule_index=index.get(finding.rule_id, -1),
-        level=LEVELS[finding.severity],
-        message=om.Message(text=message),
-        locations=[location],
-        related_locations=related,
-        partial_fingerprints=dict(sorted(partial.items())),
-        suppressions=_suppressions(finding),
-        properties=properties,
-    )
+    result: dict[str, Any] = {
+        "kind": "fail",
+        "level": LEVELS[finding.severity],
+        "locations": [location],
+        "message": {"text": message},
+        "partialFingerprints": dict(sorted(partial.items())),
+    }
+    if properties:
+        result["properties"] = properties
+    if related:
+        result["relatedLocations"] = related
+    result["ruleId"] = finding.rule_id
+    rule_index = index.get(finding.rule_id, -1)
+    if rule_index != -1:
+        result["ruleIndex"] = rule_index
+    suppressions = _suppressions(finding)
+    if suppressions:
+        result["suppressions"] = suppressions
+    return result
 
 
 _FIRST_LINE = Span(1, 1, 1, 1)
@@ -335,6 +354,8 @@ class _LineHashes:
     Only files that lie in a repository (or the current directory) are read,
     as upload-sarif only hashes files under its source root; each once."""
 
+    KEEP = 16
+
     def __init__(self) -> None:
         self._files: dict[str, FileLineHashes | None] = {}
 
@@ -344,6 +365,8 @@ class _LineHashes:
         key = os.path.join(path.root, path.relative)
         hashes = self._files.get(key, False)
         if hashes is False:
+            if len(self._files) >= self.KEEP:   # results come file by file: keep a few, not all
+                del self._files[next(iter(self._files))]
             hashes = self._files[key] = self._read(key)
         return None if hashes is None else hashes.get(line)
 
@@ -358,19 +381,21 @@ class _LineHashes:
             return None
 
 
-def _physical(path: RepoPath, span: Any, bases: "_BaseIds") -> om.PhysicalLocation:
+def _physical(path: RepoPath, span: Any, bases: "_BaseIds") -> dict[str, Any]:
     line, column = max(span.line, 1), max(span.column, 1)
     end_line = max(span.end_line, line)
     end_column = max(span.end_column, 1)
     if end_line == line:
         end_column = max(end_column, column)
-    return om.PhysicalLocation(
-        artifact_location=om.ArtifactLocation(uri=path.uri, uri_base_id=bases.id_for(path)),
-        region=om.Region(start_line=line, start_column=column, end_line=end_line, end_column=end_column),
-    )
+    artifact = {"uri": path.uri}
+    base = bases.id_for(path)
+    if base is not None:
+        artifact["uriBaseId"] = base
+    return {"artifactLocation": artifact,
+            "region": {"endColumn": end_column, "endLine": end_line, "startColumn": column, "startLine": line}}
 
 
-def _logical(finding: Finding) -> list[om.LogicalLocation]:
+def _logical(finding: Finding) -> list[dict[str, Any]]:
     obj = finding.obj
     if obj is None:
         return []
@@ -379,31 +404,32 @@ def _logical(finding: Finding) -> list[om.LogicalLocation]:
     if finding.container:
         parts += ["container", finding.container]
         name = finding.container
-    return [om.LogicalLocation(name=name, fully_qualified_name="/".join(parts), kind="resource")]
+    return [{"fullyQualifiedName": "/".join(parts), "kind": "resource", "name": name}]
 
 
-def _suppressions(finding: Finding) -> list[om.Suppression]:
+def _suppressions(finding: Finding) -> list[dict[str, Any]]:
     if finding.suppressed is None:
         return []
     kind = "inSource" if finding.suppressed.kind in IN_SOURCE_SUPPRESSIONS else "external"
-    # sarif-om names the `status` property `state` (a pre-2.1.0 draft name the
-    # final schema rejects), so it is left out: an absent status means accepted.
-    return [om.Suppression(kind=kind, justification=finding.suppressed.reason,
-                           properties={"gpulint/kind": finding.suppressed.kind})]
+    # No `status`: absent means accepted (sarif-om even names it `state`, a
+    # pre-2.1.0 draft name the final schema rejects).
+    return [{"justification": finding.suppressed.reason, "kind": kind,
+             "properties": {"gpulint/kind": finding.suppressed.kind}}]
 
 
 def _result_properties(finding: Finding) -> dict[str, Any]:
     props: dict[str, Any] = {}
     if finding.obj is not None:
         obj = finding.obj
-        props["object"] = {"apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name,
-                           "namespace": obj.namespace}
+        props["object"] = {"apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name}
+        if obj.namespace is not None:
+            props["object"]["namespace"] = obj.namespace
     if finding.container:
         props["container"] = finding.container
     if finding.field_path:
         props["fieldPath"] = finding.field_path
     if finding.source:
-        props["source"] = dict(finding.source)
+        props["source"] = {str(k): v for k, v in finding.source.items() if v is not None}
     return props
 
 
@@ -467,6 +493,10 @@ class _Fingerprints:
 # --- serialisation -----------------------------------------------------------
 
 
+class _Ready(list):
+    """Items that are JSON data already (results): to_json leaves them as they are."""
+
+
 def to_json(value: Any) -> Any:
     """sarif-om objects -> plain JSON data with SARIF's property names.
 
@@ -475,6 +505,8 @@ def to_json(value: Any) -> Any:
     equal to a SARIF default (a result's `level: warning`) are kept. Properties
     of SARIF objects are sorted by name, so the output is stable and diffable.
     """
+    if type(value) is _Ready:
+        return value
     if attr.has(type(value)):
         out: dict[str, Any] = {}
         for field in attr.fields(type(value)):
