@@ -705,3 +705,29 @@ def test_rule_docs_cite_the_policy_in_the_repository() -> None:
     assert "ack-default-gpu-scheduling" not in policy and "../shared" not in policy
     for rule_id in regex.findall(r"\]\(rules/(GPU\d{3})\.md\)", policy):
         assert (ROOT / "docs" / "rules" / f"{rule_id}.md").is_file()
+
+
+def test_line_hashes_read_only_files_of_the_repository(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    outside = outside_git(tmp_path)
+    repo = make_repo(outside / "repo")
+    (outside / "secret.yaml").write_text(BAD)
+    (repo / "link.yaml").symlink_to(outside / "secret.yaml")
+    (repo / "train.yaml").write_text(BAD)
+    monkeypatch.chdir(repo)
+    import builtins
+
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def spy(file: object, *args: object, **kwargs: object) -> object:
+        opened.append(os.fspath(file))  # type: ignore[arg-type]
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(builtins, "open", spy)
+    doc = _render([_finding(line=BAD_LINE, file="train.yaml"), _finding(line=BAD_LINE, file="link.yaml")])
+    monkeypatch.setattr(builtins, "open", real_open)
+    by_uri = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r for r in doc["runs"][0]["results"]}
+    inside, through_link = by_uri.pop("train.yaml"), by_uri.popitem()[1]
+    assert "primaryLocationLineHash" in inside["partialFingerprints"]
+    assert "primaryLocationLineHash" not in through_link["partialFingerprints"]
+    assert not any("secret" in name for name in opened)

@@ -311,7 +311,10 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
         location["logicalLocations"] = logical
     location["physicalLocation"] = where
     partial = {FINGERPRINT_KEY: fingerprints.of(finding, where["artifactLocation"]["uri"])}
-    line_hash = line_hashes.of(path, where["region"]["startLine"])
+    # Only files of the repository the SARIF is for (%SRCROOT%), as upload-sarif
+    # hashes only files of its checkout: nothing outside it is read.
+    line_hash = (line_hashes.of(path, where["region"]["startLine"])
+                 if where["artifactLocation"].get("uriBaseId") == SRCROOT else None)
     if line_hash is not None:
         partial[LINE_HASH_KEY] = line_hash
     result: dict[str, Any] = {
@@ -351,8 +354,9 @@ def _anchor(directory: str, locator: Locator) -> str | None:
 class _LineHashes:
     """GitHub's `primaryLocationLineHash` of locations in files of a repository (see linehash.py).
 
-    Only files that lie in a repository (or the current directory) are read,
-    as upload-sarif only hashes files under its source root; each once."""
+    Each file is read once while its results are written (results come file by
+    file); a symlink is read at its resolved path, which must lie in the
+    repository (RepoPath.root is None otherwise)."""
 
     KEEP = 16
 
