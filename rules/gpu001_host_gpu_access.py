@@ -35,7 +35,7 @@ installer), and reported as suppressed. A pod whose containers request GPUs
 is a workload, never such a component.
 
 ## Why is this bad
-Policy item 1 (POLICY.md §1): running GPU applications directly on the node is
+Policy item 1 ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy)): running GPU applications directly on the node is
 prohibited. A container that opens `/dev/nvidia*` itself, loads the host driver
 or runs programs in the node's namespaces uses GPUs the scheduler never
 allocated: the node is over-allocated, several Pods end up fighting over one
@@ -75,7 +75,8 @@ spec:
 The device plugin then mounts the allocated GPU and the driver libraries.
 
 ## References
-- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1, item 1)
+- ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 1: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
+- gpulint's policy, item 1: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - Kubernetes, hostPath volumes: https://kubernetes.io/docs/concepts/storage/volumes/#hostpath
 - NVIDIA/nvidia-container-toolkit#48: https://github.com/NVIDIA/nvidia-container-toolkit/issues/48

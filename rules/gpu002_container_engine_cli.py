@@ -38,7 +38,7 @@ monitoring agent reading container metadata), as is a socket volume no
 container mounts.
 
 ## Why is this bad
-Policy item 2 (POLICY.md §1): creating containers or requesting GPUs with
+Policy item 2 ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy)): creating containers or requesting GPUs with
 `docker`, `podman` or `nerdctl` (e.g. `docker run --gpus all`,
 `docker run -e NVIDIA_VISIBLE_DEVICES=all`) is prohibited. A container the
 node's runtime starts behind Kubernetes' back is invisible to the scheduler: it
@@ -74,7 +74,8 @@ containers:
 ```
 
 ## References
-- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1, item 2)
+- ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 2: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
+- gpulint's policy, item 2: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
 - NVIDIA container toolkit, Docker specialized configurations (`--gpus`, `NVIDIA_VISIBLE_DEVICES`): https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - NVIDIA/nvidia-container-toolkit#48: https://github.com/NVIDIA/nvidia-container-toolkit/issues/48

@@ -19,7 +19,7 @@ plugins, DRA kubelet plugins and CDI spec writers, listed by image or
 recognised by their role) are reported as suppressed system components.
 
 ## Why is this bad
-Policy item 3 (POLICY.md §1): adding `NVIDIA_VISIBLE_DEVICES=all` or a GPU ID
+Policy item 3 ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy)): adding `NVIDIA_VISIBLE_DEVICES=all` or a GPU ID
 to a Pod's `env` is prohibited. The NVIDIA container runtime hook reads the
 variable when the container is created and mounts the named GPUs, and by
 default it honours the variable in unprivileged containers
@@ -53,7 +53,8 @@ containers:
 To make sure a container sees no GPU, set `NVIDIA_VISIBLE_DEVICES=void`.
 
 ## References
-- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1, item 3)
+- ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 3: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
+- gpulint's policy, item 3: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
 - NVIDIA container toolkit, environment variables: https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - NVIDIA/nvidia-container-toolkit#48: https://github.com/NVIDIA/nvidia-container-toolkit/issues/48

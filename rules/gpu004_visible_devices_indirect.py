@@ -33,7 +33,7 @@ A Secret of tokens beside an ordinary workload is not reported. ConfigMaps that
 no workload consumes are never reported.
 
 ## Why is this bad
-Policy item 4 (POLICY.md §1): requesting GPUs for a Pod through the
+Policy item 4 ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy)): requesting GPUs for a Pod through the
 `NVIDIA_VISIBLE_DEVICES` environment variable is prohibited, and moving the value
 into a ConfigMap, a Secret or the downward API does not change what the NVIDIA
 container runtime hook does when the container is created: it mounts the named
@@ -81,7 +81,8 @@ To keep a container away from GPUs, set `NVIDIA_VISIBLE_DEVICES=void` (an `env`
 entry overrides anything `envFrom` provides).
 
 ## References
-- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1, item 4)
+- ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 4: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
+- gpulint's policy, item 4: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
 - NVIDIA container toolkit, environment variables: https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md
 - Kubernetes, Define environment variables / ConfigMaps (`envFrom`, `prefix`, precedence): https://kubernetes.io/docs/tasks/configure-pod-container/configure-pod-configmap/
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/

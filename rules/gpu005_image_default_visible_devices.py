@@ -31,7 +31,7 @@ GPU004's. A `void` from an `envFrom` ConfigMap in the scan counts; an `envFrom`
 source outside the scan cannot be checked, so the finding stands and says so.
 
 ## Why is this bad
-Policy item 5 (POLICY.md §1): container images that set `NVIDIA_VISIBLE_DEVICES`
+Policy item 5 ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy)): container images that set `NVIDIA_VISIBLE_DEVICES`
 to `all` by default are prohibited when the Pod YAML does not set it. On a node
 where the NVIDIA runtime runs the container (the GPU Operator makes it the
 default runtime, or `runtimeClassName: nvidia`), the runtime hook reads the
@@ -70,7 +70,8 @@ In an image, leave the variable unset (or set it to `void`) and let the device
 plugin set it for the containers that request GPUs.
 
 ## References
-- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1, item 5)
+- ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 5: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
+- gpulint's policy, item 5: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
 - NVIDIA container toolkit, environment variables and CUDA image defaults: https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md
 - NVIDIA/k8s-device-plugin#203: NGC images set NVIDIA_VISIBLE_DEVICES regardless: https://github.com/NVIDIA/k8s-device-plugin/issues/203
 - NVIDIA/gpu-operator#421: https://github.com/NVIDIA/gpu-operator/issues/421

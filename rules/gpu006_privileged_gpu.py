@@ -41,7 +41,7 @@ root or `/dev`), but never for a pod whose containers request GPUs. Kubernetes h
 only container `securityContext`s are read.
 
 ## Why is this bad
-Policy item 6 (POLICY.md §1): setting `privileged: true` in a Pod's
+Policy item 6 ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy)): setting `privileged: true` in a Pod's
 `securityContext` to run GPU programs is prohibited. A privileged container
 gets every device of the host, `/dev/nvidia*` included (containerd and CRI-O
 add all host devices unless `privileged_without_host_devices` is set), and the
@@ -75,7 +75,8 @@ Request the GPUs the container needs and drop `privileged`; add only the
 specific capabilities the program needs (never `SYS_ADMIN`).
 
 ## References
-- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1, item 6)
+- ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 6: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
+- gpulint's policy, item 6: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
 - NVIDIA container toolkit, privileged containers (`internal/config/image/privileged.go`: `CAP_SYS_ADMIN` in the bounding set means privileged): https://github.com/NVIDIA/nvidia-container-toolkit
 - NVIDIA container toolkit, `accept-nvidia-visible-devices-envvar-when-unprivileged`: https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md
 - Kubernetes, Configure a Security Context for a Pod or Container: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/

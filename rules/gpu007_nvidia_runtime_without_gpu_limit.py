@@ -10,7 +10,7 @@ a ConfigMap in the scan) are not reported. The finding points at the
 `all`.
 
 ## Why is this bad
-Beyond the policy text, but the same bypass (POLICY.md §4): the runtime class
+Beyond the policy text, but the same bypass ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#container-engines-runtime-classes-and-node-access)): the runtime class
 only selects the NVIDIA container runtime, which injects whatever
 `NVIDIA_VISIBLE_DEVICES` names. Without a GPU limit the device plugin never sets
 that variable, so the image's default decides, and CUDA and NGC images default
@@ -48,7 +48,7 @@ spec:
 or drop `runtimeClassName` from pods that need no GPU.
 
 ## References
-- POLICY.md §4: the GPU Operator creates RuntimeClass `nvidia`
+- The GPU Operator creates RuntimeClass `nvidia`: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#container-engines-runtime-classes-and-node-access
 - Kubernetes, Runtime Class: https://kubernetes.io/docs/concepts/containers/runtime-class/
 - NVIDIA GPU Operator, container runtime configuration: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/getting-started.html
 - NVIDIA/gpu-operator#421: https://github.com/NVIDIA/gpu-operator/issues/421

@@ -17,7 +17,7 @@ above `NVIDIA_VISIBLE_DEVICES`, written by hand into a manifest:
   `mountPath`.
 
 ## Why is this bad
-Beyond the policy text, but the same bypass (POLICY.md §2). The toolkit picks
+Beyond the policy text, but the same bypass ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#device-selection-in-the-nvidia-container-toolkit)). The toolkit picks
 the devices of a container from CDI annotations first, then from volume mounts
 under `/var/run/nvidia-container-devices` (when
 `accept-nvidia-visible-devices-as-volume-mounts` is on), and only then from
@@ -58,7 +58,7 @@ For devices that need more than a count, use DRA (`resources.claims` with a
 ResourceClaim), which the scheduler accounts for.
 
 ## References
-- POLICY.md §2: device-selection precedence in the NVIDIA container toolkit
+- Device-selection precedence in the NVIDIA container toolkit: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#device-selection-in-the-nvidia-container-toolkit
 - NVIDIA container toolkit, runtime configuration (CDI, volume-mounts strategy): https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md
 - Container Device Interface, annotations: https://github.com/cncf-tags/container-device-interface
 - NVIDIA/nvidia-container-toolkit#48: https://github.com/NVIDIA/nvidia-container-toolkit/issues/48

@@ -17,7 +17,7 @@ any built-in workload (Deployment, Job, ...) whose template holds it, with
 
 Custom resources (PyTorchJob, RayCluster, InferenceService, ...) are accepted,
 and the error only appears in the operator's events when it creates the Pods:
-the workload silently never starts. The policy (POLICY.md §1) is explicit:
+the workload silently never starts. The policy ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy)) is explicit:
 GPUs are requested in `limits`; a `requests` without a matching `limits` is
 invalid. A LimitRange that gives the namespace a default GPU limit would make
 the Pod valid; gpulint does not see LimitRanges, so suppress the finding then.
@@ -37,7 +37,8 @@ resources:
 ```
 
 ## References
-- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1)
+- ACK, "Use the default Kubernetes GPU scheduling": https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
+- gpulint's policy: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - Kubernetes, extended resources: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources
 - kubernetes/kubernetes `pkg/apis/core/validation/validation.go`, `ValidateResourceRequirements`

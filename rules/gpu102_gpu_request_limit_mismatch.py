@@ -36,7 +36,8 @@ resources:
 ```
 
 ## References
-- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1)
+- ACK, "Use the default Kubernetes GPU scheduling": https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
+- gpulint's policy: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - kubernetes/kubernetes `pkg/apis/core/validation/validation.go`, `ValidateResourceRequirements`
 """

@@ -59,7 +59,7 @@ resources:
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - Kubernetes, resource quantities: https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/
 - kubernetes/kubernetes `pkg/apis/core/validation/validation.go`, `ValidateResourceQuantityValue`
-- ACK GPU sharing and cGPU (POLICY.md §5)
+- ACK GPU sharing and cGPU: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#gpu-resources-in-kubernetes
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ resources:
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - Kubernetes 1.10 release notes: `alpha.kubernetes.io/nvidia-gpu` removed in favour of device plugins
 - NVIDIA k8s-device-plugin (resource names, MIG strategies, renaming): https://github.com/NVIDIA/k8s-device-plugin
-- GPU resource names: POLICY.md §5
+- GPU resource names: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#gpu-resources-in-kubernetes
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ GPU of any model".
 In a heterogeneous cluster the scheduler treats every `nvidia.com/gpu` as the
 same: a training job sized for an 80 GB A100 can land on a 16 GB T4 and fail
 with out-of-memory errors, or an inference service lands on an expensive card
-it does not need. The ACK document (POLICY.md §1) and the Kubernetes "Schedule
+it does not need. The ACK document ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy)) and the Kubernetes "Schedule
 GPUs" page both advise labelling nodes with their GPU model
 (`kubectl label nodes <node> accelerator=<gpu-model>`) and selecting it with a
 `nodeSelector`. On a homogeneous cluster this finding is noise, which is why
@@ -52,7 +52,7 @@ spec:
 ```
 
 ## References
-- ACK, "Use default Kubernetes GPU scheduling" (POLICY.md §1: label nodes and use a nodeSelector)
+- ACK, "Use the default Kubernetes GPU scheduling" (label nodes and use a nodeSelector): https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - Kubernetes, Schedule GPUs, "Clusters containing different types of GPUs": https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - NVIDIA GPU Feature Discovery labels (`nvidia.com/gpu.product`): https://github.com/NVIDIA/k8s-device-plugin
 """

@@ -2,19 +2,21 @@
 
 `check(doc)` validates against the vendored OASIS schema (with the validator
 its `$schema` names: draft-04) and then checks what GitHub code scanning needs
-beyond the schema (POLICY.md §7): one run, a complete rule table that
-`ruleIndex` points into, one physical location with a full region and a
-relative or file URI, declared base ids, our fingerprint and no
-`primaryLocationLineHash`.
+beyond the schema (see GITHUB_RULES in test_sarif.py for GitHub's documented
+rules): one run, a complete rule table that `ruleIndex` points into, one
+physical location with a full region and a relative or file URI, declared
+base ids, our fingerprint and, for a file of a repository, the
+`primaryLocationLineHash` upload-sarif would compute.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, unquote_to_bytes, urlsplit
 
 import jsonschema
 
@@ -33,8 +35,11 @@ def validator() -> jsonschema.protocols.Validator:
     return cls(schema)
 
 
-def check(doc: dict) -> dict:
-    """Validate a SARIF log; returns its only run."""
+def check(doc: dict, root: Path | None = None) -> dict:
+    """Validate a SARIF log; returns its only run.
+
+    With `root`, the directory %SRCROOT% stands for, every location must be a
+    file there and every line hash must be the one upload-sarif computes."""
     errors = sorted(validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
     assert not errors, "SARIF does not validate:\n" + "\n".join(
         f"  {'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:20])
@@ -51,7 +56,23 @@ def check(doc: dict) -> dict:
     assert isinstance(run["invocations"][0]["executionSuccessful"], bool)
     for result in run["results"]:
         _check_result(result, rules, bases)
+        if root is not None:
+            _check_in_repository(result, root)
     return run
+
+
+def _check_in_repository(result: dict, root: Path) -> None:
+    from gpulint.report.linehash import all_hashes
+
+    for location in result["locations"] + result.get("relatedLocations", []):
+        artifact = location["physicalLocation"]["artifactLocation"]
+        assert artifact.get("uriBaseId") == "%SRCROOT%", artifact
+        path = root / os.fsdecode(unquote_to_bytes(artifact["uri"]))
+        assert path.is_file(), f"{artifact['uri']} is not a file of the repository"
+    physical = result["locations"][0]["physicalLocation"]
+    path = root / os.fsdecode(unquote_to_bytes(physical["artifactLocation"]["uri"]))
+    expected = list(all_hashes(path.read_bytes()))[physical["region"]["startLine"] - 1]
+    assert result["partialFingerprints"]["primaryLocationLineHash"] == expected
 
 
 def _check_driver(driver: dict) -> None:
@@ -85,8 +106,10 @@ def _check_result(result: dict, rules: list, bases: dict) -> None:
         _check_physical(related["physicalLocation"], bases)
         assert related["message"]["text"]
     fingerprints = result["partialFingerprints"]
-    assert "primaryLocationLineHash" not in fingerprints, "GitHub computes it from the file"
     assert re.fullmatch(r"[0-9a-f]{32}:\d+", fingerprints["gpulint/v1"])
+    if "primaryLocationLineHash" in fingerprints:
+        assert re.fullmatch(r"[0-9a-f]{1,16}:\d+", fingerprints["primaryLocationLineHash"])
+        assert "uriBaseId" in result["locations"][0]["physicalLocation"]["artifactLocation"]
     for suppression in result.get("suppressions", []):
         assert suppression["kind"] in ("inSource", "external") and suppression["justification"]
 
@@ -106,8 +129,8 @@ def _check_physical(physical: dict, bases: dict) -> None:
     assert (region["endLine"], region["endColumn"]) >= (region["startLine"], region["startColumn"])
 
 
-def loads(text: str) -> dict:
+def loads(text: str, root: Path | None = None) -> dict:
     """Parse a SARIF stream (nothing but SARIF may be in it) and check it."""
     doc = json.loads(text)
-    check(doc)
+    check(doc, root)
     return doc

@@ -58,9 +58,20 @@ def test_fixtures_annotations_match_findings(monkeypatch: pytest.MonkeyPatch) ->
     lines = out.splitlines()
     assert code == 1
     active = [f for f in report["findings"] if not f["suppressed"]]
-    assert len(lines) == len(active) + 1
+    # Most severe first (in report order within a severity), at most 10 per kind (9 notices).
+    rank = {"error": 0, "warning": 1, "info": 2}
+    ranked = sorted(active, key=lambda f: rank[f["severity"]])
+    room = {"error": 10, "warning": 10, "info": 9}
+    annotated, rest = [], []
+    for finding in ranked:
+        if room[finding["severity"]]:
+            room[finding["severity"]] -= 1
+            annotated.append(finding)
+        else:
+            rest.append(finding)
+    assert len(rest) > 300
     assert lines[-1] == text.splitlines()[-1]          # the same summary as the text format
-    for line, finding in zip(lines, active):
+    for line, finding in zip(lines, annotated):
         command, props, message = parse(line)
         assert command == {"error": "error", "warning": "warning", "info": "notice"}[finding["severity"]]
         # Rendered Helm/Kustomize findings are annotated on their first mapped file.
@@ -73,7 +84,62 @@ def test_fixtures_annotations_match_findings(monkeypatch: pytest.MonkeyPatch) ->
             assert "col" not in props and "endColumn" not in props
         assert props["title"] == f"{finding['rule']} {finding['name']}"
         # ... followed, for a mapped finding, by where it was rendered.
-        assert message == finding["message"] or (finding["mapped"] and message.startswith(finding["message"] + " ("))
+        rendered = finding["path"].removesuffix(" (rendered)")
+        assert message == finding["message"] or (
+            finding["mapped"] and message == f"{finding['message']} (rendered output of {rendered}, line {finding['line']})")
+    # The others: plain lines in a collapsed group (the text format's lines), then one notice.
+    n = len(annotated)
+    assert lines[n] == f"::group::gpulint: findings not annotated ({len(rest)})"
+    text_lines = set(text.splitlines())
+    assert all(line in text_lines and not line.startswith("::") for line in lines[n + 1:n + 1 + len(rest)])
+    assert lines[n + 1 + len(rest)] == "::endgroup::"
+    command, props, message = parse(lines[n + 2 + len(rest)])
+    assert (command, props) == ("notice", {"title": "gpulint"})
+    assert message.startswith(f"{len(rest)} more findings not annotated: GitHub shows 10 error, 10 warning")
+    assert len(lines) == n + len(rest) + 4
+
+
+def test_annotation_cap_is_most_severe_first() -> None:
+    def finding(line: int, severity: Severity) -> Finding:
+        return Finding("GPU003", "visible-devices-env", severity, f"m{line}", "-", Span(line, 1, line, 2))
+
+    findings = [finding(n, Severity.INFO) for n in range(1, 4)] + [finding(n, Severity.ERROR) for n in range(4, 8)]
+    findings.append(finding(8, Severity.WARNING))
+    findings[0].suppressed = Suppression("inline", "ok")
+    out = github.render(ScanResult([FileReport("-", "scanned", findings=findings)]), show_suppressed=True, limit=2)
+    lines = out.splitlines()
+    kinds = [(parse(line)[0], parse(line)[2]) for line in lines[:4]]
+    # Errors first, then warnings, then notices (one notice is kept for the word that more exist).
+    assert kinds == [("error", "m4"), ("error", "m5"), ("warning", "m8"), ("notice", "m2")]
+    assert lines[4] == "::group::gpulint: findings not annotated (4)"
+    # The rest as text lines, by rank: the suppressed one last.
+    assert [line.split(" ")[3] for line in lines[5:9]] == ["m6", "m7", "m3", "m1"]
+    assert lines[9] == "::endgroup::"
+    assert lines[10].startswith("::notice title=gpulint::4 more findings not annotated")
+
+
+def test_step_summary_is_written_when_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text(BAD)
+    (tmp_path / "a|b.yaml").write_text(BAD.replace("name: bad", "name: other"))
+    (tmp_path / "ok.yaml").write_text(BAD.replace("env:", "# gpulint: ignore[GPU003] reviewed\n    env:"))
+    summary = tmp_path / "summary.md"
+    summary.write_text("# earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, out, _ = run_cli("scan", "--format", "github", "bad.yaml", "a|b.yaml", "ok.yaml")
+    assert code == 1
+    text = summary.read_text()
+    assert text.startswith("# earlier step\n### gpulint: 2 findings (2 errors)\n")   # appended, not replaced
+    assert ("| [GPU003](https://github.com/gpulint/gpulint/blob/main/docs/rules/GPU003.md) "
+            "| visible-devices-env | 2 | 0 | 0 | 1 |") in text
+    assert "| a\\|b.yaml | 1 |" in text and "| bad.yaml | 1 |" in text   # a | in a name cannot split the table
+    assert "**Suppressed:** 1 (inline 1)" in text
+    # Not for other formats, and not when the variable is unset.
+    summary.write_text("")
+    run_cli("scan", "--format", "text", "bad.yaml")
+    assert summary.read_text() == ""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+    assert run_cli("scan", "--format", "github", "bad.yaml")[0] == 1
 
 
 def test_exact_annotation_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -100,8 +166,8 @@ def test_severity_mapping_and_escaping_in_properties(monkeypatch: pytest.MonkeyP
         _finding("a,b:c%.yaml", Severity.ERROR, "e", line=6),
     ]
     out = github.render(_result(findings)).splitlines()
-    assert [line.split(" ", 1)[0] for line in out[:3]] == ["::notice", "::warning", "::error"]
-    assert out[0] == ("::notice file=a%2Cb%3Ac%25.yaml,line=4,endLine=4,col=3,endColumn=9,"
+    assert [line.split(" ", 1)[0] for line in out[:3]] == ["::error", "::warning", "::notice"]
+    assert out[2] == ("::notice file=a%2Cb%3Ac%25.yaml,line=4,endLine=4,col=3,endColumn=9,"
                       "title=GPU003 visible-devices-env::first line%0Asecond: 100%25")
     assert out[-1].startswith("Found 3 findings (1 error, 1 warning, 1 info)")
 
@@ -122,7 +188,7 @@ def test_helm_finding_is_annotated_on_its_template(monkeypatch: pytest.MonkeyPat
     command, props, message = parse(github.render(_result([finding])).splitlines()[0])
     assert props["file"] == "chart/templates/pod.yaml"
     assert (props["line"], props["col"], props["endColumn"]) == ("12", "5", "17")
-    assert message == "m (rendered: stdin:4)"
+    assert message == "m (rendered output of stdin, line 4)"
 
 
 def test_suppressed_only_with_show_suppressed_and_never_as_error(tmp_path: Path,

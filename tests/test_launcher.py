@@ -26,7 +26,7 @@ def test_every_option_reaches_the_scan_under_its_name() -> None:
     values = scanargs.parse(["-f", "json", "-o", "r.json", "--select", "GPU003,GPU006", "--select", "GPU1",
                              "--set", "a=b", "-j2", "x.yaml", "--max-depth=3", "-", "--", "--odd-name.yaml"])
     assert values["paths"] == ["x.yaml", "-", "--odd-name.yaml"]
-    assert (values["output_format"], values["output"], values["jobs"], values["max_depth"]) == ("json", "r.json", 2, 3)
+    assert (values["output_format"], values["output"], values["jobs"], values["max_depth"]) == ("json", ["r.json"], 2, 3)
     assert values["select"] == ["GPU003,GPU006", "GPU1"] and values["set_values"] == ["a=b"]
     assert values["extend_select"] == [] and values["values"] == []   # repeatable options default to []
     assert scanargs.defaults()["helm_release"] == "release-name"

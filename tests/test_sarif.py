@@ -1,4 +1,4 @@
-"""`--format sarif`: schema-valid, and what GitHub code scanning reads (POLICY.md §7)."""
+"""`--format sarif`: schema-valid, and what GitHub code scanning reads (GITHUB_RULES below)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from gpulint.api import Severity
 from gpulint.inputs.discovery import discover
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
+from gpulint.render.base import rendered_source, rendered_variant
 from gpulint.report import sarif
 from gpulint.report.repopath import git_root
 from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
@@ -64,28 +65,61 @@ def outside_git(tmp_path: Path) -> Path:
 # --- the shipped fixtures -----------------------------------------------------
 
 
-def test_fixtures_tree_validates_and_matches_json(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("show_suppressed", [False, True])
+def test_fixtures_tree_validates_and_matches_json(monkeypatch: pytest.MonkeyPatch, show_suppressed: bool) -> None:
     monkeypatch.chdir(ROOT)
-    code, doc, err = scan_sarif("fixtures/")
+    extra = ("--show-suppressed",) if show_suppressed else ()
+    code, out, err = run_cli("scan", "--format", "sarif", *extra, "fixtures/")
     assert code == 1, err
+    root = git_root(ROOT)
+    # Every location is a file of the repository, every line hash the one upload-sarif computes.
+    doc = sarif_check.loads(out, root=root)
     run = doc["runs"][0]
     _, report = scan_json("fixtures/")
-    assert len(run["results"]) == len(report["findings"]) > 0
-    for result, finding in zip(run["results"], report["findings"]):
+    findings = [f for f in report["findings"] if show_suppressed or not f["suppressed"]]
+    left_out = len(report["findings"]) - len(findings)
+    assert len(run["results"]) == len(findings) > 0 and (show_suppressed or left_out > 0)
+    rendered = 0
+    for result, finding in zip(run["results"], findings):
         where = result["locations"][0]["physicalLocation"]
         region = where["region"]
-        # Rendered Helm/Kustomize findings sit at their first mapped file (a template, values or patch).
-        primary = finding["mapped"][0] if finding["mapped"] else finding
-        assert where["artifactLocation"] == {"uri": primary["path"], "uriBaseId": "%SRCROOT%"}
         assert (result["ruleId"], result["level"]) == (finding["rule"], sarif.LEVELS[Severity(finding["severity"])])
-        assert (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"]) == (
-            primary["line"], primary["column"], primary["end_line"], primary["end_column"])
-        # ... followed, for a mapped finding, by links to its other locations.
-        assert result["message"]["text"] == finding["message"] or (
-            finding["mapped"] and result["message"]["text"].startswith(finding["message"] + " See ["))
         assert ("suppressions" in result) == finding["suppressed"]
+        source = rendered_source(finding["path"])
+        if source is not None:
+            rendered += 1
+            variant = rendered_variant(finding["path"])
+            # Rendered Helm/Kustomize findings sit at their first mapped file (a template, values or
+            # patch), else at line 1 of the chart's or kustomization's file; the rendered position is
+            # in the message and a property, never a location.
+            if finding["mapped"]:
+                primary = finding["mapped"][0]
+                expected = (primary["path"], (primary["line"], primary["column"], primary["end_line"],
+                                              primary["end_column"]))
+            else:
+                anchor = next(f"{source}/{name}" for name in sarif._ANCHORS if (ROOT / source / name).is_file())
+                expected = (anchor, (1, 1, 1, 1))
+            span = (finding["line"], finding["column"])
+            shown = f"{source} with {variant}" if variant else source
+            assert f"(rendered output of {shown}, line {span[0]}, column {span[1]})" in result["message"]["text"]
+            assert result["properties"]["renderedLocation"] == {
+                "source": source, **({"values": variant} if variant else {}), "startLine": span[0], "startColumn": span[1],
+                "endLine": finding["end_line"], "endColumn": finding["end_column"]}
+        else:
+            expected = (finding["path"], (finding["line"], finding["column"], finding["end_line"],
+                                          finding["end_column"]))
+            assert result["message"]["text"] == finding["message"]
+        assert where["artifactLocation"] == {"uri": expected[0], "uriBaseId": "%SRCROOT%"}
+        assert (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"]) == expected[1]
+    assert rendered > 0
+    notes = run["invocations"][0].get("toolExecutionNotifications", [])
+    if show_suppressed:
+        assert notes == []
+    else:
+        assert notes == [{"level": "note", "message": {"text": f"{left_out} suppressed results left out "
+                          "(gpulint --show-suppressed includes them, with their suppressions)."}}]
     # Relative to the repository root, which is where CI and GitHub check it out.
-    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": git_root(ROOT).as_uri() + "/"}}
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": root.as_uri() + "/"}}
 
 
 def test_fixture_expectations_hold_in_sarif(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,7 +133,7 @@ def test_fixture_expectations_hold_in_sarif(monkeypatch: pytest.MonkeyPatch) -> 
             continue  # rendered as a whole; their mapping is tested in test_helm/test_kustomize
         expected = expectations.read(path)
         rel = path.relative_to(ROOT).as_posix()
-        _, doc, _ = scan_sarif(*expected.args, rel)
+        _, doc, _ = scan_sarif("--show-suppressed", *expected.args, rel)
         got_active, got_suppressed = [], []
         for result in doc["runs"][0]["results"]:
             where = result["locations"][0]["physicalLocation"]
@@ -148,7 +182,9 @@ def test_every_registered_rule_is_described(monkeypatch: pytest.MonkeyPatch, tmp
             assert props["problem.severity"] == {"error": "error", "warning": "warning",
                                                  "info": "recommendation"}[rule.severity.value]
             assert "security-severity" not in props
-        if rule.id < "GPU090":          # bypass rules; GPU09x are about suppressions themselves
+        if "input" in rule.tags:        # GPU000: trouble with the input or the tools, never a security alert
+            assert "security" not in props["tags"] and props["problem.severity"] == "error"
+        elif rule.id < "GPU090":        # bypass rules; GPU09x are about suppressions themselves
             assert "security" in props["tags"]
         assert props["precision"] == rule.precision
 
@@ -242,8 +278,10 @@ def test_fingerprint_ignores_lines_and_tells_containers_apart(monkeypatch: pytes
     lines = [d["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"]
              for d in (before, after)]
     assert lines[0] != lines[1]
-    assert fp[0] == fp[1] and fp[0] != fp[2]
-    assert list(fp[0]) == ["gpulint/v1"]
+    # Both fingerprints survive lines inserted above the finding; ours also tells the container apart.
+    assert fp[0] == fp[1]
+    assert fp[0]["gpulint/v1"] != fp[2]["gpulint/v1"]
+    assert sorted(fp[0]) == ["gpulint/v1", "primaryLocationLineHash"]
 
 
 def test_identical_identities_get_numbered_fingerprints() -> None:
@@ -280,11 +318,17 @@ def test_suppressed_findings_carry_suppressions(tmp_path: Path, monkeypatch: pyt
 
     config = ScanConfig(rules=list(rules.values()), all_rules=rules, suppressors=[suppressor])
     result = scan(discover(["bad.yaml"]).inputs, config)
-    doc = json.loads(sarif.render(result, rules))
+    doc = json.loads(sarif.render(result, rules, show_suppressed=True))
     run = sarif_check.check(doc)
     (only,) = run["results"]
     assert only["suppressions"] == [{"kind": sarif_kind, "justification": reason, "properties": {"gpulint/kind": kind}}]
     assert only["ruleId"] == "GPU003"
+    # By default a suppressed finding is no result at all (it could open an alert), only counted.
+    run = sarif_check.check(json.loads(sarif.render(result, rules)))
+    assert run["results"] == []
+    assert run["invocations"][0]["toolExecutionNotifications"] == [
+        {"level": "note", "message": {"text": "1 suppressed result left out "
+                                      "(gpulint --show-suppressed includes them, with their suppressions)."}}]
 
 
 # --- the cap ---------------------------------------------------------------------------
@@ -294,7 +338,7 @@ def test_results_are_capped_below_github_limit_with_a_notification() -> None:
     many = [_finding(line=n, severity=Severity.WARNING, container=f"c{n}") for n in range(1, 4801)]
     many[4700] = _finding(line=4701, severity=Severity.ERROR, container="worst")
     many[10].suppressed = Suppression("config", "accepted")
-    doc = _render(many)
+    doc = _render(many, show_suppressed=True)
     run = doc["runs"][0]
     assert sarif.DEFAULT_MAX_RESULTS < sarif.GITHUB_KEPT_RESULTS
     assert len(run["results"]) == sarif.DEFAULT_MAX_RESULTS
@@ -397,26 +441,49 @@ def test_helm_template_in_repo_is_the_location(monkeypatch: pytest.MonkeyPatch, 
     (templates / "deployment.yaml").write_text("# template\n" * 30)
     (repo / "charts" / "train" / "values.yaml").write_text("visible: all\n")
     monkeypatch.chdir(repo)
-    finding = _finding(line=40, file="-", mapped=[
+    finding = _finding(line=40, file="charts/train (rendered)", mapped=[
         MappedLocation("template", "charts/train/templates/deployment.yaml", Span(22, 9, 22, 30)),
         MappedLocation("values", "charts/train/values.yaml", Span(1, 10, 1, 13), "values.yaml: visible"),
         MappedLocation("template", "charts/missing.yaml", Span(1, 1, 1, 2)),
     ])
     doc = _render([finding])
+    sarif_check.check(doc, root=repo)
     (result,) = doc["runs"][0]["results"]
     primary = result["locations"][0]["physicalLocation"]
     assert primary == {"artifactLocation": {"uri": "charts/train/templates/deployment.yaml", "uriBaseId": "%SRCROOT%"},
                        "region": {"startLine": 22, "startColumn": 9, "endLine": 22, "endColumn": 30}}
-    related = result["relatedLocations"]
-    assert [r["id"] for r in related] == [1, 2]
-    assert related[0]["physicalLocation"]["artifactLocation"] == {"uri": "stdin"}
-    assert related[0]["physicalLocation"]["region"]["startLine"] == 40
-    assert related[0]["message"]["text"] == "rendered manifest (stdin) line 40"
-    assert related[1]["physicalLocation"]["artifactLocation"]["uri"] == "charts/train/values.yaml"
-    assert related[1]["message"]["text"] == "values.yaml: visible"
+    # Related locations are files of the repository only; the rendered position is in words.
+    (related,) = result["relatedLocations"]
+    assert related["id"] == 1
+    assert related["physicalLocation"]["artifactLocation"]["uri"] == "charts/train/values.yaml"
+    assert related["message"]["text"] == "values.yaml: visible"
+    assert result["properties"]["renderedLocation"] == {
+        "source": "charts/train", "startLine": 40, "startColumn": 11, "endLine": 40, "endColumn": 21}
     # GitHub links related locations embedded in the message as [text](id).
     assert result["message"]["text"].endswith(
-        "See [rendered manifest (stdin) line 40](1), [values.yaml: visible](2).")
+        'container "cuda") (rendered output of charts/train, line 40, column 11). See [values.yaml: visible](1).')
+
+
+def test_rendered_finding_without_a_mapped_file_sits_on_the_chart_file(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "charts" / "train").mkdir(parents=True)
+    (repo / "charts" / "train" / "Chart.yaml").write_text("apiVersion: v2\nname: train\nversion: 1.0.0\n")
+    (repo / "overlay").mkdir()
+    (repo / "overlay" / "kustomization.yml").write_text("resources: []\n")
+    monkeypatch.chdir(repo)
+    doc = _render([_finding(line=7, file="charts/train (rendered)"), _finding(line=9, file="overlay (rendered)")])
+    sarif_check.check(doc, root=repo)
+    results = doc["runs"][0]["results"]
+    assert [r["locations"][0]["physicalLocation"] for r in results] == [
+        {"artifactLocation": {"uri": "charts/train/Chart.yaml", "uriBaseId": "%SRCROOT%"},
+         "region": {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 1}},
+        {"artifactLocation": {"uri": "overlay/kustomization.yml", "uriBaseId": "%SRCROOT%"},
+         "region": {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 1}},
+    ]
+    assert results[0]["message"]["text"].endswith("(rendered output of charts/train, line 7, column 11)")
+    assert "relatedLocations" not in results[0]
+    assert "(rendered)" not in json.dumps(doc)
 
 
 def test_mapped_file_missing_keeps_the_rendered_position(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -507,3 +574,163 @@ def test_long_descriptions_are_cut_at_a_sentence_or_line_end() -> None:
     cut = sarif._limit(items)
     assert len(cut) <= 1024 and cut.endswith("without a full stop") and items.startswith(cut)
     assert sarif._limit("x" * 2000).endswith("…") and len(sarif._limit("x" * 2000)) == 1024
+
+
+# --- GitHub's documented rules ------------------------------------------------------------
+
+SARIF_SUPPORT = ("https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/"
+                 "sarif-support-for-code-scanning")
+LIMITS = "https://docs.github.com/en/code-security/code-scanning/troubleshooting-sarif-uploads/results-exceed-limit"
+SECURITY_SEVERITY = {"critical": (9.0, 10.0), "high": (7.0, 8.9), "medium": (4.0, 6.9), "low": (0.1, 3.9)}
+
+
+def _rules_of(doc: dict) -> list[dict]:
+    return doc["runs"][0]["tool"]["driver"]["rules"]
+
+
+def _results_of(doc: dict) -> list[dict]:
+    return doc["runs"][0]["results"]
+
+
+# (what GitHub's documentation says, where, a check of one SARIF log)
+GITHUB_RULES = [
+    ("version 2.1.0; at most 20 runs per file (we write one)", LIMITS,
+     lambda d: d["version"] == "2.1.0" and len(d["runs"]) == 1),
+    ("at most 25,000 rules per run", LIMITS, lambda d: len(_rules_of(d)) <= 25_000),
+    ("at most 25,000 results per run, only the top 5,000 are kept (we cap at 4,500)", LIMITS,
+     lambda d: len(_results_of(d)) <= sarif.DEFAULT_MAX_RESULTS < 5_000),
+    ("at most 20 tags per rule, only 10 shown (all of ours are shown)", LIMITS,
+     lambda d: all(len(r["properties"]["tags"]) <= 10 for r in _rules_of(d))),
+    ("at most 1,000 locations per result, 100 shown", LIMITS,
+     lambda d: all(len(r["locations"]) + len(r.get("relatedLocations", [])) <= 100 for r in _results_of(d))),
+    ("tool.driver.name is required; semanticVersion is semver", SARIF_SUPPORT,
+     lambda d: d["runs"][0]["tool"]["driver"]["name"] == "gpulint"),
+    ("reportingDescriptor: id, shortDescription.text and fullDescription.text (1,024 characters shown), "
+     "help.text are required", SARIF_SUPPORT,
+     lambda d: all(r["id"] and 0 < len(r["shortDescription"]["text"]) <= 1024
+                   and 0 < len(r["fullDescription"]["text"]) <= 1024 and r["help"]["text"] for r in _rules_of(d))),
+    ("defaultConfiguration.level and result.level are note, warning or error", SARIF_SUPPORT,
+     lambda d: all(r["defaultConfiguration"]["level"] in ("note", "warning", "error") for r in _rules_of(d))
+     and all(r["level"] in ("note", "warning", "error") for r in _results_of(d))),
+    ("properties.precision is very-high, high, medium or low", SARIF_SUPPORT,
+     lambda d: all(r["properties"]["precision"] in ("very-high", "high", "medium", "low") for r in _rules_of(d))),
+    ("security-severity (a score 0.1-10.0 as a string) only for rules tagged security; "
+     "problem.severity error, warning or recommendation for the others", SARIF_SUPPORT,
+     lambda d: all(("security-severity" in r["properties"]) == ("security" in r["properties"]["tags"])
+                   and (0.1 <= float(r["properties"]["security-severity"]) <= 10.0
+                        if "security" in r["properties"]["tags"]
+                        else r["properties"]["problem.severity"] in ("error", "warning", "recommendation"))
+                   for r in _rules_of(d))),
+    ("result: ruleId, message.text and a location with artifactLocation.uri and region.startLine", SARIF_SUPPORT,
+     lambda d: all(r["ruleId"] and r["message"]["text"] and r["locations"][0]["physicalLocation"]
+                   ["artifactLocation"]["uri"] and r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1
+                   for r in _results_of(d))),
+    ("partialFingerprints.primaryLocationLineHash: filled in by upload-sarif when absent, "
+     "needed for an API upload", SARIF_SUPPORT,
+     lambda d: all("primaryLocationLineHash" in r["partialFingerprints"] for r in _results_of(d))),
+    ("relatedLocations are linked from the message as [text](id)", SARIF_SUPPORT,
+     lambda d: all(f"]({loc['id']})" in r["message"]["text"] for r in _results_of(d)
+                   for loc in r.get("relatedLocations", []))),
+    ("runAutomationDetails.id: the category, up to the last /", SARIF_SUPPORT,
+     lambda d: d["runs"][0]["automationDetails"]["id"].endswith("/")),
+]
+
+
+@pytest.mark.parametrize("rule, source, holds", GITHUB_RULES, ids=[rule[:40] for rule, _, _ in GITHUB_RULES])
+def test_github_documented_rules(rule: str, source: str, holds: object, monkeypatch: pytest.MonkeyPatch,
+                                 fixtures_sarif: dict) -> None:
+    assert holds(fixtures_sarif), f"{rule} ({source})"  # type: ignore[operator]
+
+
+@pytest.fixture(scope="module")
+def fixtures_sarif() -> dict:
+    import contextlib
+
+    with contextlib.chdir(ROOT):
+        code, out, err = run_cli("scan", "--format", "sarif", "--show-suppressed", "--category", "gpulint",
+                                 "fixtures/")
+    assert code == 1, err
+    return sarif_check.loads(out)
+
+
+def test_input_problems_are_not_security_alerts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "broken.yaml").write_text("kind: Pod\nmetadata: {name: [\n")
+    monkeypatch.chdir(repo)
+    code, out, _ = run_cli("scan", "--format", "sarif", "broken.yaml")
+    doc = sarif_check.loads(out, root=repo)
+    (result,) = doc["runs"][0]["results"]
+    rule = _rules_of(doc)[result["ruleIndex"]]
+    assert (code, result["ruleId"], result["level"]) == (1, "GPU000", "error")
+    assert "security" not in rule["properties"]["tags"] and "security-severity" not in rule["properties"]
+    assert rule["properties"]["problem.severity"] == "error"
+    assert rule["helpUri"] == "https://github.com/gpulint/gpulint/blob/main/docs/rules/GPU000.md"
+
+
+def test_non_utf8_and_newline_file_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    odd = os.fsencode(repo) + b"/caf\xe9 \xff.yaml"
+    with open(odd, "wb") as handle:
+        handle.write(BAD.encode())
+    (repo / "two\nlines.yaml").write_text(BAD)
+    monkeypatch.chdir(repo)
+    code, out, err = run_cli("scan", "--format", "sarif", ".")
+    assert code == 1, err
+    out.encode("utf-8")                                   # valid UTF-8 (no lone surrogate written)
+    doc = sarif_check.loads(out, root=repo)
+    uris = sorted(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"])
+    assert uris == ["caf%E9%20%FF.yaml", "two%0Alines.yaml"]
+    from urllib.parse import unquote_to_bytes
+
+    assert os.path.isfile(os.fsencode(repo) + b"/" + unquote_to_bytes(uris[0]))   # lossless
+
+
+def test_rule_docs_cite_the_policy_in_the_repository() -> None:
+    """Rule docs (and so `explain` and SARIF help) link to docs/policy.md sections that exist, to no file
+    outside the repository."""
+    import re as regex
+
+    policy = (ROOT / "docs" / "policy.md").read_text(encoding="utf-8")
+    # GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens.
+    anchors = {regex.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+               for h in regex.findall(r"^#+ (.+)$", policy, regex.M)}
+    linked = 0
+    for rule in load_rules().values():
+        if not sarif.is_builtin(rule):
+            continue
+        assert "POLICY.md" not in rule.doc, rule.id
+        for anchor in regex.findall(r"https://github\.com/gpulint/gpulint/blob/main/docs/policy\.md#([\w-]+)",
+                                    rule.doc):
+            assert anchor in anchors, (rule.id, anchor)
+            linked += 1
+    assert linked >= 13
+    # The policy cites public sources only, and every rule it names has its page.
+    assert "ack-default-gpu-scheduling" not in policy and "../shared" not in policy
+    for rule_id in regex.findall(r"\]\(rules/(GPU\d{3})\.md\)", policy):
+        assert (ROOT / "docs" / "rules" / f"{rule_id}.md").is_file()
+
+
+def test_line_hashes_read_only_files_of_the_repository(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    outside = outside_git(tmp_path)
+    repo = make_repo(outside / "repo")
+    (outside / "secret.yaml").write_text(BAD)
+    (repo / "link.yaml").symlink_to(outside / "secret.yaml")
+    (repo / "train.yaml").write_text(BAD)
+    monkeypatch.chdir(repo)
+    import builtins
+
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def spy(file: object, *args: object, **kwargs: object) -> object:
+        opened.append(os.fspath(file))  # type: ignore[arg-type]
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(builtins, "open", spy)
+    doc = _render([_finding(line=BAD_LINE, file="train.yaml"), _finding(line=BAD_LINE, file="link.yaml")])
+    monkeypatch.setattr(builtins, "open", real_open)
+    by_uri = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r for r in doc["runs"][0]["results"]}
+    inside, through_link = by_uri.pop("train.yaml"), by_uri.popitem()[1]
+    assert "primaryLocationLineHash" in inside["partialFingerprints"]
+    assert "primaryLocationLineHash" not in through_link["partialFingerprints"]
+    assert not any("secret" in name for name in opened)

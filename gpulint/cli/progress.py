@@ -19,7 +19,12 @@ import time
 from typing import IO, Any
 
 from gpulint.inputs.discovery import Input
-from gpulint.results.findings import STATUS_BINARY, STATUS_CHART, STATUS_ERROR, STATUS_NOT_KUBERNETES
+from gpulint.results.findings import (
+    STATUS_BINARY,
+    STATUS_CHART,
+    STATUS_ERROR,
+    STATUS_NOT_KUBERNETES,
+)
 from gpulint.results.scanning import ScanResult
 from gpulint.scan.reader import InputReader
 

@@ -85,8 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="text (full on a terminal, concise otherwise), full (grouped by file, with each "
                           "finding's source line), concise (one line per finding), json, sarif or github "
                           "(default: github when GITHUB_ACTIONS=true, else text).")
-    out.add_argument("-o", "--output", metavar="FILE",
-                     help="Write the report to FILE (atomically; missing folders are created).")
+    out.add_argument("-o", "--output", action="append", metavar="[FORMAT:]FILE",
+                     help="Write the report to FILE (atomically; missing folders are created) instead of stdout; "
+                          "FORMAT:FILE writes one more report in FORMAT from the same scan (e.g. -o "
+                          "sarif:results.sarif; '-' is stdout). Repeatable.")
     out.add_argument("--category", metavar="NAME", help="SARIF: the code scanning category (runAutomationDetails.id).")
     out.add_argument("--color", type=choice(*COLORS), default="auto", metavar="WHEN",
                      help="Colour text output: auto (on a terminal, unless NO_COLOR is set or TERM=dumb; "

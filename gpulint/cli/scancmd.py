@@ -161,12 +161,20 @@ def _scan(v: dict[str, Any]) -> int:
             raise UsageError(str(error)) from None
         raise
 
+    from gpulint.report.outputs import OutputError
+    from gpulint.report.outputs import plan as plan_outputs
+
+    try:  # before the scan: a bad -o is a usage error, not minutes lost
+        targets = plan_outputs(v["output"], output_format)
+    except OutputError as error:
+        raise UsageError(str(error)) from None
     run.scan.render = _render_options(v)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
                      respect_ignore=not v["no_ignore"], stdin_name=stdin_name)
-    if v["output"] is not None:
-        _refuse_to_overwrite_an_input(v, found, project)
+    for target in targets:
+        if target.path is not None:
+            _refuse_to_overwrite_an_input(target.path, v, found, project)
     found.inputs = with_chart_values(found.inputs, project.charts)
     # The progress line needs a terminal on stderr; --verbose lines are wanted anywhere.
     progress = Progress(sys.stderr, found.inputs, line=not v["quiet"] and _isatty(sys.stderr),
@@ -180,24 +188,31 @@ def _scan(v: dict[str, Any]) -> int:
     progress.finished(result, found.skipped)
 
     problems = [f"{path}: no such file or directory" for path in found.missing]
-    output = v["output"]
     report = dict(rules=rules, category=v["category"], problems=problems, values=v,
                   not_on_disk={item.display for item in found.inputs if item.kind == "stdin"},
                   enabled=[r.id for r in run.scan.rules] + ([INVALID_INPUT] if run.scan.report_invalid_input else []))
-    if output is None:
-        _write_report(output_format, result, sys.stdout, True, **report)
-        sys.stdout.flush()
-    else:
+    for target in targets:  # one scan, every report (report/outputs.py)
+        if target.path is None:
+            _write_report(target.format, result, sys.stdout, True, **report)
+            sys.stdout.flush()
+            continue
         from gpulint.report.output import open_atomic
 
         try:
-            parent = os.path.dirname(output)
+            parent = os.path.dirname(target.path)
             if parent:
                 os.makedirs(parent, exist_ok=True)
-            with open_atomic(output) as handle:
-                _write_report(output_format, result, handle, False, **report)
+            with open_atomic(target.path) as handle:
+                _write_report(target.format, result, handle, False, **report)
         except OSError as error:
-            raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
+            raise UsageError(f"cannot write {target.path}: {error.strerror or error}") from None
+    if any(target.format == "github" for target in targets):
+        from gpulint.report.jobsummary import append_to_step_summary
+
+        try:
+            append_to_step_summary(result)   # when $GITHUB_STEP_SUMMARY is set
+        except OSError as error:
+            echo_err(f"gpulint: warning: job summary not written: {error.strerror or error}")
 
     for path in found.missing:
         echo_err(f"gpulint: error: {path}: no such file or directory")
@@ -240,14 +255,14 @@ def _nothing_scanned(inputs: list, paths: list[str]) -> str | None:
     return message
 
 
-def _refuse_to_overwrite_an_input(v: dict[str, Any], found: Any, project: Any) -> None:
+def _refuse_to_overwrite_an_input(output: str, v: dict[str, Any], found: Any, project: Any) -> None:
     """`--output` naming a file the scan reads is a usage error: the report would replace it."""
     from gpulint.inputs.overwrite import input_named_by
 
     extra = [str(path) for path in (project.file, project.baseline, v["baseline"], *v["values"]) if path]
-    clash = input_named_by(v["output"], found, extra)
+    clash = input_named_by(output, found, extra)
     if clash is not None:
-        raise UsageError(f"--output {v['output']}: is {clash}, which this scan reads; "
+        raise UsageError(f"--output {output}: is {clash}, which this scan reads; "
                          "the report would replace it (write it elsewhere)")
 
 
@@ -315,7 +330,8 @@ def _write_report(output_format: str, result: Any, out: Any, to_stdout: bool, *,
     elif output_format == "sarif":
         from gpulint.report import sarif  # bounded by its maximum number of results
 
-        out.write(sarif.render(result, rules, enabled, category=category, problems=problems))
+        out.write(sarif.render(result, rules, enabled, category=category, problems=problems,
+                               show_suppressed=show_suppressed))
     elif output_format == "github":
         from gpulint.report import github
 

@@ -1,10 +1,13 @@
-"""Reporters: findings -> text, JSON (and later SARIF)."""
+"""Reporters: findings -> text, JSON, SARIF, GitHub annotations and job summary."""
 
 from __future__ import annotations
 
 from gpulint.api import Severity
 from gpulint.results.findings import STATUSES, Finding
 from gpulint.results.scanning import ScanResult
+
+# Each built-in rule's page (docs/rules/, made by scripts/gen_rule_docs.py).
+RULE_DOCS_URI = "https://github.com/gpulint/gpulint/blob/main/docs/rules/{id}.md"
 
 
 def visible(findings: list[Finding], show_suppressed: bool) -> list[Finding]:

@@ -1,4 +1,4 @@
-"""GitHub Actions workflow commands: one annotation per finding, then a summary.
+"""GitHub Actions workflow commands: annotations for the most severe findings, then a summary.
 
 `::error file=k8s/train.yaml,line=14,endLine=14,col=11,endColumn=14,title=GPU003 visible-devices-env::message`
 
@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import IO
 
 from gpulint.api import Severity
+from gpulint.render.base import rendered_source
 from gpulint.report import summary, visible
 from gpulint.report.repopath import Locator
+from gpulint.report.safetext import valid_text
 from gpulint.report.text import _summary_line as summary_line
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import ScanResult
@@ -24,8 +26,12 @@ COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO:
 
 
 def escape_data(text: str) -> str:
-    """A command's message: `%`, CR and LF are percent-encoded."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message: `%`, CR and LF are percent-encoded.
+
+    Other control characters and the undecodable bytes of a name that is not
+    UTF-8 are escaped first (safetext.valid_text): the log stays valid UTF-8
+    and no text can start a line or a command of its own."""
+    return valid_text(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:
@@ -33,20 +39,70 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render(result: ScanResult, show_suppressed: bool = False, locator: Locator | None = None) -> str:
+# GitHub shows at most this many annotations of each kind per step (the rest
+# are dropped silently): actions/toolkit, docs/problem-matchers.md, "Limitations".
+PER_KIND = 10
+NOT_ANNOTATED_GROUP = "gpulint: findings not annotated"
+
+
+def render(result: ScanResult, show_suppressed: bool = False, locator: Locator | None = None,
+           limit: int = PER_KIND) -> str:
     import io
 
     out = io.StringIO()
-    write(result, out, show_suppressed, locator)
+    write(result, out, show_suppressed, locator, limit)
     return out.getvalue()
 
 
-def write(result: ScanResult, out: IO[str], show_suppressed: bool = False, locator: Locator | None = None) -> None:
-    """Write the annotations line by line (a large scan's report is never held whole)."""
+def write(result: ScanResult, out: IO[str], show_suppressed: bool = False, locator: Locator | None = None,
+          limit: int = PER_KIND) -> None:
+    """Annotations for the most severe findings, the others as plain log lines, then a summary.
+
+    GitHub keeps the first `limit` error, warning and notice annotations of a
+    step and drops the rest without a word; so errors come first, at most
+    `limit` of each kind are annotations (one notice is kept for the word that
+    more exist), and every other finding is listed in a collapsed log group
+    the notice points at (and in the job summary and code scanning).
+    """
     locator = locator or Locator()
-    for finding in visible(result.findings, show_suppressed):
-        out.write(annotation(finding, locator) + "\n")
+    findings = visible(result.findings, show_suppressed)
+    # Most severe first, active before suppressed, then in report order (sorted is stable).
+    ranked = sorted(findings, key=lambda f: (f.suppressed is not None, -f.severity.rank))
+    room = {"error": limit, "warning": limit, "notice": limit - 1}
+    rest: list[Finding] = []
+    for finding in ranked:
+        command = _command(finding)
+        if room[command] > 0:
+            room[command] -= 1
+            out.write(annotation(finding, locator) + "\n")
+        else:
+            rest.append(finding)
+    if rest:
+        from gpulint.report.text import _line as text_line
+
+        out.write(f"::group::{escape_data(NOT_ANNOTATED_GROUP)} ({len(rest)})\n")
+        for finding in rest:
+            # Plain text (and escaped): inside a group no line is a workflow command.
+            out.write(_no_command(text_line(finding, False)) + "\n")
+        out.write("::endgroup::\n")
+        count = len(rest)
+        out.write(f"::notice title=gpulint::{escape_data(more_message(count))}\n")
     out.write(summary_line(summary(result)) + "\n")
+
+
+def more_message(count: int) -> str:
+    return (f"{count} more finding{'' if count == 1 else 's'} not annotated: GitHub shows {PER_KIND} error, "
+            f"{PER_KIND} warning and {PER_KIND} notice annotations per step. See the log group "
+            f"\"{NOT_ANNOTATED_GROUP}\", the job summary, or the code scanning alerts.")
+
+
+def _no_command(line: str) -> str:
+    """A log line that cannot be read as a workflow command (`::` at its start)."""
+    return " " + line if line.startswith("::") else line
+
+
+def _command(finding: Finding) -> str:
+    return "notice" if finding.suppressed is not None else COMMANDS[finding.severity]
 
 
 def annotation(finding: Finding, locator: Locator) -> str:
@@ -54,7 +110,9 @@ def annotation(finding: Finding, locator: Locator) -> str:
     file, span = (finding.file, finding.span) if mapped is None else (mapped.file, mapped.span)
     message = finding.message
     if mapped is not None:
-        message += f" (rendered: {locator.locate(finding.file).relative}:{finding.span.line})"
+        source = rendered_source(finding.file)
+        shown = locator.locate(source if source is not None else finding.file).relative
+        message += f" (rendered output of {shown}, line {finding.span.line})"
     title = f"{finding.rule_id} {finding.rule_name}"
     command = COMMANDS[finding.severity]
     if finding.suppressed is not None:

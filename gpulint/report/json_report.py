@@ -1,4 +1,8 @@
-"""JSON output; its shape is fixed by schemas/report.schema.json."""
+"""JSON output; its shape is fixed by schemas/report.schema.json.
+
+A file name that is not UTF-8 is written with `\\udcNN` escapes for its
+undecodable bytes (safetext.py): valid JSON, and `os.fsencode(path)` gives the
+name's bytes back."""
 
 from __future__ import annotations
 
@@ -50,8 +54,11 @@ def write(result: ScanResult, out: IO[str]) -> None:
     """Write the report finding by finding (see jsonstream.py): memory stays
     bounded by the findings, not by the text of the report."""
     from gpulint.report import jsonstream
+    from gpulint.report.safetext import json_safe
 
-    emit = out.write
+    def emit(text: str) -> None:
+        out.write(json_safe(text))   # a name that is not UTF-8: \udcNN escapes, never invalid UTF-8
+
     emit('{\n  "version": ' + jsonstream.dumps(__version__) + ',\n  "findings": ')
     head = "[\n    "
     for finding in result.findings:

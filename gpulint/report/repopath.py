@@ -37,7 +37,8 @@ class RepoPath:
         """A URI reference: relative (percent-encoded) or an absolute file URI."""
         if self.root is None and self.relative.startswith("/"):
             return Path(self.relative).as_uri()
-        return quote(self.relative, safe="/")
+        # The name's bytes, so a name that is not UTF-8 is encoded losslessly.
+        return quote(os.fsencode(self.relative), safe="/")
 
 
 def git_root(start: Path) -> Path | None:

@@ -1,29 +1,42 @@
 """SARIF 2.1.0 output, shaped for GitHub code scanning.
 
-Built from sarif-om's classes and serialised here (sarif-om has no writer). What
-GitHub reads, and why each choice below, is in POLICY.md §7 and the README:
+Built from sarif-om's classes and serialised here (sarif-om has no writer).
+What GitHub reads, and why each choice below (the README's "GitHub code
+scanning" section says it for users):
 
 - exactly one run, `results: []` when clean (GitHub rejects several runs of one
   tool and category in one upload);
 - every registered rule in `tool.driver.rules`, in id order, so `ruleIndex` is
   stable across runs and configurations; rules not run here are marked through
   `invocations[0].ruleConfigurationOverrides`, rules off by default through
-  `defaultConfiguration.enabled: false`;
-- one physical location per result, repository-relative (`%SRCROOT%`), with a
-  full region; for generated input (Helm/Kustomize) the first mapped file that
-  exists in the repository is the location and the rendered position a related
-  location;
-- no `primaryLocationLineHash` (GitHub computes it), a line-independent
-  fingerprint under `gpulint/v1`;
+  `defaultConfiguration.enabled: false`; `helpUri` is the rule's page in
+  docs/rules/;
+- suppressed findings are left out (code scanning does not reliably honour
+  `suppressions`, so each could open an alert), with a note saying how many;
+  `--show-suppressed` includes them with their `suppressions`;
+- problems with the input or the tools (GPU000: unreadable files, a chart helm
+  cannot render) are results of a rule not tagged `security`: they show as
+  ordinary errors at the file and line to fix, never as security alerts;
+- one physical location per result, at a file of the repository, relative to
+  it (`%SRCROOT%`), with a full region; for generated input (Helm/Kustomize)
+  the first mapped file that exists in the repository is the location, other
+  mapped files related locations, and the position in the rendered output goes
+  into the message and the `renderedLocation` property (a finding nothing maps
+  back from sits on line 1 of the chart's Chart.yaml or the kustomization file);
+- `primaryLocationLineHash` computed as upload-sarif computes it (linehash.py),
+  plus a line-independent fingerprint under `gpulint/v1`;
 - results capped below GitHub's 5,000 kept results, most severe first, with a
   notification saying how many were left out;
-- no timestamps or other run-dependent data: the same input gives the same bytes.
+- no timestamps or other run-dependent data: the same input gives the same
+  bytes; names that are not UTF-8 are percent-encoded in URIs and `\\udcNN`
+  escapes elsewhere (safetext.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 from typing import Any, Iterable, Mapping
@@ -33,15 +46,20 @@ import sarif_om as om
 
 from gpulint import __version__
 from gpulint.api import Rule, Severity
+from gpulint.load.locations import Span
+from gpulint.render.base import rendered_source, rendered_variant
+from gpulint.report import RULE_DOCS_URI
+from gpulint.report.linehash import FileLineHashes
 from gpulint.report.repopath import Locator, RepoPath
+from gpulint.report.safetext import json_safe
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import ScanResult
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/gpulint/gpulint"
-RULE_DOCS_URI = "https://github.com/gpulint/gpulint/blob/main/docs/rules/{id}.md"
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "gpulint/v1"
+LINE_HASH_KEY = "primaryLocationLineHash"
 GITHUB_KEPT_RESULTS = 5000          # GitHub keeps this many results per run and drops the rest
 DEFAULT_MAX_RESULTS = 4500          # ours: below that, leaving room for notifications to be seen
 GITHUB_DESCRIPTION_LIMIT = 1024     # shortDescription / fullDescription
@@ -65,6 +83,7 @@ def render(
     max_results: int = DEFAULT_MAX_RESULTS,
     problems: Iterable[str] = (),
     locator: Locator | None = None,
+    show_suppressed: bool = False,
 ) -> str:
     """The SARIF log of a scan as JSON text.
 
@@ -72,9 +91,11 @@ def render(
     `problems` tool-level errors (e.g. missing paths) that, like the scan's
     internal errors, become error notifications and make the run unsuccessful.
     """
-    data = to_json(build(result, rules, enabled, category, max_results, problems, locator))
+    data = to_json(build(result, rules, enabled, category, max_results, problems, locator, show_suppressed))
     ordered = {key: data[key] for key in ("$schema", "version", "runs")}
-    return json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"
+    # Compact: json's C encoder (with `indent` it falls back to pure Python, which
+    # made SARIF several times slower to write than the scan's JSON report).
+    return json_safe(json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))) + "\n"
 
 
 def build(
@@ -85,6 +106,7 @@ def build(
     max_results: int = DEFAULT_MAX_RESULTS,
     problems: Iterable[str] = (),
     locator: Locator | None = None,
+    show_suppressed: bool = False,
 ) -> om.SarifLog:
     locator = locator or Locator()
     ordered = sorted(rules.values(), key=lambda r: r.id)
@@ -92,13 +114,24 @@ def build(
     enabled_ids = set(index) if enabled is None else set(enabled)
 
     findings = result.findings
+    suppressed = 0
+    if not show_suppressed:
+        # Code scanning does not reliably honour `suppressions`: a suppressed
+        # result could open an alert. Left out unless asked for.
+        active = [f for f in findings if f.suppressed is None]
+        suppressed, findings = len(findings) - len(active), active
     kept = _cap(findings, max_results)
     bases = _BaseIds(locator)
     fingerprints = _Fingerprints()
-    results = [_result(f, index, bases, fingerprints) for f in kept]
+    line_hashes = _LineHashes()
+    results = _Ready(_result(f, index, bases, fingerprints, line_hashes) for f in kept)
 
     notifications = [_notification(message, "error") for message in problems]
     notifications += [_notification(message, "error") for message in result.internal_errors]
+    if suppressed:
+        notifications.append(_notification(
+            f"{suppressed} suppressed result{'' if suppressed == 1 else 's'} left out "
+            "(gpulint --show-suppressed includes them, with their suppressions).", "note"))
     if len(kept) < len(findings):
         notifications.append(_notification(
             f"{len(findings) - len(kept)} of {len(findings)} results were left out of this SARIF file: "
@@ -232,58 +265,143 @@ def _cap(findings: list[Finding], limit: int) -> list[Finding]:
 
 
 def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
-            fingerprints: "_Fingerprints") -> om.Result:
+            fingerprints: "_Fingerprints", line_hashes: "_LineHashes") -> dict[str, Any]:
+    """One result as JSON data (keys in SARIF's sorted order, as to_json writes sarif-om objects).
+
+    Results are the bulk of a log: they are written as plain data, not through
+    sarif-om and its attrs reflection, which took most of the time of a large report."""
     locator = bases.locator
     primary = next((m for m in finding.mapped if locator.exists_in_repo(m.file)), None)
-    related: list[om.Location] = []
+    related: list[dict[str, Any]] = []
     message = finding.message
-    if primary is None:  # no mapped file in the repository: the position read is all there is
-        where = _physical(locator.locate(finding.file), finding.span, bases)
-    else:
-        where = _physical(locator.locate(primary.file), primary.span, bases)
-        rendered = locator.locate(finding.file)
-        related.append(om.Location(
-            id=1, physical_location=_physical(rendered, finding.span, bases),
-            message=om.Message(text=f"rendered manifest ({rendered.relative}) line {finding.span.line}")))
+    properties = _result_properties(finding)
+    source = rendered_source(finding.file)
+    if primary is not None:
+        path, span = locator.locate(primary.file), primary.span
+    elif source is not None and (anchor := _anchor(source, locator)) is not None:
+        # Nothing maps back to a file: the chart's or kustomization's own file
+        # stands for the rendered output (never the name of a file that does not exist).
+        path, span = locator.locate(anchor), _FIRST_LINE
+    else:  # the position read is all there is (a manifest, stdin)
+        path, span = locator.locate(finding.file), finding.span
+    where = _physical(path, span, bases)
+    if source is not None or primary is not None:
+        # The position in the rendered output goes into the message and a property.
+        span = finding.span
+        shown = locator.locate(source).relative if source is not None else locator.locate(finding.file).relative
+        variant = rendered_variant(finding.file)
+        shown_render = f"{shown} with {variant}" if variant else shown
+        message += f" (rendered output of {shown_render}, line {span.line}, column {span.column})"
+        properties["renderedLocation"] = {"source": shown, **({"values": variant} if variant else {}), "startLine": span.line, "startColumn": span.column,
+                                          "endLine": span.end_line, "endColumn": span.end_column}
     for mapped in finding.mapped:
         if mapped is not primary and locator.exists_in_repo(mapped.file):
-            related.append(om.Location(
-                id=len(related) + 1,
-                physical_location=_physical(locator.locate(mapped.file), mapped.span, bases),
-                message=om.Message(text=mapped.description or _MAPPED_ROLE_WORDS.get(mapped.role, mapped.role))))
+            related.append({
+                "id": len(related) + 1,
+                "message": {"text": mapped.description or _MAPPED_ROLE_WORDS.get(mapped.role, mapped.role)},
+                "physicalLocation": _physical(locator.locate(mapped.file), mapped.span, bases),
+            })
     if related:
         # GitHub links related locations that the message embeds as [text](id).
-        links = ", ".join(f"[{_escape_link(loc.message.text)}]({loc.id})" for loc in related)
-        message = f"{_escape_link(message)} See {links}."
+        links = ", ".join(f"[{_escape_link(loc['message']['text'])}]({loc['id']})" for loc in related)
+        message = _escape_link(message)
+        message += f"{'' if message.endswith('.') else '.'} See {links}."
 
-    location = om.Location(physical_location=where, logical_locations=_logical(finding))
-    primary_uri = where.artifact_location.uri
-    return om.Result(
-        rule_id=finding.rule_id,
-        rule_index=index.get(finding.rule_id, -1),
-        level=LEVELS[finding.severity],
-        message=om.Message(text=message),
-        locations=[location],
-        related_locations=related,
-        partial_fingerprints={FINGERPRINT_KEY: fingerprints.of(finding, primary_uri)},
-        suppressions=_suppressions(finding),
-        properties=_result_properties(finding),
-    )
+    location: dict[str, Any] = {}
+    logical = _logical(finding)
+    if logical:
+        location["logicalLocations"] = logical
+    location["physicalLocation"] = where
+    partial = {FINGERPRINT_KEY: fingerprints.of(finding, where["artifactLocation"]["uri"])}
+    # Only files of the repository the SARIF is for (%SRCROOT%), as upload-sarif
+    # hashes only files of its checkout: nothing outside it is read.
+    line_hash = (line_hashes.of(path, where["region"]["startLine"])
+                 if where["artifactLocation"].get("uriBaseId") == SRCROOT else None)
+    if line_hash is not None:
+        partial[LINE_HASH_KEY] = line_hash
+    result: dict[str, Any] = {
+        "kind": "fail",
+        "level": LEVELS[finding.severity],
+        "locations": [location],
+        "message": {"text": message},
+        "partialFingerprints": dict(sorted(partial.items())),
+    }
+    if properties:
+        result["properties"] = properties
+    if related:
+        result["relatedLocations"] = related
+    result["ruleId"] = finding.rule_id
+    rule_index = index.get(finding.rule_id, -1)
+    if rule_index != -1:
+        result["ruleIndex"] = rule_index
+    suppressions = _suppressions(finding)
+    if suppressions:
+        result["suppressions"] = suppressions
+    return result
 
 
-def _physical(path: RepoPath, span: Any, bases: "_BaseIds") -> om.PhysicalLocation:
+_FIRST_LINE = Span(1, 1, 1, 1)
+# The file that defines rendered input, in the order helm and kustomize look for them.
+_ANCHORS = ("Chart.yaml", "kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _anchor(directory: str, locator: Locator) -> str | None:
+    for name in _ANCHORS:
+        path = os.path.join(directory, name)
+        if locator.exists_in_repo(path):
+            return path
+    return None
+
+
+class _LineHashes:
+    """GitHub's `primaryLocationLineHash` of locations in files of a repository (see linehash.py).
+
+    Each file is read once while its results are written (results come file by
+    file); a symlink is read at its resolved path, which must lie in the
+    repository (RepoPath.root is None otherwise)."""
+
+    KEEP = 16
+
+    def __init__(self) -> None:
+        self._files: dict[str, FileLineHashes | None] = {}
+
+    def of(self, path: RepoPath, line: int) -> str | None:
+        if path.root is None:
+            return None
+        key = os.path.join(path.root, path.relative)
+        hashes = self._files.get(key, False)
+        if hashes is False:
+            if len(self._files) >= self.KEEP:   # results come file by file: keep a few, not all
+                del self._files[next(iter(self._files))]
+            hashes = self._files[key] = self._read(key)
+        return None if hashes is None else hashes.get(line)
+
+    @staticmethod
+    def _read(path: str) -> FileLineHashes | None:
+        try:
+            if not os.path.isfile(path):
+                return None
+            with open(path, "rb") as handle:
+                return FileLineHashes(handle.read())
+        except OSError:
+            return None
+
+
+def _physical(path: RepoPath, span: Any, bases: "_BaseIds") -> dict[str, Any]:
     line, column = max(span.line, 1), max(span.column, 1)
     end_line = max(span.end_line, line)
     end_column = max(span.end_column, 1)
     if end_line == line:
         end_column = max(end_column, column)
-    return om.PhysicalLocation(
-        artifact_location=om.ArtifactLocation(uri=path.uri, uri_base_id=bases.id_for(path)),
-        region=om.Region(start_line=line, start_column=column, end_line=end_line, end_column=end_column),
-    )
+    artifact = {"uri": path.uri}
+    base = bases.id_for(path)
+    if base is not None:
+        artifact["uriBaseId"] = base
+    return {"artifactLocation": artifact,
+            "region": {"endColumn": end_column, "endLine": end_line, "startColumn": column, "startLine": line}}
 
 
-def _logical(finding: Finding) -> list[om.LogicalLocation]:
+def _logical(finding: Finding) -> list[dict[str, Any]]:
     obj = finding.obj
     if obj is None:
         return []
@@ -292,31 +410,32 @@ def _logical(finding: Finding) -> list[om.LogicalLocation]:
     if finding.container:
         parts += ["container", finding.container]
         name = finding.container
-    return [om.LogicalLocation(name=name, fully_qualified_name="/".join(parts), kind="resource")]
+    return [{"fullyQualifiedName": "/".join(parts), "kind": "resource", "name": name}]
 
 
-def _suppressions(finding: Finding) -> list[om.Suppression]:
+def _suppressions(finding: Finding) -> list[dict[str, Any]]:
     if finding.suppressed is None:
         return []
     kind = "inSource" if finding.suppressed.kind in IN_SOURCE_SUPPRESSIONS else "external"
-    # sarif-om names the `status` property `state` (a pre-2.1.0 draft name the
-    # final schema rejects), so it is left out: an absent status means accepted.
-    return [om.Suppression(kind=kind, justification=finding.suppressed.reason,
-                           properties={"gpulint/kind": finding.suppressed.kind})]
+    # No `status`: absent means accepted (sarif-om even names it `state`, a
+    # pre-2.1.0 draft name the final schema rejects).
+    return [{"justification": finding.suppressed.reason, "kind": kind,
+             "properties": {"gpulint/kind": finding.suppressed.kind}}]
 
 
 def _result_properties(finding: Finding) -> dict[str, Any]:
     props: dict[str, Any] = {}
     if finding.obj is not None:
         obj = finding.obj
-        props["object"] = {"apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name,
-                           "namespace": obj.namespace}
+        props["object"] = {"apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name}
+        if obj.namespace is not None:
+            props["object"]["namespace"] = obj.namespace
     if finding.container:
         props["container"] = finding.container
     if finding.field_path:
         props["fieldPath"] = finding.field_path
     if finding.source:
-        props["source"] = dict(finding.source)
+        props["source"] = {str(k): v for k, v in finding.source.items() if v is not None}
     return props
 
 
@@ -380,6 +499,10 @@ class _Fingerprints:
 # --- serialisation -----------------------------------------------------------
 
 
+class _Ready(list):
+    """Items that are JSON data already (results): to_json leaves them as they are."""
+
+
 def to_json(value: Any) -> Any:
     """sarif-om objects -> plain JSON data with SARIF's property names.
 
@@ -388,6 +511,8 @@ def to_json(value: Any) -> Any:
     equal to a SARIF default (a result's `level: warning`) are kept. Properties
     of SARIF objects are sorted by name, so the output is stable and diffable.
     """
+    if type(value) is _Ready:
+        return value
     if attr.has(type(value)):
         out: dict[str, Any] = {}
         for field in attr.fields(type(value)):

@@ -13,6 +13,7 @@ import os
 from typing import IO, Collection, Iterable
 
 from gpulint.report import summary, visible
+from gpulint.report.safetext import printable, printable_path
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import ScanResult
 
@@ -94,7 +95,8 @@ def _write_full(findings: Iterable[Finding], out: IO[str], colour: bool, not_on_
                     source.close()
                 current = path
                 source = None if path in not_on_disk else _SourceLines(path)
-                out.write((f"{_BOLD}{path}{_RESET}" if colour else path) + ":\n")
+                shown = printable_path(path)
+                out.write((f"{_BOLD}{shown}{_RESET}" if colour else shown) + ":\n")
             out.write("  " + _line(finding, colour, with_path=False) + "\n")
             text = source.line(line) if source is not None else ""
             if text:
@@ -161,23 +163,25 @@ def _snippet(source: str, line: int, column: int, colour: bool) -> str:
 def _line(finding: Finding, colour: bool, with_path: bool = True) -> str:
     # Rendered input (a chart, a kustomization): the file a human edits comes
     # first, the position in the rendered output last.
+    # Names and messages come from the scanned tree: escaped (safetext.py), so
+    # a name that is not UTF-8 or holds a newline cannot break or forge a line.
     primary = finding.mapped[0] if finding.mapped else None
     path, line, column = _where(finding)
-    where = f"{path}:{line}:{column}:" if with_path else f"{line}:{column}:"
+    where = f"{printable_path(path)}:{line}:{column}:" if with_path else f"{line}:{column}:"
     rule = finding.rule_id
     severity = f"[{finding.severity.value}]"
     if colour:
         where = f"{_BOLD}{where}{_RESET}"
         rule = f"{_BOLD}{rule}{_RESET}"
         severity = f"{_COLOURS[finding.severity.value]}{severity}{_RESET}"
-    text = f"{where} {rule} {severity} {finding.message}"
+    text = f"{where} {rule} {severity} {printable(finding.message)}"
     if primary is not None:
         text += f" [{_mapped_note(finding)}]"
     elif finding.source:
         origin = finding.source.get("template") or finding.source.get("origin")
-        text += f" [from {origin}]"
+        text += f" [from {printable_path(str(origin))}]"
     if finding.suppressed is not None:
-        note = f"[suppressed ({finding.suppressed.kind}): {finding.suppressed.reason}]"
+        note = f"[suppressed ({finding.suppressed.kind}): {printable(finding.suppressed.reason)}]"
         text += f" {_DIM}{note}{_RESET}" if colour else f" {note}"
     return text
 
@@ -185,10 +189,11 @@ def _line(finding: Finding, colour: bool, with_path: bool = True) -> str:
 def _mapped_note(finding: Finding) -> str:
     """`helper "x"; values key a.b at values.yaml:3:5; rendered at chart (rendered):40:15`."""
     primary, *others = finding.mapped
-    parts = [] if primary.description == "template" else [primary.description]
+    parts = [] if primary.description == "template" else [printable(primary.description)]
     for loc in others:
-        parts.append(f"{loc.description or loc.role} at {loc.file}:{loc.span.line}:{loc.span.column}")
-    parts.append(f"rendered at {finding.file}:{finding.span.line}:{finding.span.column}")
+        parts.append(f"{printable(loc.description or loc.role)} at "
+                     f"{printable_path(loc.file)}:{loc.span.line}:{loc.span.column}")
+    parts.append(f"rendered at {printable_path(finding.file)}:{finding.span.line}:{finding.span.column}")
     return "; ".join(parts)
 
 

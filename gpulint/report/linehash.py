@@ -1,0 +1,131 @@
+"""`partialFingerprints.primaryLocationLineHash`, as GitHub's upload-sarif computes it.
+
+GitHub code scanning tracks an alert across commits by this value. When a SARIF
+file lacks it, the `upload-sarif` action fills it in from the checked-out file
+(github/codeql-action, src/fingerprints.ts); an upload through the REST API
+gets none. We compute the same value, so either way of uploading gives the same
+alert identity, and `upload-sarif` finds nothing inconsistent to warn about.
+
+The algorithm, as upload-sarif documents and implements it:
+
+- the file is read as UTF-8 (invalid bytes become U+FFFD) and taken as UTF-16
+  code units;
+- spaces and tabs are dropped, CR and CRLF become LF (an LF right after a CR is
+  dropped, unless a dropped space or tab came between them);
+- a special end-of-file unit (0xFFFF) follows, then zeros;
+- a line's hash is the polynomial hash, base 37 and modulo 2**64, of the 100
+  units that start at the line's first unit: sum(unit[k] * 37**(99 - k));
+- it is written as unpadded lower-case hex, followed by `:N` where N counts the
+  lines of the file, up to and including this one, with the same hash.
+
+A line's hash depends only on text from its own start on, so lines inserted or
+removed above a finding do not change it. Here the rolling computation is done
+per line asked for; the `:N` count compares the 100-unit windows themselves
+(identical windows are exactly the lines whose hashes are equal, barring a
+64-bit collision), and only of lines that start with the same text.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from itertools import accumulate
+from operator import add, mul
+from typing import Iterable
+
+BLOCK = 100
+MOD = 1 << 64
+EOF = "\uffff"
+_SEARCH_LINES = 2000   # up to this many lines, a unique line is found by searching, not grouping
+_POWERS = tuple(pow(37, BLOCK - 1 - k, MOD) for k in range(BLOCK))
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _utf16_units(char: re.Match) -> str:
+    """An astral character as its two UTF-16 surrogates (JavaScript's charCodeAt view)."""
+    value = ord(char.group()) - 0x10000
+    return chr(0xD800 + (value >> 10)) + chr(0xDC00 + (value & 0x3FF))
+
+
+def normalise(data: bytes) -> str:
+    """The units the hash runs over: decoded, whitespace dropped, line ends as LF, then EOF."""
+    text = data.decode("utf-8", "replace")
+    if not text.isascii() and _ASTRAL.search(text):
+        text = _ASTRAL.sub(_utf16_units, text)
+    # Order matters: CRLF first; then a lone CR; spaces and tabs last, so that
+    # "CR space LF" stays two line ends, as upload-sarif counts it.
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "") + EOF
+
+
+def line_starts(lines: list[str]) -> list[int]:
+    """Where each line starts in the units, from the units split at LF (every LF starts a line)."""
+    # The lengths before line i, plus one LF per earlier line: all in C.
+    return list(map(add, accumulate(map(len, lines[:-1]), initial=0), range(len(lines))))
+
+
+def hash_window(window: str) -> str:
+    """The hex hash of up to 100 units (zeros pad a window cut by the end of the text)."""
+    codes = list(map(ord, window))
+    value = sum(map(mul, codes, _POWERS)) % MOD   # missing units are zeros: they add nothing
+    return format(value, "x")
+
+
+class FileLineHashes:
+    """Line hashes of one file, computed for the lines asked for."""
+
+    def __init__(self, data: bytes) -> None:
+        self._units = normalise(data)
+        self._lines = self._units.split("\n")
+        self._starts = line_starts(self._lines)
+        self._by_prefix: dict[str, list[int]] | None = None   # first 100 units -> the lines
+        self._groups: dict[str, dict[str, list[int]]] = {}    # ... -> {window: the lines}
+
+    @property
+    def lines(self) -> int:
+        return len(self._starts)
+
+    def _window(self, index: int) -> str:
+        start = self._starts[index]
+        return self._units[start:start + BLOCK]
+
+    def _occurrence(self, index: int) -> int:
+        """N of `hash:N`: the lines up to this one whose window is this line's window.
+
+        Equal windows need lines with the same first 100 units (for a shorter
+        line: the same line), so only those are compared. In a small file a
+        line that is unique (most are) costs one list search, in C; otherwise
+        the lines are grouped by their first 100 units in one pass, and the
+        windows of a group are compared once."""
+        lines = self._lines
+        key = lines[index][:BLOCK]
+        if self._by_prefix is None:
+            if len(lines) <= _SEARCH_LINES and len(key) < BLOCK and lines.index(key) == index \
+                    and key not in lines[index + 1:]:
+                return 1                          # the only line with this text
+            by_prefix: dict[str, list[int]] = {}
+            for i, line in enumerate(lines):
+                by_prefix.setdefault(line[:BLOCK], []).append(i)
+            self._by_prefix = by_prefix
+        members = self._by_prefix[key]
+        if len(members) == 1:
+            return 1
+        group = self._groups.get(key)
+        if group is None:
+            units, starts = self._units, self._starts
+            group = self._groups[key] = {}
+            for i in members:                     # in line order: each list is sorted
+                group.setdefault(units[starts[i]:starts[i] + BLOCK], []).append(i)
+        return bisect_right(group[self._window(index)], index)
+
+    def get(self, line: int) -> str | None:
+        """`hash:N` for 1-based `line`, None past the end of the file."""
+        index = line - 1
+        if not 0 <= index < len(self._starts):
+            return None
+        return f"{hash_window(self._window(index))}:{self._occurrence(index)}"
+
+
+def all_hashes(data: bytes) -> Iterable[str]:
+    """Every line's `hash:N`, in order (what upload-sarif's callback receives)."""
+    hashes = FileLineHashes(data)
+    return [hashes.get(line) or "" for line in range(1, hashes.lines + 1)]
