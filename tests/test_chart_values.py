@@ -46,8 +46,10 @@ def test_each_ci_values_file_is_one_more_render(helm: str, at_root: Path) -> Non
          [("template", f"{CHART}/templates/deployment.yaml", 24, 11),
           ("values", f"{CHART}/ci/privileged-values.yaml", 2, 3)]),
     ]
-    # Three renders: the defaults and the two ci files (ci/README.md is no values file).
-    assert report["summary"]["files"] == 3 and report["summary"]["scanned"] == 3
+    # Three renders (the defaults and the two ci files; ci/README.md is no values file)
+    # of one chart: one input in the summary.
+    assert report["summary"]["files"] == 1 and report["summary"]["scanned"] == 1
+    assert report["summary"]["workloads"] == 3
 
 
 def test_text_output_names_the_override_file(helm: str, at_root: Path) -> None:
@@ -157,8 +159,7 @@ def test_a_chart_that_never_renders_is_reported_once(helm: str, tmp_path: Path,
     code, report = scan_json("--helm", helm, "c")
     assert code == 1
     assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [("GPU000", "c/Chart.yaml", 1)]
-    # Both renders are counted, neither scanned.
-    assert report["summary"]["files"] == 2 and report["summary"]["helm_chart"] == 2
+    assert report["summary"]["files"] == 1 and report["summary"]["helm_chart"] == 1
 
 
 def test_a_render_failing_on_its_own_values_names_them(helm: str, tmp_path: Path,
@@ -172,7 +173,9 @@ def test_a_render_failing_on_its_own_values_names_them(helm: str, tmp_path: Path
     messages = [f["message"] for f in report["findings"]]
     assert len(messages) == 1 and messages[0].startswith("helm template failed: failed to parse")
     assert messages[0].endswith("(rendered with ci/bad-values.yaml)")
-    assert report["summary"]["scanned"] == 2 and report["summary"]["helm_chart"] == 1
+    # The chart rendered (with its defaults and ci/ok-values.yaml): scanned, with the error.
+    assert report["summary"]["files"] == 1 and report["summary"]["scanned"] == 1
+    assert report["summary"]["objects"] == 2
 
 
 POD = """apiVersion: v1
@@ -200,4 +203,4 @@ def test_a_finding_every_render_repeats_is_said_once(helm: str, tmp_path: Path,
     # The literal env entry is the same template line in all three renders: reported
     # with the first render (the defaults) only.
     assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [("GPU003", "c (rendered)", 11)]
-    assert report["summary"]["files"] == 3 and report["summary"]["findings"] == 1
+    assert report["summary"]["files"] == 1 and report["summary"]["findings"] == 1

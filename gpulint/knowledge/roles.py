@@ -61,6 +61,9 @@ CDI_WRITER = Role("CDI spec writer", "its CDI spec directory mount", _PLUGIN_EXE
 INSTALLER_ROOT = Role("driver installer", "its NVIDIA driver directory and host root mounts", _INSTALLER_EXEMPT)
 INSTALLER_DEV = Role("driver installer", "its NVIDIA driver directory and host /dev mounts", _INSTALLER_EXEMPT)
 
+# Every rule some role is exempt from (others need not look for roles at all).
+ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT
+
 # (node directory, role), first match wins; paths in their /run form.
 _MOUNT_ROLES: tuple[tuple[str, Role], ...] = (
     ("/var/lib/kubelet/device-plugins", DEVICE_PLUGIN),

@@ -115,32 +115,52 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
             if progress is not None:
                 progress(done, len(inputs))
     if any(item.values is not None for item in inputs):
-        _drop_repeated_renders(result)
+        _merge_renders(inputs, result)
     for hook in config.hooks:
         hook.scan_done(result, config)
     return result
 
 
-def _drop_repeated_renders(result: ScanResult) -> None:
-    """A finding that another render of the same chart (its defaults, a ci values file)
-    already reported from the same template and values lines is said once.
+def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
+    """Fold the reports of a chart's other renders (ci values files, configured values)
+    into its defaults report: the chart stays one input in the summary, while each
+    finding keeps the name of the render it comes from.
 
-    Renders of one chart share their report's file (the chart); a finding that comes
-    from an override file maps to that file, so it stays apart.
+    A finding another render of the chart already reported from the same template
+    and values lines is said once, with the first render; one that comes from an
+    override file maps to that file, so it stays apart.
     """
+    owners: dict[str | None, FileReport] = {}
     seen: set[tuple] = set()
-    for report in result.files:
-        kept = []
+    files: list[FileReport] = []
+    for item, report in zip(inputs, result.files):
+        owner = owners.get(item.real) if item.values is not None else None
+        if owner is None:
+            files.append(report)
+            if item.kind in RENDERED_KINDS:
+                owners[item.real] = report
+                seen.update(key for key in map(_render_key, report.findings) if key is not None)
+            continue
         for finding in report.findings:
-            if not finding.mapped:
-                kept.append(finding)
-                continue
-            key = (report.file, finding.rule_id, finding.message,
-                   tuple((m.role, m.file, m.span) for m in finding.mapped))
-            if key not in seen:
-                seen.add(key)
-                kept.append(finding)
-        report.findings = kept
+            key = _render_key(finding)
+            if key is None or key not in seen:
+                owner.findings.append(finding)
+                if key is not None:
+                    seen.add(key)
+        owner.documents += report.documents
+        owner.objects += report.objects
+        owner.workloads += report.workloads
+        if owner.status != STATUS_SCANNED and report.status == STATUS_SCANNED:
+            owner.status = STATUS_SCANNED   # rendered with some values, if not with its defaults
+    result.files[:] = files
+
+
+def _render_key(finding: Finding) -> tuple | None:
+    """What makes a finding on a chart's render the same as one on another render (None:
+    unmapped, never the same). Input renders of different charts map to different files."""
+    if not finding.mapped:
+        return None
+    return (finding.rule_id, finding.message, tuple((m.role, m.file, m.span) for m in finding.mapped))
 
 
 _INDEXED_KINDS = ("ConfigMap", "Secret")

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE
 from gpulint.knowledge.gpu import pod_requests_gpu, settings_with
-from gpulint.knowledge.roles import Role, pod_roles, role_for
+from gpulint.knowledge.roles import ROLE_RULES, Role, pod_roles, role_for
 from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
@@ -251,7 +251,8 @@ class SystemComponentSuppressor:
         if candidates is None:
             candidates = self._exempt[finding.rule_id] = tuple(
                 c for c in self.components if finding.rule_id in c.exempt)
-        if not candidates and not self.roles:
+        by_role = self.roles and finding.rule_id in ROLE_RULES
+        if not candidates and not by_role:
             return None
         targets = _targets(workload, ctx.container)
         if not targets:
@@ -265,7 +266,7 @@ class SystemComponentSuppressor:
                 if component is not None and component.workload_base and pod_requests_gpu(pod, self._settings):
                     component = None
                 name = component.name if component is not None else None
-            if name is None and self.roles:
+            if name is None and by_role:
                 if id(pod) not in roles:
                     roles[id(pod)] = pod_roles(workload, pod, self._settings)
                 role = role_for(finding.rule_id, roles[id(pod)])
