@@ -21,6 +21,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from gpulint.load.dockerfile import is_dockerfile
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -45,12 +47,6 @@ class Input:
 class Discovery:
     inputs: list[Input]
     missing: list[str]        # command-line paths that do not exist
-
-
-def is_dockerfile(name: str) -> bool:
-    lower = name.lower()
-    return (lower in ("dockerfile", "containerfile") or lower.endswith(".dockerfile")
-            or lower.startswith(("dockerfile.", "containerfile.")))
 
 
 def _excluded(display: str, rel: str, name: str, patterns: tuple[str, ...]) -> bool:
