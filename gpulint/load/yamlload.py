@@ -969,8 +969,7 @@ def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None
     if keep is None:
         keep = len(chunk) <= KEEP_EVENTS_MAX
     try:
-        parser = CParser(chunk)
-        next_event = parser.get_event
+        next_event = event_reader(chunk)
         raw = 0
         while True:
             cls = type(next_event())
@@ -989,6 +988,47 @@ def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None
 
 _DOC_START = ev.DocumentStartEvent
 _STREAM_END = ev.StreamEndEvent
+
+# Characters YAML 1.1 (hence libyaml) counts as line breaks and editors do not: inside a
+# quoted value they would shift every later line number.
+_ODD_BREAKS = ("\x85", "\u2028", "\u2029")
+_BREAK_RE = re.compile(r"\r\n?|\n")
+
+
+def event_reader(text: str) -> Any:
+    """libyaml's `get_event` over `text`, with positions as editors count lines: when `text`
+    holds NEL, LS or PS, every mark's line and column is computed again from its offset."""
+    get_event = CParser(text).get_event
+    if not any(char in text for char in _ODD_BREAKS):
+        return get_event
+    relines = _Relines(text)
+
+    def next_event() -> Any:
+        event = get_event()
+        event.start_mark = relines.mark(event.start_mark)
+        event.end_mark = relines.mark(event.end_mark)
+        return event
+
+    return next_event
+
+
+class _Relines:
+    """Line and column of an offset, counting LF, CRLF and CR as line breaks (and nothing else)."""
+
+    __slots__ = ("starts",)
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [match.end() for match in _BREAK_RE.finditer(text)]
+
+    def mark(self, mark: Any) -> Any:
+        if mark is None:
+            return None
+        from bisect import bisect_right
+
+        from ruamel.yaml.error import StreamMark
+
+        line = bisect_right(self.starts, mark.index) - 1
+        return StreamMark(mark.name, mark.index, line, mark.index - self.starts[line])
 
 
 def _is_empty(first: Any) -> bool:
@@ -1020,8 +1060,7 @@ def _check_directives(chunk: str, line_offset: int) -> None:
 
 def _tree_of(text: str, raw: int, line_offset: int, limits: Limits) -> tuple[Any, list]:
     """The event tree and repeated keys of document `raw` of `text`, parsed again."""
-    parser = CParser(text)
-    next_event = parser.get_event
+    next_event = event_reader(text)
     index = 0
     while True:
         cls = type(next_event())
@@ -1050,6 +1089,9 @@ def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:
                          line + line_offset + 1, column + 1, syntax=True)
     problem_mark = getattr(error, "problem_mark", None)
     context_mark = getattr(error, "context_mark", None)
+    if any(char in chunk for char in _ODD_BREAKS):
+        relines = _Relines(chunk)
+        problem_mark, context_mark = relines.mark(problem_mark), relines.mark(context_mark)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
     context = getattr(error, "context", None)
     mark = problem_mark or context_mark
