@@ -22,6 +22,7 @@ from pathlib import Path
 
 from conftest import run_cli
 
+from gpulint.results.findings import STATUSES
 from gpulint.scan.registry import load_rules
 
 CATEGORY_RULES: dict[str, tuple[str, ...]] = {
@@ -192,8 +193,7 @@ def test_corpus_against_labels(corpus: Path, tmp_path: Path) -> None:
     summary = report["summary"]
     assert summary["internal_errors"] == 0
     assert summary["files"] == len(files)
-    outcomes = ("scanned", "not_kubernetes", "binary", "error", "helm_chart")
-    assert sum(summary[k] for k in outcomes) == summary["files"]
+    assert sum(summary[k] for k in STATUSES) == summary["files"]
     assert summary["suppressed"] == sum(f["suppressed"] for f in report["findings"])
     assert summary["findings"] == sum(not f["suppressed"] for f in report["findings"])
     assert {str(Path(f["path"]).relative_to(corpus)) for f in report["findings"]} <= relative
