@@ -179,3 +179,15 @@ def test_no_error_on_corpus_files_labelled_not_kubernetes(corpus: Path) -> None:
     rendered = ("kustomization.yaml", "Chart.yaml")
     noisy = [path for path in quiet if str(corpus / path) in errors and not path.endswith(rendered)]
     assert noisy == []
+
+
+def test_trailing_commas_that_yaml_reads_make_a_non_kubernetes_json_file_no_error(tmp_path: Path) -> None:
+    path = tmp_path / "tsconfig.json"
+    path.write_text('{\n  "compilerOptions": {"strict": true,},\n  "include": ["src"],\n}\n')
+    _, report = scan_json(str(path))
+    assert report["findings"] == [] and _summary_adds_up(report)["not_kubernetes"] == 1
+    pod = tmp_path / "pod.json"
+    pod.write_text('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p",},}\n')
+    _, report = scan_json(str(pod))
+    assert [(f["rule"], f["line"], f["column"]) for f in report["findings"]] == [("GPU000", 1, 62)]
+    assert "kubectl rejects it" in report["findings"][0]["message"]

@@ -67,7 +67,7 @@ class LoadError(Exception):
         self.kubernetes = True           # whether the text shows a sign of being a Kubernetes object (sniff.py)
         self.template_syntax: str | None = None   # unrendered.GO or unrendered.DOLLAR
         self.helm = False                # the template uses Helm's objects (`.Values`, `include`, ...)
-        self.jsonc = False               # JSON with comments: read with them blanked, the documents follow
+        self.jsonc = False               # JSON that is not strict JSON (comments, trailing commas), read anyway
 
 
 @dataclass
@@ -847,6 +847,7 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
                 from gpulint.load import sniff
 
                 strict.kubernetes = sniff.looks_like_kubernetes(chunk)
+                strict.jsonc = True  # read all the same: the documents follow
                 yield strict
         for tree, data, dups, content_start, raw in docs:
             yield Document(index, data, text, line_offset, tree, dups, content_start,
