@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from gpulint.load.dockerfile import is_dockerfile
+from gpulint.load.filenames import is_dockerfile
 
 if TYPE_CHECKING:
     from pathlib import Path

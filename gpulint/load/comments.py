@@ -21,7 +21,6 @@ from bisect import bisect_right
 
 from _ruamel_yaml import CParser
 
-from gpulint.load import jsonload
 from gpulint.load.yamlload import split_documents
 
 _FLOW_STYLES = ("", "'", '"')
@@ -41,6 +40,8 @@ class CommentMap:
         self._line_starts: list[int] = []
 
     def _build(self) -> None:
+        from gpulint.load import jsonload  # only for texts that hold a directive
+
         ranges: list[tuple[int, int]] = []
         base = 0
         for chunk, _line in split_documents(self._text):

@@ -126,13 +126,6 @@ class Dockerfile:
         return args
 
 
-def is_dockerfile(name: str) -> bool:
-    """Whether a file name (no directory) names a Dockerfile or Containerfile."""
-    lower = name.lower()
-    return (lower in ("dockerfile", "containerfile") or lower.endswith(".dockerfile")
-            or lower.startswith(("dockerfile.", "containerfile.")))
-
-
 def _values(env: dict[str, EnvPair]) -> dict[str, str]:
     return {k: p.value for k, p in env.items()}
 

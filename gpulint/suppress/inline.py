@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpulint.load.comments import CommentMap
-from gpulint.load.dockerfile import is_dockerfile
+from gpulint.load.filenames import is_dockerfile
 from gpulint.load.locations import Span
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
