@@ -86,3 +86,10 @@ def test_comment_map_counts_what_follows_a_syntax_error_as_comments() -> None:
     # only its GPU000 finding is at stake, which such a comment may suppress.
     comments = CommentMap("a: [\n: b\n# gpulint: ignore[GPU000] broken on purpose\n")
     assert comments.is_comment(3, 1)
+
+
+def test_telling_comments_apart_stops_at_the_depth_limit() -> None:
+    # libyaml's scanner is quadratic in the nesting depth: a million `[` would take hours.
+    text = "apiVersion: v1\nkind: Pod\n# gpulint: ignore[GPU000] nested on purpose\nspec: " + "[" * 1_000_000 + "\n"
+    _, report = scan_json("-", input=text)
+    assert [(f["rule"], f["line"], f["suppressed"]) for f in report["findings"]] == [("GPU000", 4, True)]

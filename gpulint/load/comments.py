@@ -21,7 +21,7 @@ from bisect import bisect_right
 
 from _ruamel_yaml import CParser
 
-from gpulint.load.yamlload import split_documents
+from gpulint.load.yamlload import DEFAULT_LIMITS, split_documents
 
 _FLOW_STYLES = ("", "'", '"')
 
@@ -73,17 +73,36 @@ class CommentMap:
         return at < 0 or offset >= self._ends[at]
 
 
+_OPENS = frozenset({"FlowSequenceStartToken", "FlowMappingStartToken", "BlockSequenceStartToken",
+                    "BlockMappingStartToken"})
+_CLOSES = frozenset({"FlowSequenceEndToken", "FlowMappingEndToken", "BlockEndToken"})
+
+
 def _flow_scalars(chunk: str) -> list[tuple[int, int]]:
-    """(start, end) offsets of the plain and quoted scalars of `chunk`, as far as it scans."""
+    """(start, end) offsets of the plain and quoted scalars of `chunk`, as far as it scans.
+
+    Scanning stops, like a syntax error, at nesting deeper than the loader's
+    default limit: libyaml's scanner takes time growing with the square of the
+    depth, and such a document does not load anyway.
+    """
     out: list[tuple[int, int]] = []
     parser = CParser(chunk)
+    depth = 0
     try:
         while True:
             token = parser.get_token()
-            if token is None or type(token).__name__ == "StreamEndToken":
+            name = type(token).__name__
+            if token is None or name == "StreamEndToken":
                 break
-            if type(token).__name__ == "ScalarToken" and token.style in _FLOW_STYLES:
-                out.append((token.start_mark.index, token.end_mark.index))
+            if name == "ScalarToken":
+                if token.style in _FLOW_STYLES:
+                    out.append((token.start_mark.index, token.end_mark.index))
+            elif name in _OPENS:
+                depth += 1
+                if depth > DEFAULT_LIMITS.max_depth:
+                    break
+            elif name in _CLOSES:
+                depth -= 1
     except Exception:  # noqa: BLE001 - broken YAML: what was scanned before the error still counts
         pass
     finally:
