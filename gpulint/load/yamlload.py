@@ -15,11 +15,13 @@ document leave the others scanned.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from _ruamel_yaml import CParser
 from ruamel.yaml import events as ev
+from ruamel.yaml.error import StreamMark
 
 from gpulint.load import fastevents
 from gpulint.load.locations import LocNode, Span
@@ -1024,10 +1026,6 @@ class _Relines:
     def mark(self, mark: Any) -> Any:
         if mark is None:
             return None
-        from bisect import bisect_right
-
-        from ruamel.yaml.error import StreamMark
-
         line = bisect_right(self.starts, mark.index) - 1
         return StreamMark(mark.name, mark.index, line, mark.index - self.starts[line])
 
