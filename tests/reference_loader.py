@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from _ruamel_yaml import CParser
 from ruamel.yaml import events as ev
 
 from gpulint.load import jsonload
@@ -25,6 +24,7 @@ from gpulint.load.yamlload import (
     Limits,
     LoadError,
     Problem,
+    event_reader,
     resolve_plain,
 )
 
@@ -309,9 +309,17 @@ class _DocumentEvents:
         return self.count == 1 and type(first) is _SCALAR and first.value == "" and first.style == ""
 
 
+class _Parser:
+    """libyaml's events with lines as editors count them (yamlload.event_reader: NEL, LS and PS
+    are no line breaks); the one thing the reference takes from the fast loader, as both must agree."""
+
+    def __init__(self, text: str) -> None:
+        self.get_event = event_reader(text)
+
+
 def _documents_of(text: str, keep: bool = False) -> Iterator[_DocumentEvents]:
     """Each document of `text` (libyaml), its events to be consumed in order."""
-    parser = CParser(text)
+    parser = _Parser(text)
     while True:
         event = parser.get_event()
         cls = type(event)

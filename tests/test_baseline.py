@@ -227,12 +227,12 @@ def test_unparsable_yaml_is_keyed_by_line_text_and_can_be_suppressed_inline(repo
     body = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\n"
     template.write_text(body)
     code, report = scan_json(str(template))
-    assert (code, active(report)) == (1, [("GPU000", 4, 10)])
+    assert (code, active(report)) == (1, [("GPU011", 4, 10)])  # an unrendered template: a warning
     _write_baseline(repo, str(template))
     template.write_text("# a comment\n---\n" + body)
     code, report = scan_json("--baseline", str(repo / "baseline.json"), str(template))
     assert (code, [f["line"] for f in report["findings"] if f["suppressed"]]) == (0, [6])
-    template.write_text(body.replace("metadata:\n", "metadata:\n  # gpulint: ignore[GPU000] rendered by CI\n"))
+    template.write_text(body.replace("metadata:\n", "metadata:\n  # gpulint: ignore[GPU011] rendered by CI\n"))
     code, report = scan_json(str(template))
     assert code == 0
     assert report["findings"][0]["suppression"] == {"kind": "inline", "reason": "rendered by CI"}

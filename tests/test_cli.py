@@ -23,6 +23,8 @@ from conftest import (
     scan_json,
 )
 
+from gpulint.results.findings import STATUSES
+
 BAD = BAD_POD
 GOOD = ACK_EXAMPLE_POD
 
@@ -61,7 +63,7 @@ def test_directory_scan_counts_every_file(tree: Path) -> None:
     s = report["summary"]
     assert code == 1
     assert (s["files"], s["scanned"], s["not_kubernetes"]) == (3, 2, 1)
-    assert s["files"] == sum(s[k] for k in ("scanned", "not_kubernetes", "binary", "error", "helm_chart"))
+    assert s["files"] == sum(s[k] for k in STATUSES)
 
 
 def test_relative_paths_stay_relative(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from conftest import ci_renders, helm_charts, inputs_of, labelled_at, run_cli
 
+from gpulint.results.findings import STATUSES
 from gpulint.scan.registry import load_rules
 
 CATEGORY_RULES: dict[str, tuple[str, ...]] = {
@@ -238,8 +239,7 @@ def test_corpus_against_labels(corpus: Path, tmp_path: Path) -> None:
     print(f"\n{len(files)} labelled files -> {len(inputs)} inputs ({len(charts)} Helm charts hold "
           f"{len(files) - len(inputs) + len(charts)} of the files)")
     assert summary["files"] == len(inputs) + ci_renders(charts)
-    outcomes = ("scanned", "not_kubernetes", "binary", "error", "helm_chart")
-    assert sum(summary[k] for k in outcomes) == summary["files"]
+    assert sum(summary[k] for k in STATUSES) == summary["files"]
     assert summary["suppressed"] == sum(f["suppressed"] for f in report["findings"])
     assert summary["findings"] == sum(not f["suppressed"] for f in report["findings"])
     # Every finding sits in a corpus file, or maps to one (a rendered chart's template).

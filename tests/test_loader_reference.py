@@ -147,6 +147,8 @@ def test_benchmark_corpus_matches_the_reference(bench_corpus: Path) -> None:
     "just a scalar\n---\n- a\n- - b\n  - c\n",
     "{\"kind\": \"Pod\", \"a\": [1, {\"b\": 2}], \"c\": {}}\n",
     "\t{\"kind\": \"Pod\",\n \"spec\": {\"x\": [true, null, 1.5e3]}}\n",  # JSON libyaml rejects
+    # NEL, LS and PS inside values: no line breaks to either (positions as editors count lines).
+    "a: \"x\u2028y\"\nb:\n  c: [1, '\u2029', \"\x85\"]\n  d: {e: \"\u2028\"}\n",
 ])
 def test_edge_cases_match_the_reference(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _compare_documents(text, text) > 0

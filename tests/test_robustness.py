@@ -352,13 +352,14 @@ def test_template_literal_text_is_checked_and_placeholders_are_not() -> None:
     assert doc.span(("spec", "template", "spec", "containers", 1, "env", 0, "value")) == Span(31, 18, 31, 47)
     _, report = scan_json("-", input=TEMPLATE)
     # The literal `all` is found; the templated value of container d is unknown, so not reported.
-    assert active(report) == [("GPU000", 1, 2), ("GPU003", 16, 11)]
-    assert "only its literal text was checked" in report["findings"][0]["message"]
-    assert "helm template" in report["findings"][0]["message"]
+    assert active(report) == [("GPU003", 16, 11), ("GPU011", 1, 2)]
+    (template,) = [f for f in report["findings"] if f["rule"] == "GPU011"]
+    assert template["severity"] == "warning" and "only its literal text was checked" in template["message"]
+    assert "helm template" in template["message"]
 
 
 def test_a_template_that_cannot_be_masked_says_how_to_render() -> None:
-    _, report = scan_json(str(FIXTURES / "invalid" / "helm-template-unparseable.yaml"))
+    _, report = scan_json(str(FIXTURES / "rules" / "GPU011" / "bad-helm-template-unparseable.yaml"))
     (finding,) = report["findings"]
     assert "unrendered Helm template" in finding["message"]
     assert "`helm template RELEASE CHART | gpulint scan -`" in finding["message"]

@@ -27,6 +27,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from gpulint.load.filenames import is_dockerfile
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -72,12 +74,6 @@ class Discovery:
 EXCLUDED = "matches --exclude"
 EXCLUDED_BY_CONFIG = "matches the configuration's exclude"
 NOT_A_FILE = "not a regular file (a pipe, socket or device)"
-
-
-def is_dockerfile(name: str) -> bool:
-    lower = name.lower()
-    return (lower in ("dockerfile", "containerfile") or lower.endswith(".dockerfile")
-            or lower.startswith(("dockerfile.", "containerfile.")))
 
 
 def _excluded(display: str, rel: str, name: str, patterns: tuple[str, ...]) -> bool:

@@ -4,6 +4,12 @@ Text is decoded leniently: an invalid byte sequence becomes U+FFFD and its
 position is kept (the caller reports it as GPU000), so one stray byte in a
 comment does not hide the rest of the file from the rules. Large inputs are
 decoded block by block (`TextBlocks`) so that memory stays bounded.
+
+Line breaks are made what every later stage counts (`normalise`): a lone CR
+(old Mac line endings, or one stray CR) becomes LF, character for character,
+so a CR-only file has the lines an editor shows in every finding; and a
+byte-order mark at the start of a later line (`cat a.yaml b.yaml` of files
+saved with one) is dropped, so the document after it reads as kubectl reads it.
 """
 
 from __future__ import annotations
@@ -94,6 +100,21 @@ def detect_encoding(head: bytes) -> tuple[str, int]:
     raise BinaryInput("binary file (NUL bytes)")
 
 
+_LONE_CR_RE = re.compile(r"\r(?!\n)")
+
+
+def normalise(text: str, after_break: bool = False) -> str:
+    """Lone CRs as LFs, byte-order marks at line starts dropped (see the module docstring).
+    `after_break`: `text` continues a text whose last character was a line break."""
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        text = _LONE_CR_RE.sub("\n", text)
+    if "\ufeff" in text:
+        text = text.replace("\n\ufeff", "\n")
+        if after_break and text.startswith("\ufeff"):
+            text = text[1:]
+    return text
+
+
 def _position(prefix: str, line: int = 1, column: int = 1) -> tuple[int, int]:
     """Line and column just after `prefix`, starting from (line, column)."""
     newlines = prefix.count("\n")
@@ -112,11 +133,11 @@ def decode_lenient(data: bytes) -> tuple[str, DecodeError | None]:
     encoding, skip = detect_encoding(data[:BINARY_SNIFF])
     body = data[skip:] if skip else data
     try:
-        return body.decode(encoding), None
+        return normalise(body.decode(encoding)), None
     except UnicodeDecodeError as error:
-        line, column = _position(body[: error.start].decode(encoding))
+        line, column = _position(normalise(body[: error.start].decode(encoding)))
         problem = _error(encoding, skip + error.start, error.reason, line, column)
-        return body.decode(encoding, "replace"), problem
+        return normalise(body.decode(encoding, "replace")), problem
 
 
 def decode(data: bytes) -> str:
@@ -146,10 +167,28 @@ class TextBlocks:
         self.error: DecodeError | None = None
 
     def __iter__(self) -> Iterator[str]:
+        held = ""            # a CR at the end of the last block: an LF may follow in the next
+        after_break = False  # the text so far ends with a line break
+        for piece in self._decoded():
+            piece = held + piece
+            held = ""
+            if piece.endswith("\r"):
+                piece, held = piece[:-1], "\r"
+            text = normalise(piece, after_break)
+            if text:
+                after_break = text.endswith("\n")
+                yield text
+        if held:
+            yield "\n"
+
+    def _decoded(self) -> Iterator[str]:
+        """The decoded blocks as they are, keeping `error` placed as `normalise` counts lines."""
         decoder = codecs.getincrementaldecoder(self.encoding)()
         line, column = 1, 1
         data = self._first
         self._first = b""
+        carry = ""           # a CR ending the text counted so far, not counted yet (an LF may follow)
+        after_break = False
         while True:
             final = not data
             if self.error is None:
@@ -160,14 +199,18 @@ class TextBlocks:
                     # error.object is what the decoder held plus this block.
                     pending = len(state[0])
                     good = error.object[: error.start].decode(self.encoding, "replace")
-                    at_line, at_column = _position(good, line, column)
+                    at_line, at_column = _position(normalise(carry + good, after_break), line, column)
                     self.error = _error(self.encoding, self._offset - pending + error.start,
                                         error.reason, at_line, at_column)
                     decoder.setstate(state)
                     decoder.errors = "replace"
                     text = decoder.decode(data, final)
                 else:
-                    line, column = _position(text, line, column)
+                    piece = carry + text
+                    carry = "\r" if piece.endswith("\r") else ""
+                    normal = normalise(piece[:-1] if carry else piece, after_break)
+                    line, column = _position(normal, line, column)
+                    after_break = bool(carry) or normal.endswith("\n") or (not normal and after_break)
             else:
                 text = decoder.decode(data, final)
             self._offset += len(data)

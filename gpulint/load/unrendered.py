@@ -1,13 +1,15 @@
-"""A column-preserving stand-in for an unrendered Helm template.
+"""A column-preserving stand-in for an unrendered template.
 
 A chart's `templates/*.yaml` is Go-template text, not YAML: `{{ ... }}` actions
-break the parser. When such a file is met outside its chart (copied alone, or
-linted file by file), gpulint still reports it as GPU000 and, best effort,
-checks its literal text: lines holding only actions (`{{- if ... }}`,
+break the parser. The same goes for Go templates other programs render (an
+operator's operand manifests, load-test configs) and for `${...}` templating
+(Terraform `templatefile` with its `%{ for }` directives, envsubst). When such
+a file is met outside a chart, gpulint reports it once (GPU011) and, best
+effort, checks its literal text: lines holding only actions (`{{- if ... }}`,
 `{{- toYaml . | nindent 8 }}`, `{{- end }}`; a comment may follow) become blank, and an action inside
 a line (`image: {{ .Values.image }}`) becomes a same-length placeholder scalar
 that still names it (`image: ___.Values.image___`).
-Every other character keeps its line and column, so findings on the literal
+`${...}` and `%{...}` are treated alike. Every other character keeps its line and column, so findings on the literal
 text point at the right place; findings on a placeholder are dropped, since
 the real value is unknown until the chart is rendered.
 """
@@ -22,27 +24,84 @@ from typing import Iterator
 _UNSAFE_RE = re.compile(r"[^A-Za-z0-9._/-]")
 
 
+_OPEN_RE = re.compile(r"\{\{|[$%]\{")
+# Helm's own objects and functions: a Go template using none of them is rendered by another program.
+_HELM_RE = re.compile(r"\.(?:Values|Release|Chart|Capabilities|Files|Template)\b|\b(?:include|tpl|required|lookup)\b")
+
+GO = "go"            # `{{ ... }}`: Go text/template (Helm or another program)
+DOLLAR = "dollar"    # `${...}`/`%{...}`: Terraform templatefile, envsubst
+
+
 def actions(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each Go template action `{{ ... }}`, comments `{{/* */}}` included.
+    """(start, end) of each template action: Go's `{{ ... }}` (comments `{{/* */}}`
+    included), and `${...}`/`%{...}` with balanced braces on one line.
 
     Each `{{` ends at the first `}}` after it (`{{ "{{" }}` is one action).
     Plain `find` keeps this linear on hostile text (a regex with `.*?` is
     quadratic when thousands of `{{` have no `}}`).
     """
     pos = 0
+    go_open = True  # whether a `{{` may still have a closing `}}`
     while True:
-        start = text.find("{{", pos)
-        if start < 0:
+        match = _OPEN_RE.search(text, pos)
+        if match is None:
             return
-        end = text.find("}}", start + 2)
+        start = match.start()
+        if text.startswith("{{", start):
+            end = text.find("}}", start + 2) if go_open else -1
+            if end < 0:
+                go_open = False  # no `}}` from here on: no later `{{` closes either
+                pos = start + 2
+                continue
+            yield start, end + 2
+            pos = end + 2
+            continue
+        end = _closing_brace(text, start + 2)
         if end < 0:
-            return
-        yield start, end + 2
-        pos = end + 2
+            pos = -end  # unclosed on its line: nothing later on the line is read (keeps this linear)
+            continue
+        yield start, end
+        pos = end
+
+
+def _closing_brace(text: str, pos: int) -> int:
+    """End (exclusive) of the `}` closing a `${`/`%{` whose body starts at `pos`, on the
+    same line; when there is none, minus the end of the line."""
+    depth = 1
+    line_end = text.find("\n", pos)
+    if line_end < 0:
+        line_end = len(text)
+    for index in range(pos, line_end):
+        char = text[index]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return -line_end
 
 
 def has_actions(text: str) -> bool:
     return next(actions(text), None) is not None
+
+
+def syntax(text: str) -> str | None:
+    """GO when `text` holds a `{{ ... }}` action, else DOLLAR when it holds `${...}`/`%{...}`, else None."""
+    kind = None
+    for start, _end in actions(text):
+        if text.startswith("{{", start):
+            return GO
+        kind = DOLLAR
+    return kind
+
+
+def uses_helm(text: str) -> bool:
+    """Whether a `{{ ... }}` action of `text` uses Helm's objects or functions (`.Values`, `include`, ...)."""
+    for start, end in actions(text):
+        if text.startswith("{{", start) and _HELM_RE.search(text, start, end):
+            return True
+    return False
 
 
 def mask(text: str) -> tuple[str, list[tuple[int, int, int]]]:

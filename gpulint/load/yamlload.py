@@ -15,11 +15,13 @@ document leave the others scanned.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from _ruamel_yaml import CParser
 from ruamel.yaml import events as ev
+from ruamel.yaml.error import StreamMark
 
 from gpulint.load import fastevents
 from gpulint.load.locations import LocNode, Span
@@ -51,9 +53,9 @@ class LoadError(Exception):
     """A document could not be loaded; `line`/`column` are 1-based in the file.
 
     `syntax`: the parser rejected the text (not a limit of ours).
-    `template`: the text holds Go-template actions (`{{ ... }}`), so it is most
-    likely an unrendered Helm template. `literal_checked`: masking the actions
-    made it parse, and the masked document follows this error.
+    `template`: the text is an unrendered template (`{{ ... }}`, `${...}`).
+    `literal_checked`: masking the actions made it parse, and the masked
+    document follows this error. See `_recover` for the other attributes.
     """
 
     def __init__(self, message: str, line: int, column: int, syntax: bool = False) -> None:
@@ -64,6 +66,10 @@ class LoadError(Exception):
         self.syntax = syntax
         self.template = False
         self.literal_checked = False
+        self.kubernetes = True           # whether the text shows a sign of being a Kubernetes object (sniff.py)
+        self.template_syntax: str | None = None   # unrendered.GO or unrendered.DOLLAR
+        self.helm = False                # the template uses Helm's objects (`.Values`, `include`, ...)
+        self.jsonc = False               # JSON that is not strict JSON (comments, trailing commas), read anyway
 
 
 @dataclass
@@ -831,39 +837,83 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
                     record[line_offset] = (docs, is_json)
         except LoadError as error:
             error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
-            from gpulint.load import unrendered as unrendered_mod
-
-            where = _json_error(chunk) if strict_json and error.syntax else None
-            if where is not None:  # a `.json` file: say what JSON finds wrong
-                error = LoadError(f"invalid JSON: {where[2]}", line_offset + where[0] + 1, where[1] + 1,
-                                  syntax=True)
-            if unrendered and error.syntax and unrendered_mod.has_actions(chunk):
-                text, marks = unrendered_mod.mask(chunk)
-                try:
-                    docs, is_json = list(_parse_chunk(text, line_offset, limits)), False
-                except LoadError:
-                    docs = []
-                    # Still a template if the parser stumbled on a line holding an action.
-                    lines = chunk.split("\n")
-                    at = error.line - line_offset - 1
-                    error.template = any("{{" in line or "}}" in line for line in lines[max(at - 1, 0):at + 1])
-                else:
-                    error.template = error.literal_checked = True
-                    placeholders = tuple(Span(line_offset + ln + 1, start + 1, line_offset + ln + 1, end + 1)
-                                         for ln, start, end in marks)
-            else:
-                docs = []
+            docs, text, is_json, placeholders, error = _recover(error, chunk, line_offset, limits, unrendered,
+                                                                strict_json)
             yield error
         else:
             where = _json_error(chunk) if strict_json and not is_json else None
             if where is not None:
                 line, column, reason = where
-                yield LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
-                                line_offset + line + 1, column + 1, syntax=True)
+                strict = LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
+                                   line_offset + line + 1, column + 1, syntax=True)
+                from gpulint.load import sniff
+
+                strict.kubernetes = sniff.looks_like_kubernetes(chunk)
+                strict.jsonc = True  # read all the same: the documents follow
+                yield strict
         for tree, data, dups, content_start, raw in docs:
             yield Document(index, data, text, line_offset, tree, dups, content_start,
                            limits=limits, raw=raw, is_json=is_json, placeholders=placeholders)
             index += 1
+
+
+def _recover(error: LoadError, chunk: str, line_offset: int, limits: Limits, unrendered: bool,
+             strict_json: bool) -> tuple[list, str, bool, tuple[Span, ...], LoadError]:
+    """What can still be read of a chunk that failed: (documents, the text they were read
+    from, whether as JSON, template placeholders, the error to report).
+
+    JSON with comments is read with its comments blanked; an unrendered template
+    with its actions masked (see unrendered.py). The error says whether the chunk
+    looks like a Kubernetes object (`kubernetes`) and which template syntax it
+    holds, so that the engine can tell a broken manifest from a file that is
+    not one.
+    """
+    from gpulint.load import sniff
+    from gpulint.load import unrendered as unrendered_mod
+
+    kubernetes = sniff.looks_like_kubernetes(chunk)
+    where = _json_error(chunk) if strict_json and error.syntax else None
+    if where is not None:  # a `.json` file: say what JSON finds wrong
+        error = LoadError(f"invalid JSON: {where[2]}", line_offset + where[0] + 1, where[1] + 1, syntax=True)
+    error.kubernetes = kubernetes
+    if not error.syntax:
+        return [], chunk, False, (), error
+    from gpulint.load import jsonload
+
+    stripped = jsonload.strip_jsonc(chunk) if jsonload.looks_like_jsonc(chunk) else None
+    if stripped is not None:
+        text, first = stripped
+        try:
+            docs, is_json = _parse_any(text, line_offset, limits)
+        except LoadError:
+            pass
+        else:
+            line = chunk.count("\n", 0, first)
+            column = first - (chunk.rfind("\n", 0, first) + 1)
+            error = LoadError("invalid JSON: comments (`//`, `/* */`) or trailing commas, which kubectl rejects "
+                              "(gpulint read it as JSON with comments)", line_offset + line + 1, column + 1,
+                              syntax=True)
+            error.kubernetes, error.jsonc = kubernetes, True
+            return docs, text, is_json, (), error
+    syntax = unrendered_mod.syntax(chunk) if unrendered else None
+    if syntax is None:
+        return [], chunk, False, (), error
+    error.template_syntax = syntax
+    error.helm = syntax == unrendered_mod.GO and unrendered_mod.uses_helm(chunk)
+    text, marks = unrendered_mod.mask(chunk)
+    try:
+        docs = list(_parse_chunk(text, line_offset, limits))
+    except LoadError as masked:
+        # Still a template if the parser stumbled on (or just after) a line holding an action,
+        # as written or once masked (a blanked `{{- include ... | nindent 4 }}` breaks the next lines).
+        lines = chunk.split("\n")
+        near = [line for at in {error.line, masked.line} for line in lines[max(at - line_offset - 2, 0):at - line_offset]]
+        error.template = any("{{" in line or "}}" in line or unrendered_mod.has_actions(line) for line in near)
+        return [], chunk, False, (), error
+    error.template = error.literal_checked = True
+    placeholders = tuple(Span(line_offset + ln + 1, start + 1, line_offset + ln + 1, end + 1)
+                         for ln, start, end in marks)
+    return docs, text, False, placeholders, error
 
 
 # What `_build` reads after a JSON document's events: JSON has no document markers.
@@ -922,8 +972,7 @@ def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None
     if keep is None:
         keep = len(chunk) <= KEEP_EVENTS_MAX
     try:
-        parser = CParser(chunk)
-        next_event = parser.get_event
+        next_event = event_reader(chunk)
         raw = 0
         while True:
             cls = type(next_event())
@@ -942,6 +991,43 @@ def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None
 
 _DOC_START = ev.DocumentStartEvent
 _STREAM_END = ev.StreamEndEvent
+
+# Characters YAML 1.1 (hence libyaml) counts as line breaks and editors do not: inside a
+# quoted value they would shift every later line number.
+_ODD_BREAKS = ("\x85", "\u2028", "\u2029")
+_BREAK_RE = re.compile(r"\r\n?|\n")
+
+
+def event_reader(text: str) -> Any:
+    """libyaml's `get_event` over `text`, with positions as editors count lines: when `text`
+    holds NEL, LS or PS, every mark's line and column is computed again from its offset."""
+    get_event = CParser(text).get_event
+    if not any(char in text for char in _ODD_BREAKS):
+        return get_event
+    relines = _Relines(text)
+
+    def next_event() -> Any:
+        event = get_event()
+        event.start_mark = relines.mark(event.start_mark)
+        event.end_mark = relines.mark(event.end_mark)
+        return event
+
+    return next_event
+
+
+class _Relines:
+    """Line and column of an offset, counting LF, CRLF and CR as line breaks (and nothing else)."""
+
+    __slots__ = ("starts",)
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [match.end() for match in _BREAK_RE.finditer(text)]
+
+    def mark(self, mark: Any) -> Any:
+        if mark is None:
+            return None
+        line = bisect_right(self.starts, mark.index) - 1
+        return StreamMark(mark.name, mark.index, line, mark.index - self.starts[line])
 
 
 def _is_empty(first: Any) -> bool:
@@ -973,8 +1059,7 @@ def _check_directives(chunk: str, line_offset: int) -> None:
 
 def _tree_of(text: str, raw: int, line_offset: int, limits: Limits) -> tuple[Any, list]:
     """The event tree and repeated keys of document `raw` of `text`, parsed again."""
-    parser = CParser(text)
-    next_event = parser.get_event
+    next_event = event_reader(text)
     index = 0
     while True:
         cls = type(next_event())
@@ -1003,6 +1088,9 @@ def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:
                          line + line_offset + 1, column + 1, syntax=True)
     problem_mark = getattr(error, "problem_mark", None)
     context_mark = getattr(error, "context_mark", None)
+    if any(char in chunk for char in _ODD_BREAKS):
+        relines = _Relines(chunk)
+        problem_mark, context_mark = relines.mark(problem_mark), relines.mark(context_mark)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
     context = getattr(error, "context", None)
     mark = problem_mark or context_mark

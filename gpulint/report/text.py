@@ -210,6 +210,10 @@ def _summary_line(counts: dict, show_suppressed: bool = False) -> str:
     extras = []
     if counts["not_kubernetes"]:
         extras.append(f"{counts['not_kubernetes']} not Kubernetes")
+    if counts["not_kubernetes_unparseable"]:
+        extras.append(f"{counts['not_kubernetes_unparseable']} not Kubernetes (unparseable)")
+    if counts["unrendered_template"]:
+        extras.append(_plural(counts["unrendered_template"], "unrendered template"))
     if counts["binary"]:
         extras.append(f"{counts['binary']} binary")
     if counts["error"]:

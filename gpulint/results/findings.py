@@ -11,10 +11,14 @@ from gpulint.model.objects import KubeObject, ObjectRef
 
 INVALID_INPUT = "GPU000"
 OUTSIDE_ROOT = "GPU099"
+UNRENDERED_TEMPLATE = "GPU011"
 
 # Outcome of one input, so the summary always accounts for every file.
 STATUS_SCANNED = "scanned"            # read and parsed (possibly with GPU000 findings)
 STATUS_NOT_KUBERNETES = "not_kubernetes"
+# Does not parse and shows no sign of a Kubernetes object (a tsconfig.json, a CI config): no finding.
+STATUS_UNPARSEABLE = "not_kubernetes_unparseable"
+STATUS_TEMPLATE = "unrendered_template"  # a template outside a chart, its literal text checked (GPU011)
 STATUS_BINARY = "binary"
 STATUS_ERROR = "error"                # could not be read or decoded at all
 STATUS_CHART = "helm_chart"           # an unrendered Helm chart directory
@@ -22,6 +26,8 @@ STATUS_OUTSIDE_ROOT = "outside_root"  # a symlink leaving the scanned directory:
 STATUS_IGNORED = "ignored"            # a file or directory git ignores, passed over by a walk (not entered)
 STATUSES = (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_BINARY, STATUS_ERROR, STATUS_CHART,
             STATUS_OUTSIDE_ROOT, STATUS_IGNORED)
+STATUSES = (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_UNPARSEABLE, STATUS_TEMPLATE, STATUS_BINARY,
+            STATUS_ERROR, STATUS_CHART)
 
 
 @dataclass(frozen=True)

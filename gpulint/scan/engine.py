@@ -2,11 +2,15 @@
 
 Every input ends with exactly one status (see findings.STATUSES), so the summary
 accounts for every file. Unreadable or malformed input becomes a GPU000 finding
-at the parser's position and the scan goes on.
+at the parser's position and the scan goes on; but a file that does not parse
+and shows no sign of being a Kubernetes object (load/sniff.py) is counted as
+not Kubernetes, with no finding, and an unrendered template outside a chart is
+one GPU011 finding for the whole file.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from gpulint.api import (
@@ -49,6 +53,9 @@ from gpulint.results.findings import (
     STATUS_ERROR,
     STATUS_NOT_KUBERNETES,
     STATUS_SCANNED,
+    STATUS_TEMPLATE,
+    STATUS_UNPARSEABLE,
+    UNRENDERED_TEMPLATE,
     FileReport,
     Finding,
     internal_error_message,
@@ -61,12 +68,12 @@ from gpulint.suppress.core import apply as apply_suppressors
 if TYPE_CHECKING:
     from gpulint.render import Mapper
 
-HELM_HINT = ("it looks like an unrendered Helm template: scan its chart directory, or render it first, "
-             "e.g. `helm template RELEASE CHART | gpulint scan -`")
 RENDERED_KINDS = ("chart", "kustomization")
-HELM_LITERAL_HINT = ("unrendered Helm template (`{{ ... }}`): only its literal text was checked, each "
-                     "action read as a placeholder; render it for a full check, e.g. "
-                     "`helm template RELEASE CHART | gpulint scan -`")
+HELM_RENDER_HINT = ("scan its chart directory, or render it first, e.g. "
+                    "`helm template RELEASE CHART | gpulint scan -`")
+LITERAL_NOTE = "only its literal text was checked, each action read as a placeholder"
+# An operator's operand manifests are named for the order it applies them in (`0500_daemonset.yaml`).
+_APPLY_ORDER_RE = re.compile(r"(?:\A|[/\\])\d+[_-][^/\\]*\Z")
 # Documents of one file that fail to load are listed up to this many; the rest is counted.
 MAX_LOAD_ERRORS = 100
 # Words whose presence in a value a duplicate key hides is worth naming in the message.
@@ -280,8 +287,8 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                      file=failure.file if failure else None)
             return report
         found = _scan_documents(report, rendered.display, load_documents(rendered.text, config.limits),
-                                config, contexts, rendered.mapper, rendered.text)
-        if not found and not report.findings:
+                                config, contexts, rendered.mapper, rendered.text, plain=False)
+        if not found and not report.findings and report.status == STATUS_SCANNED:
             report.status = STATUS_NOT_KUBERNETES
         _text_done(report, rendered.text, 0, config)
         return report
@@ -321,12 +328,12 @@ def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig
     whole = source.whole
     documents = _documents(source, config.limits, strict_json=item.display.lower().endswith(".json"),
                            parsed=reader.parsed(item))
-    found_objects = _scan_documents(report, item.display, documents, config, contexts,
-                                    _source_mapper(whole, config.render) if whole is not None else None,
-                                    whole)
+    kubernetes = _scan_documents(report, item.display, documents, config, contexts,
+                                 _source_mapper(whole, config.render) if whole is not None else None,
+                                 whole)
     if source.error is not None:  # known once the stream has been read past it
         _decode_problem(report, config, source.error)
-    if not found_objects and not report.findings:
+    if not kubernetes and not report.findings and report.status == STATUS_SCANNED:
         report.status = STATUS_NOT_KUBERNETES
     if whole is not None:  # a streamed input's text is handed over document by document
         _text_done(report, whole, 0, config)
@@ -352,15 +359,20 @@ def _text_done(report: FileReport, text: str, line_offset: int, config: ScanConf
 
 def _scan_documents(report: FileReport, display: str, documents: Iterable[Document | LoadError],
                     config: ScanConfig, contexts: RuleContexts, mapper: Mapper | None,
-                    file_text: str | None) -> bool:
-    """Documents -> objects -> rules; whether there were Kubernetes objects.
+                    file_text: str | None, plain: bool = True) -> bool:
+    """Documents -> objects -> rules; whether the input is Kubernetes (it has objects, or a
+    document that failed to load looks like one).
 
     `mapper` maps findings on rendered text back to their template, values or
     origin files; `file_text` (None when streamed) lets suppressors read lines
-    where no document could be loaded.
+    where no document could be loaded. Load errors are reported once the whole
+    input is read: with `plain` (a file as written, not a renderer's output),
+    those of an input that is not Kubernetes are dropped (its status says so),
+    and an unrendered template is one GPU011 finding however many documents it has.
     """
     checks = contexts.checks()
     found_objects = False
+    errors: list[LoadError] = []
     load_errors = 0
     unlisted: LoadError | None = None
     for doc in documents:
@@ -368,14 +380,8 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
             load_errors += 1
             if load_errors > MAX_LOAD_ERRORS:
                 unlisted = unlisted or doc  # a file of garbage must not make a million findings
-                continue
-            message = doc.message
-            if doc.literal_checked:
-                message = f"{HELM_LITERAL_HINT} (YAML parser: {message})"
-            elif doc.template:
-                message = f"{message}; {HELM_HINT}"
-            _invalid(report, config, Span(doc.line, doc.column, doc.line, doc.column + 1), message,
-                     file=display, file_text=file_text)
+            else:
+                errors.append(doc)
             continue
         report.documents += 1
         objects = list(objects_in(display, doc))
@@ -414,11 +420,65 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
             if file_text is None:
                 hook.text_done(report, doc.text, doc.line_offset, config)
             hook.document_done(report, doc, workloads, config)
+    kubernetes = found_objects or any(error.kubernetes for error in errors)
+    if plain and not kubernetes and (errors or unlisted is not None):
+        # Not a manifest: its syntax is not gpulint's business. Limits (nesting, alias bombs) still count.
+        if unlisted is not None or any(error.syntax and not error.jsonc for error in errors):
+            report.status = STATUS_UNPARSEABLE
+        errors = [error for error in errors if not error.syntax]
+        unlisted = unlisted if unlisted is not None and not unlisted.syntax else None
+    templates = [error for error in errors if error.template]
+    for error in errors:
+        if not error.template:
+            _invalid(report, config, Span(error.line, error.column, error.line, error.column + 1), error.message,
+                     file=display, file_text=file_text)
+    if templates:
+        _unrendered(report, config, display, templates, file_text)
     if unlisted is not None:
         _invalid(report, config, Span(unlisted.line, unlisted.column, unlisted.line, unlisted.column + 1),
                  f"{load_errors - MAX_LOAD_ERRORS} more documents from here on could not be loaded "
                  f"(only the first {MAX_LOAD_ERRORS} are listed)")
-    return found_objects
+    return kubernetes
+
+
+def _unrendered(report: FileReport, config: ScanConfig, display: str, templates: list[LoadError],
+                file_text: str | None) -> None:
+    """The one GPU011 finding of an unrendered template, at its first document that failed."""
+    report.status = STATUS_TEMPLATE
+    first = templates[0]
+    go = first.template_syntax != "dollar"
+    operator = go and not first.helm and _APPLY_ORDER_RE.search(display) is not None
+    if operator:
+        what = ("Go template of an operator's operand manifest (`{{ ... }}`, named for the order it is applied "
+                "in, using none of Helm's objects), rendered by the operator itself")
+        hint = ""
+    elif go and first.helm:
+        what = "unrendered Helm template (`{{ ... }}`) outside its chart"
+        hint = HELM_RENDER_HINT
+    elif go:
+        what = "unrendered Go template (`{{ ... }}`, not Helm: it uses none of Helm's objects)"
+        hint = "render it with the program it is written for, then scan the output"
+    else:
+        what = "unrendered template (`${...}`: Terraform templatefile, envsubst)"
+        hint = "render it (e.g. `terraform console`, `envsubst`), then scan the output"
+    if all(error.literal_checked for error in templates):
+        checked = LITERAL_NOTE
+    elif any(error.literal_checked for error in templates):
+        unread = [error for error in templates if not error.literal_checked]
+        checked = (f"{LITERAL_NOTE}; {len(unread)} of its {len(templates)} documents could not be read even "
+                   f"so (from line {unread[0].line}: {unread[0].message})")
+    else:
+        checked = f"it could not be read even with its actions masked, so it was not checked ({first.message})"
+    message = f"{what}: {checked}" + (f"; {hint}" if hint else "")
+    rule = config.all_rules.get(UNRENDERED_TEMPLATE)
+    if rule is None or not any(enabled.id == UNRENDERED_TEMPLATE for enabled in config.rules):
+        return
+    span = Span(first.line, first.column, first.line, first.column + 1)
+    severity = config.severity_of(UNRENDERED_TEMPLATE, Severity.INFO if operator else rule.severity)
+    finding = Finding(UNRENDERED_TEMPLATE, rule.name, severity, message, display, span,
+                      field_path=f"line:{span.line}")
+    sctx = SuppressionContext(None, None, None, file_text, 0)
+    report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
 
 
 def _about_placeholder(doc: Document, where: Any, span: Span) -> bool:

@@ -6,15 +6,19 @@ names) and says why. A directive without codes silences nothing (a blanket
 ignore would hide every future rule too); without a reason it still works, but
 both are reported (GPU091, GPU090), and directives that silenced nothing are
 reported when GPU092 is enabled. The same comments work in YAML (also inside a
-block scalar, i.e. in a script) and in Dockerfiles.
+block scalar, i.e. in a script) and in Dockerfiles; text inside a plain or
+quoted scalar is not a comment, and JSON has none (see load/comments.py).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpulint.load.comments import CommentMap
+from gpulint.load.filenames import is_dockerfile
 from gpulint.load.locations import Span
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
@@ -98,6 +102,14 @@ def parse_directive(line_text: str, line: int) -> Directive | None:
     )
 
 
+def _in_comment(comments: CommentMap, file: str, line: int, directive: Directive) -> bool:
+    """Whether a directive is a real comment: in YAML, not text inside a scalar (JSON has none);
+    a Dockerfile's `#` comments are its own."""
+    if is_dockerfile(os.path.basename(file)):
+        return True
+    return comments.is_comment(line, directive.column)
+
+
 class InlineSuppressions:
     """The inline suppressor and the hook that reports directives (bad or unused)."""
 
@@ -109,6 +121,8 @@ class InlineSuppressions:
         # The last text findings came from, and whether any line of it may hold a directive:
         # most documents hold none, and then no finding needs their lines.
         self._last_text: tuple[str, bool] | None = None
+        # Where the real comments of the last text with a directive are (made when first asked).
+        self._comments: tuple[str, int, CommentMap] | None = None
 
     # --- the suppressor -------------------------------------------------------
 
@@ -127,11 +141,19 @@ class InlineSuppressions:
             directive = parse_directive(text, number)
             if directive is None or (needs_own_line and not directive.own_line):
                 continue
+            if not _in_comment(self._comment_map(ctx.text, ctx.line_offset), finding.file, number, directive):
+                continue  # text inside a string that reads like a directive
             for code in directive.codes:
                 if code_matches(code, finding):
                     self.used.add((finding.file, number, code))
                     return Suppression(KIND_INLINE, directive.reason or NO_REASON)
         return None
+
+    def _comment_map(self, text: str, line_offset: int) -> CommentMap:
+        last = self._comments
+        if last is None or last[0] is not text or last[1] != line_offset:
+            last = self._comments = (text, line_offset, CommentMap(text, line_offset))
+        return last[2]
 
     # --- the hook -------------------------------------------------------------
 
@@ -139,9 +161,10 @@ class InlineSuppressions:
         if not _may_hold_directive(text):
             return
         found = []
+        comments = CommentMap(text, line_offset)
         for number, line_text in enumerate(text.split("\n"), start=line_offset + 1):
             directive = parse_directive(line_text.rstrip("\r"), number)
-            if directive is not None:
+            if directive is not None and _in_comment(comments, report.file, number, directive):
                 found.append((directive, SuppressionContext(None, None, None, text, line_offset)))
         if not found:
             return
