@@ -491,12 +491,28 @@ def _execs(data: dict, path: tuple, command: list | None, args: list | None,
         script = shell_script(item)
         if script is not None:
             scripts.append(script)
+    script = data.get("script")
+    if isinstance(script, str):
+        # Tekton-style `script:` (any container found by shape): run by its shebang's interpreter, else sh.
+        scripts.append(Script(script, path + ("script",), "container script", _shebang(script) or "sh"))
+    elif script is not None:
+        problems.expect(script, str, path + ("script",), "script")
     source = data.get("source")
     if script_origin and isinstance(source, str):
         # Argo `script`: `source` is written to a file and run by `command`.
         interpreter = basename(command[0]) if command else ""
         scripts.append(Script(source, path + ("source",), script_origin, interpreter))
     return execs, scripts
+
+
+def _shebang(text: str) -> str:
+    """`#!/usr/bin/env bash` -> `bash`; "" without a `#!` line."""
+    if not text.startswith("#!"):
+        return ""
+    words = text[2:].split("\n", 1)[0].split()
+    while words and basename(words[0]) in ("env", "busybox"):
+        words = [w for w in words[1:] if not w.startswith("-")]
+    return basename(words[0]) if words else ""
 
 
 def _exec_handler(handler: dict, path: tuple, origin: str, execs: list[Exec], problems: Problems) -> None:
@@ -535,6 +551,11 @@ def shell_script(item: Exec) -> Script | None:
         if not arg.startswith("-"):
             return None
     return None
+
+
+def at_path(data: Any, rel: tuple | None) -> Any:
+    """The node at `rel` inside `data` (None when the path does not exist)."""
+    return _at(data, rel)
 
 
 def _at(data: Any, rel: tuple | None) -> Any:
