@@ -520,4 +520,30 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
     for rule in builtin_image_rules():
         if rule.matches(ref):
             return rule
+    return image_by_evidence(ref)
+
+
+# NGC namespaces whose images are built on NVIDIA's CUDA base images.
+_NGC_PREFIXES = ("nvidia/", "nim/")
+# "cuda" as a word of the repository or tag (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`),
+# or a CUDA version tag (`cu118`, `cu121`, `cu12`).
+_CUDA_WORD_RE = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cu1\d{1,2})(?:$|[^a-z])", re.IGNORECASE)
+
+
+def image_by_evidence(ref: ImageRef) -> ImageRule | None:
+    """Whether an image is a CUDA image by what its reference says, without a list.
+
+    NGC images (`nvcr.io/nvidia/...`, `nvcr.io/nim/...`) and images whose
+    repository or tag says CUDA are built on `nvidia/cuda`, whose ENV sets
+    NVIDIA_VISIBLE_DEVICES=all. Exceptions (images that set `void`) come first
+    in data/gpu_images.yaml.
+    """
+    if ref.registry == "nvcr.io" and ref.repository.startswith(_NGC_PREFIXES):
+        return ImageRule(f"nvcr.io/{ref.repository.split('/', 1)[0]}/*", "all",
+                         "NGC images are built on NVIDIA CUDA base images and set it (NVIDIA/k8s-device-plugin#203; "
+                         "e.g. k8s-device-plugin, dcgm-exporter Dockerfiles: ENV NVIDIA_VISIBLE_DEVICES=all)")
+    name = ref.repository.rpartition("/")[2]
+    if _CUDA_WORD_RE.search(name) or (ref.tag is not None and _CUDA_WORD_RE.search(ref.tag)):
+        return ImageRule(ref.name, "all", "its repository or tag says CUDA: CUDA images are built on "
+                                          "nvidia/cuda (ENV NVIDIA_VISIBLE_DEVICES=all)")
     return None
