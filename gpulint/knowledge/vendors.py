@@ -140,3 +140,64 @@ def other_device_path(path: str) -> str | None:
                 directory == "/dev/neuron" and path.startswith(directory)):
             return what
     return None
+
+
+# --- NVIDIA GPU nodes (GPU106) ---------------------------------------------------
+
+# Labels whose value counts the node's NVIDIA GPUs: GPU feature discovery, ACK, and
+# Karpenter (read only when the Karpenter manufacturer label says nvidia).
+NODE_GPU_COUNT_LABELS = ("nvidia.com/gpu.count", "aliyun.accelerator/nvidia_count",
+                         "karpenter.k8s.aws/instance-gpu-count")
+# Labels or spec.providerID prefixes that say which cloud runs the node, by the instance
+# naming they make trustworthy (an instance type alone could be anyone's name).
+_PROVIDER_LABELS = {
+    "aws": ("eks.amazonaws.com/nodegroup", "eks.amazonaws.com/compute-type", "karpenter.k8s.aws/instance-family",
+            "alpha.eksctl.io/nodegroup-name", "k8s.io/cloud-provider-aws"),
+    "gce": ("cloud.google.com/gke-nodepool", "cloud.google.com/machine-family"),
+    "azure": ("kubernetes.azure.com/agentpool", "kubernetes.azure.com/cluster"),
+    "alicloud": ("alibabacloud.com/nodepool-id", "node.csi.alibabacloud.com/disktype.cloud_essd"),
+}
+_INSTANCE_BY_PROVIDER = {
+    "aws": re.compile(r"(?:p2|p3|p3dn|p4d|p4de|p5|p5e|p5en|p6-b200|g3|g3s|g4dn|g5|g5g|g6|g6e|gr6)\.[a-z0-9]+\Z"),
+    "gce": re.compile(r"(?:a2|a3|a4|g2)-[a-z0-9-]+\Z"),
+    "azure": re.compile(r"standard_n[cdv][a-z0-9_]*\Z", re.IGNORECASE),
+    "alicloud": re.compile(r"ecs\.(?:gn|ebmgn|sgn|vgn)[a-z0-9.-]+\Z"),
+}
+_INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+_FALSY = frozenset({"", "false", "0", "none", "no", "disabled"})
+
+
+def node_nvidia_evidence(labels: dict, provider_id: str | None) -> list[str]:
+    """The node labels saying the node has NVIDIA GPUs (`key=value`), in label order.
+
+    NVIDIA's own keys and generic keys with an NVIDIA value count (as for pod
+    selectors), unless the value says no (`nvidia.com/gpu.present=false`). An
+    instance type counts only when it is a documented NVIDIA GPU family of the
+    cloud the node's labels or providerID name.
+    """
+    provider = _provider(labels, provider_id)
+    found = []
+    for key, value in labels.items():
+        if str(value).strip().lower() in _FALSY or key.startswith("nvidia.com/gpu.deploy."):
+            continue  # operator switches, not hardware facts
+        if key in _INSTANCE_TYPE_LABELS:
+            pattern = _INSTANCE_BY_PROVIDER.get(provider or "")
+            if pattern is not None and isinstance(value, str) and pattern.match(value):
+                found.append(f"{key}={value}")
+            continue
+        if key == "karpenter.k8s.aws/instance-gpu-count":
+            continue  # a count, only read with the manufacturer label
+        if nvidia_label_evidence(key, (value,)) is not None:
+            found.append(f"{key}={value}")
+    return found
+
+
+def _provider(labels: dict, provider_id: str | None) -> str | None:
+    if provider_id:
+        scheme = provider_id.partition("://")[0].lower()
+        if scheme in _INSTANCE_BY_PROVIDER:
+            return scheme
+    for provider, keys in _PROVIDER_LABELS.items():
+        if any(key in labels for key in keys):
+            return provider
+    return None

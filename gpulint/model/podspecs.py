@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from gpulint.model.nodes import is_node, node_view
 from gpulint.model.objects import KubeObject
 from gpulint.model.workload import PodSpec, Problems, Workload, at_path as _at, build_pod_spec
 
@@ -69,6 +70,9 @@ def workload_of(obj: KubeObject) -> Workload | None:
     if kind in _NO_PODS and _is_builtin_group(obj.ref.api_version):
         return None
     problems = Problems()
+    if is_node(obj):
+        node = node_view(obj, problems)
+        return Workload(obj, [], list(problems), node=node)
     pods = list(_pod_specs(obj, problems))
     if not pods and not problems:
         return None

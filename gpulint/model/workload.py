@@ -200,9 +200,12 @@ class PodSpec:
 
 @dataclass
 class Workload:
+    """An object as rules see it: its pod specs, or for a Node (no pod specs) its `node` view."""
+
     obj: KubeObject
     pod_specs: list[PodSpec]
     problems: list[TypeProblem]
+    node: Any = None  # gpulint.model.nodes.NodeView for a Node object
     # (pod, container) pairs, listed once: every rule walks them.
     _pairs: list[tuple[PodSpec, Container]] | None = field(default=None, repr=False, compare=False)
 
