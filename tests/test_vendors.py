@@ -98,3 +98,11 @@ def test_other_vendors_in_the_corpus_get_no_nvidia_findings(corpus: Path, repo: 
         assert [f[0] for f in found] == ["GPU002"]
         [finding] = [f for f in report["findings"] if f["rule"] == "GPU002"]
         assert "nvidia.com/gpu" not in finding["message"] and "AWS Neuron" in finding["message"]
+
+
+def test_configured_node_label_keys_replace_the_nvidia_keys() -> None:
+    keys = ("example.com/gpu-pool",)
+    assert nvidia_label_evidence("example.com/gpu-pool", None, keys) == "example.com/gpu-pool"
+    assert nvidia_label_evidence("nvidia.com/gpu.present", ["true"], keys) is None
+    # Generic keys with an NVIDIA value still count: that is hardware named, not a configured key.
+    assert nvidia_label_evidence("accelerator", ["nvidia-l4"], keys) == "accelerator=nvidia-l4"

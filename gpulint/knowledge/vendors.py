@@ -114,13 +114,14 @@ def names_nvidia_hardware(value: object) -> bool:
 
 
 def nvidia_label_evidence(key: str, values: Iterable[object] | None,
-                          extra_keys: Iterable[str] = ()) -> str | None:
+                          nvidia_keys: tuple[str, ...] = NVIDIA_LABEL_KEYS) -> str | None:
     """Why a node label (or selector on `key` with `values`) says NVIDIA GPUs, or None.
 
     `values` is None for a key-only selector (`operator: Exists`): then only an
-    NVIDIA key is evidence. `extra_keys` are configured keys that count by themselves.
+    NVIDIA key is evidence. `nvidia_keys` are the globs of keys that count by
+    themselves (the `gpu-node-labels` setting; NVIDIA_LABEL_KEYS by default).
     """
-    if _globs(NVIDIA_LABEL_KEYS + tuple(extra_keys)).match(key):
+    if _globs(nvidia_keys).match(key):
         return key
     if not _globs(GENERIC_ACCELERATOR_KEYS).match(key):
         return None
