@@ -115,7 +115,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             continue
         where = ValueAt(item.volume.host_path_path)
         if item.mounts:
-            fix = fix or accelerator_fix(workload, ctx.settings)
+            fix = fix or accelerator_fix(workload, ctx.settings, ctx.index)
             yield Violation(f"hostPath {item.host_path} exposes {what}; the container can use GPUs the "
                             f"scheduler never allocated; {fix}", where, item.mounts[0][1])
         else:
@@ -127,7 +127,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             how = enters_host(command, pod, container)  # first: it rules out most commands by name
             if how is not None and command.source not in reported:
                 reported.add(command.source)
-                fix = fix or accelerator_fix(workload, ctx.settings)
+                fix = fix or accelerator_fix(workload, ctx.settings, ctx.index)
                 yield Violation(f"{how} runs programs on the node itself, outside the scheduler "
                                 f"({command.described_origin}); {fix}", command.where, container,
                                 located_in=command.located_in)

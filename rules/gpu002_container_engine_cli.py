@@ -163,7 +163,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         signal = "it runs a container engine" if runs_engine else _gpu_signal(item.pods, ctx)
         severity = None if signal else Severity.WARNING
         because = f" (the pod {signal})" if signal else ""
-        vendor = other_vendor_of(workload, ctx.settings)
+        vendor = other_vendor_of(workload, ctx.settings, ctx.index)
         advice = (f"run {vendor} work as Pods requesting its device plugin's resource instead" if vendor
                   else "run GPU work as Pods with nvidia.com/gpu in resources.limits instead")
         yield Violation(f"hostPath {item.host_path} exposes {what}: anything in the pod can start "
@@ -295,7 +295,7 @@ def _gpu_signal(pods: list[PodSpec], ctx: RuleContext) -> str | None:
     """Why the pod is GPU-related (the first signal of its first GPU-related container), or None."""
     for pod in pods:
         for container in pod.containers:
-            signals = gpu_signals(pod, container, ctx.settings)
+            signals = gpu_signals(pod, container, ctx.settings, ctx.index)
             if signals:
                 return f"{container.name or 'a container'}: {signals[0]}"
     return None

@@ -5,7 +5,9 @@ GPU-related, and names the signal that makes it so:
 
 - it requests NVIDIA GPUs (`nvidia.com/gpu` and the NVIDIA-backed sharing
   resources in limits or requests, a DRA claim, a GPU-share annotation of
-  KAI/HAMi); other vendors' resources (`amd.com/gpu`, `gpu.intel.com/*`,
+  KAI/HAMi); a DRA claim whose ResourceClaim or ResourceClaimTemplate is in the
+  scan counts only when one of its device classes is NVIDIA's
+  (`gpu.nvidia.com`, `mig.nvidia.com`); other vendors' resources (`amd.com/gpu`, `gpu.intel.com/*`,
   `aws.amazon.com/neuron*`, `google.com/tpu`, `habana.ai/gaudi`) are not NVIDIA
   evidence;
 - it sets `NVIDIA_VISIBLE_DEVICES` in `env` to anything but `void`/empty
@@ -106,7 +108,7 @@ _SYS_ADMIN = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL", "CAP_ALL"})
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     for pod, container in workload.containers():
         if container.privileged is True:
-            signals = gpu_signals(pod, container, ctx.settings)
+            signals = gpu_signals(pod, container, ctx.settings, ctx.index)
             if signals:
                 fix = ("drop privileged: the GPU limit alone gives it its GPUs"
                        if requests_gpu(container, pod, ctx.settings)
@@ -120,7 +122,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         added = _sys_admin_entry(container)
         if added is None:
             continue
-        signals = gpu_signals(pod, container, ctx.settings)
+        signals = gpu_signals(pod, container, ctx.settings, ctx.index)
         if signals:
             index, name = added
             yield Violation(

@@ -108,3 +108,13 @@ def test_configured_node_label_keys_replace_the_nvidia_keys() -> None:
     assert nvidia_label_evidence("nvidia.com/gpu.present", ["true"], keys) is None
     # Generic keys with an NVIDIA value still count: that is hardware named, not a configured key.
     assert nvidia_label_evidence("accelerator", ["nvidia-l4"], keys) == "accelerator=nvidia-l4"
+
+
+def test_a_dra_claim_is_other_vendor_only_when_its_template_says_so() -> None:
+    text = (FIXTURES / "vendors" / "good-other-accelerators.yaml").read_text(encoding="utf-8")
+    docs = text.split("\n---\n")
+    pod = next(d for d in docs if "name: neuron-dra" in d)
+    # Without its template in the scan the claim may be an NVIDIA GPU: the privileged container is reported.
+    _code, report = scan_json("--select", "GPU006", "-", input=pod)
+    assert [(f["rule"], f["container"]) for f in report["findings"]] == [("GPU006", "infer")]
+    assert "it claims a DRA resource" in report["findings"][0]["message"]

@@ -23,6 +23,7 @@ from gpulint.knowledge.vendors import (
 )
 
 if TYPE_CHECKING:
+    from gpulint.model.index import ConfigIndex
     from gpulint.model.workload import Container, PodSpec, Workload
 
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
@@ -289,11 +290,16 @@ def uses_nvidia_runtime(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
         pod.runtime_class_name, setting(settings, "runtime-classes"))
 
 
-def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any]) -> list[str]:
-    """Why this container is GPU-related, as short phrases for the message (empty: it is not)."""
+def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any],
+                index: ConfigIndex | None = None) -> list[str]:
+    """Why this container is NVIDIA-GPU related, as short phrases for the message (empty: it is not).
+
+    `index` (the scan's ConfigIndex) resolves DRA claims to their device classes.
+    """
     signals: list[str] = []
-    if requests_gpu(container, pod, settings) and not other_vendor_only(container, pod, settings):
-        signals.append(_describe_request(container, pod, settings))
+    request = nvidia_request(container, pod, settings, index)
+    if request is not None:
+        signals.append(request)
 
     var = container.env_value(VISIBLE_DEVICES)
     if var is None:
@@ -322,13 +328,42 @@ def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any])
     return signals
 
 
-def other_vendor_only(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
-    """Whether every accelerator the container requests is another vendor's (`amd.com/gpu`):
-    such a request is no NVIDIA evidence."""
-    names = [name for section in (container.resources.limits, container.resources.requests)
-             for name in section if is_gpu_resource(name, settings) or other_vendor_resource(name)]
-    return bool(names) and all(other_vendor_resource(name) for name in names) \
-        and not container.resources.claims and not _share_annotation(pod, settings)
+def nvidia_request(container: Container, pod: PodSpec, settings: Mapping[str, Any],
+                   index: ConfigIndex | None = None) -> str | None:
+    """How the container asks the scheduler for NVIDIA GPUs, for messages, or None.
+
+    Like `requests_gpu`, without other vendors' resources (`amd.com/gpu`) and
+    without DRA claims whose device classes (when the scan holds the claim or
+    template) are all another vendor's (`neuron.aws.com`).
+    """
+    for section in (container.resources.limits, container.resources.requests):
+        for name, quantity in section.items():
+            if is_gpu_resource(name, settings) and other_vendor_resource(name) is None:
+                amount = parse_quantity(quantity)
+                if amount is None or amount > 0:
+                    return f"it requests {name}"
+    if container.resources.claims and _claims_nvidia(container, pod, index):
+        return "it claims a DRA resource"
+    if _share_annotation(pod, settings):
+        return "its pod carries a GPU-share annotation"
+    return None
+
+
+def _claims_nvidia(container: Container, pod: PodSpec, index: ConfigIndex | None) -> bool:
+    """Whether the container's DRA claims may be NVIDIA devices: true unless every claim
+    resolves, through the scan, to device classes none of which is NVIDIA's (`*.nvidia.com`)."""
+    by_name = {entry.get("name"): entry for entry in pod.resource_claims if isinstance(entry, dict)}
+    for claim in container.resources.claims:
+        entry = by_name.get(claim.get("name")) if isinstance(claim, dict) else None
+        classes = None
+        if entry is not None and index is not None:
+            for key, kind in (("resourceClaimTemplateName", "ResourceClaimTemplate"),
+                              ("resourceClaimName", "ResourceClaim")):
+                if isinstance(entry.get(key), str):
+                    classes = index.claim_classes(kind, None, entry[key])
+        if classes is None or any("nvidia" in name.lower() for name in classes):
+            return True
+    return False
 
 
 def _share_annotation(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
@@ -339,7 +374,7 @@ def _share_annotation(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
 NVIDIA_FIX = "request nvidia.com/gpu in resources.limits instead"
 
 
-def other_vendor_of(workload: Workload, settings: Mapping[str, Any]) -> str | None:
+def other_vendor_of(workload: Workload, settings: Mapping[str, Any], index: ConfigIndex | None = None) -> str | None:
     """The other accelerator vendor a workload is about (AMD, AWS Neuron...), when it shows
     another vendor's evidence (resources, taints, device nodes) and no NVIDIA evidence."""
     vendor: str | None = None
@@ -351,7 +386,7 @@ def other_vendor_of(workload: Workload, settings: Mapping[str, Any]) -> str | No
             if vendor is None and volume.host_path is not None:
                 vendor = other_device_path(normalize(volume.host_path))
         for container in pod.containers:
-            if gpu_signals(pod, container, settings):
+            if gpu_signals(pod, container, settings, index):
                 return None
             for section in (container.resources.limits, container.resources.requests):
                 for name in section:
@@ -359,23 +394,13 @@ def other_vendor_of(workload: Workload, settings: Mapping[str, Any]) -> str | No
     return vendor
 
 
-def accelerator_fix(workload: Workload, settings: Mapping[str, Any]) -> str:
+def accelerator_fix(workload: Workload, settings: Mapping[str, Any], index: ConfigIndex | None = None) -> str:
     """The advice ending a host-access finding: NVIDIA's resource, or vendor-neutral words
     for another vendor's workload (which must never be told to request nvidia.com/gpu)."""
-    vendor = other_vendor_of(workload, settings)
+    vendor = other_vendor_of(workload, settings, index)
     if vendor is None:
         return NVIDIA_FIX
     return f"request the {vendor} device through its device plugin's resource in resources.limits instead"
-
-
-def _describe_request(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> str:
-    for section in (container.resources.limits, container.resources.requests):
-        for name in section:
-            if is_gpu_resource(name, settings) and not other_vendor_resource(name):
-                return f"it requests {name}"
-    if container.resources.claims:
-        return "it claims a DRA resource"
-    return "its pod carries a GPU-share annotation"
 
 
 # --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------
