@@ -89,14 +89,16 @@ Pod on the node and its logs, and the driver (`nvidia-smi` on the node).
 
 from __future__ import annotations
 
-from decimal import Decimal
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from gpulint.api import KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
 from gpulint.knowledge.quantity import parse_quantity
 from gpulint.knowledge.vendors import NODE_GPU_COUNT_LABELS, node_nvidia_evidence
 from gpulint.model.nodes import NodeView
 from gpulint.model.workload import Workload
+
+if TYPE_CHECKING:
+    from decimal import Decimal  # (not at run time: a plain scan imports no decimal)
 
 GPU = "nvidia.com/gpu"
 
@@ -126,11 +128,11 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         return
     for name in resources:
         amount = amounts[name]
-        if amount is None or amount <= 0:
+        if amount is None or amount <= 0 or node.allocatable is None:  # no allocatable section: nothing to compare
             continue
-        allocatable = (node.allocatable or {}).get(name)
-        left = parse_quantity(allocatable) if allocatable is not None else Decimal(0)
-        if left is not None and left <= 0:
+        allocatable = node.allocatable.get(name)
+        left = parse_quantity(allocatable) if allocatable is not None else None
+        if allocatable is None or left is not None and left <= 0:
             where = (ValueAt(node.allocatable_path(name)) if allocatable is not None
                      else KeyAt(node.capacity_path(name)))
             yield Violation(f"node {node.name} has {name}: {node.capacity[name]} in status.capacity but "
