@@ -18,8 +18,8 @@ def _findings(name: str) -> list[tuple[int, int, str, str]]:
 def test_each_broken_gpu_operator_node_has_its_message() -> None:
     found = _findings("bad-gpu-operator-nodes.yaml")
     assert [(line, col, sev) for line, col, sev, _m in found] == [
-        (15, 7, "error"), (42, 23, "error"), (60, 23, "error"), (73, 23, "warning")]
-    missing, zero, unhealthy, partial = (m for *_pos, m in found)
+        (15, 7, "error"), (42, 23, "error"), (60, 23, "error"), (73, 23, "warning"), (86, 7, "error")]
+    missing, zero, unhealthy, partial, unlisted = (m for *_pos, m in found)
     assert missing.startswith("node gpu-node-a is labelled as an NVIDIA GPU node "
                               "(feature.node.kubernetes.io/pci-10de.present=true, nvidia.com/gpu.present=true, "
                               "nvidia.com/gpu.count=8) but its status.capacity advertises no nvidia.com/gpu")
@@ -28,6 +28,7 @@ def test_each_broken_gpu_operator_node_has_its_message() -> None:
     assert unhealthy.startswith("node gpu-node-c has nvidia.com/gpu: 4 in status.capacity but 0 allocatable")
     assert partial.startswith("node gpu-node-d advertises nvidia.com/gpu: 6 in status.capacity but its label "
                               "nvidia.com/gpu.count=8 says it has 8 GPUs")
+    assert unlisted.startswith("node gpu-node-e has nvidia.com/gpu: 2 in status.capacity but none allocatable")
     # The operator switch nvidia.com/gpu.deploy.device-plugin is no hardware evidence.
     assert "gpu.deploy" not in missing
 
