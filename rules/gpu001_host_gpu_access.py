@@ -3,9 +3,9 @@
 Finds pods that reach the node's GPUs or NVIDIA driver directly instead of
 through the scheduler:
 
-- hostPath volumes of GPU device nodes (`/dev/nvidia*`, `/dev/nvidia-caps`,
-  `/dev/nvidiactl`, `/dev/nvidia-uvm*`), `/dev/dri`, `/dev/char`, `/dev/vfio`,
-  the whole `/dev`, the host root `/`, and NVIDIA driver paths
+- hostPath volumes of NVIDIA GPU device nodes (`/dev/nvidia*`, `/dev/nvidia-caps`,
+  `/dev/nvidiactl`, `/dev/nvidia-uvm*`), `/dev/char`, the whole `/dev`, the
+  host root `/`, and NVIDIA driver paths
   (`/usr/local/nvidia`, `/run/nvidia`, `/run/nvidia/driver...`,
   `/home/kubernetes/bin/nvidia...`, any `libnvidia-*` file, `nvidia-smi`);
 - commands that enter the node: `nsenter` into PID 1 (`-t 1`, `--target 1`,
@@ -26,6 +26,16 @@ Not reported: the device-plugin and pod-resources sockets
 `/var/run/cdi`, `/run/nvidia/validations`, `/run/nvidia/mps`, `/sys`, `/proc`,
 generic host directories (`/usr`, `/lib`, `/etc/...`, `/var/log`) and emptyDir
 volumes; `nsenter -t 1` without `hostPID` (it enters the container's own init).
+
+Scope: NVIDIA GPUs. Other vendors' device nodes (`/dev/dri`, `/dev/kfd`,
+`/dev/vfio`, `/dev/accel`, `/dev/neuron*`) are not reported, by design: they
+reach no NVIDIA GPU, the same paths serve video, display and VM passthrough,
+so without a vendor's evidence a finding would cry wolf, and the only useful
+advice would be vendor-specific. Whole-node access (`/`, `/dev`, entering the
+host) is reported whatever the vendor; when the workload shows another
+vendor's evidence (e.g. it requests `amd.com/gpu` or tolerates
+`aws.amazon.com/neuron`) the advice names that vendor's device plugin instead of
+`nvidia.com/gpu`.
 GPU Operator and device-plugin components need this access: they are
 recognised by the system-component allowlist, or by their role when their
 image is in no list (a pod mounting the kubelet's device-plugin or plugin
@@ -88,6 +98,7 @@ from typing import Iterator
 
 from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
 from gpulint.knowledge.commands import RunCommand, container_commands
+from gpulint.knowledge.gpu import accelerator_fix
 from gpulint.knowledge.hostpaths import (
     gpu_host_access,
     host_path_volumes,
@@ -97,21 +108,22 @@ from gpulint.knowledge.hostpaths import (
 )
 from gpulint.model.workload import Container, PodSpec, Workload
 
-_FIX = "request nvidia.com/gpu in resources.limits instead"
 # nsenter options naming a namespace file (`-m/proc/1/ns/mnt`, `--mount=...`).
 _NS_SHORT = frozenset("muinpUCT")
 _NS_LONG = ("--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time")
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    fix = ""  # the advice, worked out once a finding needs it
     for item in host_path_volumes(workload):
         what = gpu_host_access(item.host_path)
         if what is None:
             continue
         where = ValueAt(item.volume.host_path_path)
         if item.mounts:
+            fix = fix or accelerator_fix(workload, ctx.settings, ctx.index)
             yield Violation(f"hostPath {item.host_path} exposes {what}; the container can use GPUs the "
-                            f"scheduler never allocated; {_FIX}", where, item.mounts[0][1])
+                            f"scheduler never allocated; {fix}", where, item.mounts[0][1])
         else:
             yield Violation(f"hostPath {item.host_path} would expose {what}; no container mounts it yet, "
                             "remove it", where, severity=Severity.WARNING)
@@ -121,8 +133,9 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             how = enters_host(command, pod, container)  # first: it rules out most commands by name
             if how is not None and command.source not in reported:
                 reported.add(command.source)
+                fix = fix or accelerator_fix(workload, ctx.settings, ctx.index)
                 yield Violation(f"{how} runs programs on the node itself, outside the scheduler "
-                                f"({command.described_origin}); {_FIX}", command.where, container,
+                                f"({command.described_origin}); {fix}", command.where, container,
                                 located_in=command.located_in)
 
 

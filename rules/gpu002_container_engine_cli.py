@@ -93,6 +93,7 @@ from gpulint.knowledge.gpu import (
     VISIBLE_DEVICES,
     classify_visible_devices,
     gpu_signals,
+    other_vendor_of,
 )
 from gpulint.knowledge.hostpaths import container_runtime_access, host_path_volumes
 from gpulint.model.shell import basename
@@ -163,9 +164,11 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         signal = "it runs a container engine" if runs_engine else _gpu_signal(item.pods, ctx)
         severity = None if signal else Severity.WARNING
         because = f" (the pod {signal})" if signal else ""
+        vendor = other_vendor_of(workload, ctx.settings, ctx.index)
+        advice = (f"run {vendor} work as Pods requesting its device plugin's resource instead" if vendor
+                  else "run GPU work as Pods with nvidia.com/gpu in resources.limits instead")
         yield Violation(f"hostPath {item.host_path} exposes {what}: anything in the pod can start "
-                        f"containers with GPUs the scheduler does not see{because}; run GPU work as "
-                        "Pods with nvidia.com/gpu in resources.limits instead",
+                        f"containers with GPUs the scheduler does not see{because}; {advice}",
                         where, item.mounts[0][1], severity=severity)
 
 
@@ -274,7 +277,7 @@ def _gpu_flags(words: Sequence[str]) -> list[str]:
         value = value or ""
         if name == "--gpus":
             flags.append(f"--gpus {value}".rstrip())
-        elif name == "--device" and (value.startswith(("nvidia.com/gpu", "/dev/nvidia", "/dev/dri"))):
+        elif name == "--device" and (value.startswith(("nvidia.com/gpu", "/dev/nvidia"))):
             flags.append(f"--device {value}")
         elif name in ("--runtime", "--runc-binary") and "nvidia" in value:
             flags.append(f"{name} {value}")
@@ -284,7 +287,7 @@ def _gpu_flags(words: Sequence[str]) -> list[str]:
                 flags.append(f"{name} {value}")
         elif name == "--privileged":
             flags.append("--privileged")
-        elif name in ("-v", "--volume") and value.split(":", 1)[0].startswith(("/dev/nvidia", "/dev/dri")):
+        elif name in ("-v", "--volume") and value.split(":", 1)[0].startswith("/dev/nvidia"):
             flags.append(f"{name} {value}")
     return flags
 
@@ -293,7 +296,7 @@ def _gpu_signal(pods: list[PodSpec], ctx: RuleContext) -> str | None:
     """Why the pod is GPU-related (the first signal of its first GPU-related container), or None."""
     for pod in pods:
         for container in pod.containers:
-            signals = gpu_signals(pod, container, ctx.settings)
+            signals = gpu_signals(pod, container, ctx.settings, ctx.index)
             if signals:
                 return f"{container.name or 'a container'}: {signals[0]}"
     return None

@@ -3,21 +3,31 @@
 Finds `privileged: true` in the `securityContext` of a container that is
 GPU-related, and names the signal that makes it so:
 
-- it requests GPUs (`nvidia.com/gpu` and the other GPU resources in limits or
-  requests, a DRA claim, a GPU-share annotation of KAI/HAMi);
+- it requests NVIDIA GPUs (`nvidia.com/gpu` and the NVIDIA-backed sharing
+  resources in limits or requests, a DRA claim, a GPU-share annotation of
+  KAI/HAMi); a DRA claim whose ResourceClaim or ResourceClaimTemplate is in the
+  scan counts only when one of its device classes is NVIDIA's
+  (`gpu.nvidia.com`, `mig.nvidia.com`); other vendors' resources (`amd.com/gpu`, `gpu.intel.com/*`,
+  `aws.amazon.com/neuron*`, `google.com/tpu`, `habana.ai/gaudi`) are not NVIDIA
+  evidence;
 - it sets `NVIDIA_VISIBLE_DEVICES` in `env` to anything but `void`/empty
   (literal or `valueFrom`);
 - its image sets `NVIDIA_VISIBLE_DEVICES=all` by default (`nvidia/cuda`,
   `nvcr.io/nvidia/*`, `pytorch/pytorch`, ...) and the container leaves the
   variable unset (`void` hides the GPUs; any other value is the previous case);
 - its pod runs with an NVIDIA `runtimeClassName` (`nvidia`, configurable);
-- its pod targets GPU nodes: a `nodeSelector` or node affinity on a GPU node
-  label (`nvidia.com/gpu.*`, `accelerator`, `cloud.google.com/gke-accelerator`,
-  `aliyun.accelerator/*`, `gpushare`, ...) or a toleration of a GPU taint
-  (`nvidia.com/gpu`);
-- it mounts a GPU device node or an NVIDIA driver path by `hostPath`
-  (`/dev/nvidia*`, `/dev/dri`, `/run/nvidia`, `/usr/local/nvidia`,
-  `libnvidia-*`, `nvidia-smi`).
+- its pod targets NVIDIA GPU nodes: a `nodeSelector` or node affinity on a
+  label whose key is NVIDIA's (`nvidia.com/gpu.*`,
+  `cloud.google.com/gke-accelerator`, `aliyun.accelerator/nvidia_*`,
+  `gpushare`, ...) or a generic key whose value names NVIDIA hardware
+  (`accelerator: nvidia-tesla-t4`, `k8s.amazonaws.com/accelerator`,
+  Karpenter's `instance-gpu-manufacturer: nvidia`, an NVIDIA GPU instance
+  type such as `p4d.24xlarge`), or a toleration of an NVIDIA taint
+  (`nvidia.com/gpu`). A generic key by itself (`accelerator: neuron`,
+  `gpu: "true"`) is not evidence;
+- it mounts an NVIDIA device node or driver path by `hostPath`
+  (`/dev/nvidia*`, `/run/nvidia`, `/usr/local/nvidia`, `libnvidia-*`,
+  `nvidia-smi`).
 
 The finding points at the `privileged` key. Containers, init containers and
 ephemeral containers of every pod template are checked.
@@ -29,6 +39,8 @@ privileged and then always honours `NVIDIA_VISIBLE_DEVICES`, even where the
 cluster turned that off for unprivileged containers. `allowPrivilegeEscalation`
 is not reported: it governs setuid binaries, not devices.
 
+Device plugins and workloads of other accelerators (AMD, Intel, AWS Neuron,
+Google TPU, Habana Gaudi, FPGAs) show no NVIDIA evidence and are not reported.
 Privileged containers with nothing GPU-related (NFS helpers, Docker-in-Docker
 sidecars, monitoring agents) are left to general-purpose linters. GPU stack
 components (device plugins, GPU Operator operands, DCGM exporter, ACK gpushare,
@@ -100,7 +112,7 @@ _SYS_ADMIN = frozenset({"SYS_ADMIN", "CAP_SYS_ADMIN", "ALL", "CAP_ALL"})
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     for pod, container in workload.containers():
         if container.privileged is True:
-            signals = gpu_signals(pod, container, ctx.settings)
+            signals = gpu_signals(pod, container, ctx.settings, ctx.index)
             if signals:
                 fix = ("drop privileged: the GPU limit alone gives it its GPUs"
                        if requests_gpu(container, pod, ctx.settings)
@@ -114,7 +126,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         added = _sys_admin_entry(container)
         if added is None:
             continue
-        signals = gpu_signals(pod, container, ctx.settings)
+        signals = gpu_signals(pod, container, ctx.settings, ctx.index)
         if signals:
             index, name = added
             yield Violation(

@@ -145,7 +145,17 @@ def test_templated_images_are_not_references(image: str) -> None:
     ("nvcr.io/nvidia/cloud-native/gpu-operator-validator:v24.9.0", "void"),
     ("nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "all"),
     ("registry-vpc.cn-hangzhou.aliyuncs.com/acs/k8s-gpushare-plugin:v2", "all"),
-    ("example.com/nvidia/cuda:12", None),
+    # By evidence, without a list: NGC namespaces, a repository or tag that says CUDA.
+    ("example.com/nvidia/cuda:12", "all"),                 # a mirror of nvidia/cuda is still CUDA
+    ("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3", "all"),
+    ("nvcr.io/nvidia/tritonserver:24.05-py3", "all"),
+    ("registry.example.com/team/trainer:2.1-cuda11.8", "all"),
+    ("registry.example.com/team/trainer:torch2.3-cu118", "all"),
+    ("registry.example.com/team/cuda-trainer", "all"),
+    ("registry.example.com/team/trainer:2.1-cpu", None),
+    ("registry.example.com/team/cudatoolkit-docs:1", None),  # `cuda` must be a word
+    ("registry.example.com/team/accumulator:cu", None),
+    ("nvcr.io/partner/app:1", None),                       # other NGC namespaces are not NVIDIA's builds
 ])
 def test_image_data(image: str, sets: str | None) -> None:
     rule = image_visible_devices_default(image, {})

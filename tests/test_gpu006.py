@@ -11,8 +11,9 @@ GPU006 = FIXTURES / "rules" / "GPU006"
 
 
 @pytest.mark.parametrize("path, expected", [
-    ("/dev/nvidia0", True), ("/dev/nvidiactl", True), ("/dev/nvidia-caps", True), ("/dev/dri", True),
-    ("/dev/dri/renderD128", True), ("/run/nvidia", True), ("/run/nvidia/driver", True),
+    ("/dev/nvidia0", True), ("/dev/nvidiactl", True), ("/dev/nvidia-caps", True),
+    # Other vendors' device nodes say nothing about NVIDIA GPUs.
+    ("/dev/dri", False), ("/dev/dri/renderD128", False), ("/dev/kfd", False), ("/dev/vfio/12", False), ("/run/nvidia", True), ("/run/nvidia/driver", True),
     ("/usr/local/nvidia", True), ("/home/kubernetes/bin/nvidia/lib64", True),
     ("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", True), ("/usr/lib64/libcuda.so.1", True),
     ("/usr/bin/nvidia-smi", True),
@@ -41,9 +42,11 @@ def _messages(name: str) -> list[str]:
     ("bad-node-targeting.yaml", ["nodeSelector nvidia.com/gpu.present", "nodeSelector accelerator",
                                  "node affinity on cloud.google.com/gke-accelerator",
                                  "node affinity on aliyun.accelerator/nvidia_name",
-                                 "toleration of nvidia.com/gpu", "nodeSelector gpushare"]),
+                                 "toleration of nvidia.com/gpu", "nodeSelector gpushare",
+                                 "nodeSelector k8s.amazonaws.com/accelerator=nvidia-tesla-v100",
+                                 "node affinity on karpenter.k8s.aws/instance-gpu-manufacturer=nvidia"]),
     ("bad-host-path.yaml", ["host path /dev/nvidia0", "host path /run/nvidia/driver",
-                            "host path /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "host path /dev/dri"]),
+                            "host path /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "host path /dev/nvidia-caps"]),
 ])
 def test_message_names_the_signal(name: str, phrases: list[str]) -> None:
     messages = _messages(name)

@@ -110,6 +110,9 @@ def test_duplicate_keys_are_problems_with_positions() -> None:
     ("1", 1), ("-2", -2), ("0x1f", 31), ("1.5", 1.5), ("true", True), ("yes", True),
     ("Off", False), ("~", None), ("null", None), ("500m", "500m"), ("1Gi", "1Gi"),
     ("0,1", "0,1"), ("all", "all"), ("void", "void"), ("1e3", 1000.0), (".", "."),
+    # Every integer form Kubernetes' decoder (strconv.ParseInt base 0, underscores removed) accepts.
+    ("0X1F", 31), ("0o17", 15), ("0O17", 15), ("017", 15), ("0b101", 5), ("-0b101", -5), ("1_0", 10),
+    ("0x_", "0x_"), ("0o", "0o"), ("0b2", "0b2"),
 ])
 def test_plain_scalar_resolution(text: str, expected: object) -> None:
     assert resolve_plain(text) == expected

@@ -34,7 +34,7 @@ def test_normalize(raw: str, expected: str) -> None:
 
 @pytest.mark.parametrize("path", [
     "/", "/dev", "/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm-tools", "/dev/nvidia-caps/nvidia-cap1",
-    "/dev/dri", "/dev/char", "/dev/vfio/12", "/usr/local/nvidia/lib64", "/run/nvidia", "/var/run/nvidia/driver",
+    "/dev/char", "/usr/local/nvidia/lib64", "/run/nvidia", "/var/run/nvidia/driver",
     "/run/nvidia/driver/lib/firmware", "/home/kubernetes/bin/nvidia", "/usr/lib64/libnvidia-ml.so.535.1",
     "/usr/bin/nvidia-smi", "//dev/./nvidia1",
 ])
@@ -46,6 +46,8 @@ def test_gpu_host_access(path: str) -> None:
     "/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources", "/var/run/cdi", "/run/nvidia/validations",
     "/run/nvidia/mps", "/run/nvidia/toolkit", "/run/nvidia-fabricmanager", "/sys", "/proc", "/usr", "/usr/lib",
     "/lib", "/etc/kubernetes", "/var/log", "/dev/log", "/dev/shm", "/var", "/boot", "/data/nvidia",
+    # Other vendors' device nodes: no NVIDIA GPU behind them.
+    "/dev/dri", "/dev/dri/card1", "/dev/kfd", "/dev/vfio/12", "/dev/accel/accel0", "/dev/neuron0",
 ])
 def test_not_gpu_host_access(path: str) -> None:
     assert gpu_host_access(path) is None

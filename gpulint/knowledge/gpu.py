@@ -13,11 +13,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from gpulint.knowledge.envexpand import expanded_value
-from gpulint.knowledge.hostpaths import gpu_related_path
+from gpulint.knowledge.hostpaths import gpu_related_path, normalize
 from gpulint.knowledge.quantity import parse_quantity
+from gpulint.knowledge.vendors import (
+    NVIDIA_LABEL_KEYS,
+    nvidia_label_evidence,
+    other_device_path,
+    other_vendor_resource,
+)
 
 if TYPE_CHECKING:
-    from gpulint.model.workload import Container, PodSpec
+    from gpulint.model.index import ConfigIndex
+    from gpulint.model.workload import Container, PodSpec, Workload
 
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 
@@ -83,15 +90,10 @@ DEFAULT_SETTINGS: dict[str, list[str]] = {
     "overcommittable-resources": [],
     # Pod annotations through which a scheduler (KAI, HAMi) hands out GPU shares.
     "gpu-request-annotations": ["gpu-fraction", "gpu-memory", "hami.io/*", "nvidia.com/use-gpu*"],
-    # Node label keys that only GPU nodes carry.
-    "gpu-node-labels": [
-        "nvidia.com/gpu", "nvidia.com/gpu.*", "nvidia.com/mig.*", "accelerator",
-        "cloud.google.com/gke-accelerator", "cloud.google.com/gke-gpu*",
-        "aliyun.accelerator/nvidia_name", "aliyun.accelerator/*", "ack.node.gpu.schedule",
-        "k8s.amazonaws.com/accelerator", "karpenter.k8s.aws/instance-gpu-*",
-        "feature.node.kubernetes.io/pci-10de.present", "gpu-type", "gpu",
-        "gpushare",  # ACK GPU sharing: `kubectl label node <node> gpushare=true`
-    ],
+    # Node label keys that by themselves say a node has NVIDIA GPUs. Generic keys
+    # (`accelerator`, `gpu`, EKS `k8s.amazonaws.com/accelerator`, instance types) count
+    # only when their value names NVIDIA hardware (gpulint.knowledge.vendors).
+    "gpu-node-labels": list(NVIDIA_LABEL_KEYS),
     # Node label keys naming the GPU model (heterogeneous clusters, GPU105).
     "gpu-model-labels": [
         "accelerator", "aliyun.accelerator/nvidia_name", "nvidia.com/gpu.product",
@@ -101,7 +103,8 @@ DEFAULT_SETTINGS: dict[str, list[str]] = {
         "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type",
     ],
     # Taint keys GPU nodes carry; tolerating one means the pod targets GPU nodes.
-    "gpu-tolerations": ["nvidia.com/gpu", "amd.com/gpu", "gpu", "aliyun.accelerator/*"],
+    # Taint keys NVIDIA GPU nodes carry (other vendors' taints, e.g. amd.com/gpu, are no NVIDIA evidence).
+    "gpu-tolerations": ["nvidia.com/gpu", "nvidia.com/*", "aliyun.accelerator/nvidia*"],
     # RuntimeClasses that run the NVIDIA runtime hook (the GPU Operator creates `nvidia`).
     "runtime-classes": ["nvidia", "nvidia-cdi", "nvidia-legacy"],
     # Extra image patterns whose image sets NVIDIA_VISIBLE_DEVICES=all (added to
@@ -219,14 +222,21 @@ def pod_requests_gpu(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
 
 
 def gpu_node_targeting(pod: PodSpec, settings: Mapping[str, Any]) -> str | None:
-    """Why the pod lands on GPU nodes (a nodeSelector, affinity or toleration), or None."""
-    labels = setting(settings, "gpu-node-labels")
-    for key in pod.node_selector:
-        if _matches_any(str(key), labels):
-            return f"nodeSelector {key}"
-    for key in _affinity_keys(pod.affinity):
-        if _matches_any(key, labels):
-            return f"node affinity on {key}"
+    """Why the pod lands on NVIDIA GPU nodes (a nodeSelector, affinity or toleration), or None.
+
+    A label key counts by itself when it is NVIDIA's (the `gpu-node-labels`
+    setting); a generic key (`accelerator`, `gpu`) only when its value names
+    NVIDIA hardware (`accelerator: nvidia-tesla-t4`; `accelerator: neuron` does not).
+    """
+    labels = tuple(setting(settings, "gpu-node-labels"))
+    for key, value in pod.node_selector.items():
+        evidence = nvidia_label_evidence(str(key), (value,), labels)
+        if evidence is not None:
+            return f"nodeSelector {evidence}"
+    for key, values in _affinity_terms(pod.affinity):
+        evidence = nvidia_label_evidence(key, values, labels)
+        if evidence is not None:
+            return f"node affinity on {evidence}"
     taints = setting(settings, "gpu-tolerations")
     for toleration in pod.tolerations:
         if isinstance(toleration, dict) and isinstance(toleration.get("key"), str):
@@ -248,6 +258,13 @@ def gpu_model_pinning(pod: PodSpec, settings: Mapping[str, Any]) -> str | None:
 
 
 def _affinity_keys(affinity: dict) -> Iterator[str]:
+    for key, _values in _affinity_terms(affinity):
+        yield key
+
+
+def _affinity_terms(affinity: dict) -> Iterator[tuple[str, list | None]]:
+    """(key, values) of the node-affinity expressions that select nodes (`In`, `Exists`, `Gt`...);
+    values is None for a key-only expression."""
     node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
     if not isinstance(node, dict):
         return
@@ -264,7 +281,8 @@ def _affinity_keys(affinity: dict) -> Iterator[str]:
             for expr in term.get(section) or ():
                 if isinstance(expr, dict) and isinstance(expr.get("key"), str):
                     if expr.get("operator") not in ("NotIn", "DoesNotExist"):
-                        yield expr["key"]
+                        values = expr.get("values")
+                        yield expr["key"], (list(values) if isinstance(values, list) else None)
 
 
 def uses_nvidia_runtime(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
@@ -272,11 +290,16 @@ def uses_nvidia_runtime(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
         pod.runtime_class_name, setting(settings, "runtime-classes"))
 
 
-def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any]) -> list[str]:
-    """Why this container is GPU-related, as short phrases for the message (empty: it is not)."""
+def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any],
+                index: ConfigIndex | None = None) -> list[str]:
+    """Why this container is NVIDIA-GPU related, as short phrases for the message (empty: it is not).
+
+    `index` (the scan's ConfigIndex) resolves DRA claims to their device classes.
+    """
     signals: list[str] = []
-    if requests_gpu(container, pod, settings):
-        signals.append(_describe_request(container, pod, settings))
+    request = nvidia_request(container, pod, settings, index)
+    if request is not None:
+        signals.append(request)
 
     var = container.env_value(VISIBLE_DEVICES)
     if var is None:
@@ -305,14 +328,79 @@ def gpu_signals(pod: PodSpec, container: Container, settings: Mapping[str, Any])
     return signals
 
 
-def _describe_request(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> str:
+def nvidia_request(container: Container, pod: PodSpec, settings: Mapping[str, Any],
+                   index: ConfigIndex | None = None) -> str | None:
+    """How the container asks the scheduler for NVIDIA GPUs, for messages, or None.
+
+    Like `requests_gpu`, without other vendors' resources (`amd.com/gpu`) and
+    without DRA claims whose device classes (when the scan holds the claim or
+    template) are all another vendor's (`neuron.aws.com`).
+    """
     for section in (container.resources.limits, container.resources.requests):
-        for name in section:
-            if is_gpu_resource(name, settings):
-                return f"it requests {name}"
-    if container.resources.claims:
+        for name, quantity in section.items():
+            if is_gpu_resource(name, settings) and other_vendor_resource(name) is None:
+                amount = parse_quantity(quantity)
+                if amount is None or amount > 0:
+                    return f"it requests {name}"
+    if container.resources.claims and _claims_nvidia(container, pod, index):
         return "it claims a DRA resource"
-    return "its pod carries a GPU-share annotation"
+    if _share_annotation(pod, settings):
+        return "its pod carries a GPU-share annotation"
+    return None
+
+
+def _claims_nvidia(container: Container, pod: PodSpec, index: ConfigIndex | None) -> bool:
+    """Whether the container's DRA claims may be NVIDIA devices: true unless every claim
+    resolves, through the scan, to device classes none of which is NVIDIA's (`*.nvidia.com`)."""
+    by_name = {entry.get("name"): entry for entry in pod.resource_claims if isinstance(entry, dict)}
+    for claim in container.resources.claims:
+        entry = by_name.get(claim.get("name")) if isinstance(claim, dict) else None
+        classes = None
+        if entry is not None and index is not None:
+            for key, kind in (("resourceClaimTemplateName", "ResourceClaimTemplate"),
+                              ("resourceClaimName", "ResourceClaim")):
+                if isinstance(entry.get(key), str):
+                    classes = index.claim_classes(kind, None, entry[key])
+        if classes is None or any("nvidia" in name.lower() for name in classes):
+            return True
+    return False
+
+
+def _share_annotation(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    annotations_re = setting_re(settings, "gpu-request-annotations")
+    return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
+
+
+NVIDIA_FIX = "request nvidia.com/gpu in resources.limits instead"
+
+
+def other_vendor_of(workload: Workload, settings: Mapping[str, Any], index: ConfigIndex | None = None) -> str | None:
+    """The other accelerator vendor a workload is about (AMD, AWS Neuron...), when it shows
+    another vendor's evidence (resources, taints, device nodes) and no NVIDIA evidence."""
+    vendor: str | None = None
+    for pod in workload.pod_specs:
+        for toleration in pod.tolerations:
+            key = toleration.get("key") if isinstance(toleration, dict) else None
+            vendor = vendor or (other_vendor_resource(key) if isinstance(key, str) else None)
+        for volume in pod.volumes:
+            if vendor is None and volume.host_path is not None:
+                vendor = other_device_path(normalize(volume.host_path))
+        for container in pod.containers:
+            if gpu_signals(pod, container, settings, index):
+                return None
+            for section in (container.resources.limits, container.resources.requests):
+                for name in section:
+                    vendor = vendor or other_vendor_resource(name)
+    return vendor
+
+
+def accelerator_fix(workload: Workload, settings: Mapping[str, Any], index: ConfigIndex | None = None) -> str:
+    """The advice ending a host-access finding: NVIDIA's resource, or vendor-neutral words
+    for another vendor's workload (which must never be told to request nvidia.com/gpu)."""
+    vendor = other_vendor_of(workload, settings, index)
+    if vendor is None:
+        return NVIDIA_FIX
+    return f"request the {vendor} device through its device plugin's resource in resources.limits instead"
 
 
 # --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------
@@ -457,4 +545,30 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
     for rule in builtin_image_rules():
         if rule.matches(ref):
             return rule
+    return image_by_evidence(ref)
+
+
+# NGC namespaces whose images are built on NVIDIA's CUDA base images.
+_NGC_PREFIXES = ("nvidia/", "nim/")
+# "cuda" as a word of the repository or tag (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`),
+# or a CUDA version tag (`cu118`, `cu121`, `cu12`).
+_CUDA_WORD_RE = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cu1\d{1,2})(?:$|[^a-z])", re.IGNORECASE)
+
+
+def image_by_evidence(ref: ImageRef) -> ImageRule | None:
+    """Whether an image is a CUDA image by what its reference says, without a list.
+
+    NGC images (`nvcr.io/nvidia/...`, `nvcr.io/nim/...`) and images whose
+    repository or tag says CUDA are built on `nvidia/cuda`, whose ENV sets
+    NVIDIA_VISIBLE_DEVICES=all. Exceptions (images that set `void`) come first
+    in data/gpu_images.yaml.
+    """
+    if ref.registry == "nvcr.io" and ref.repository.startswith(_NGC_PREFIXES):
+        return ImageRule(f"nvcr.io/{ref.repository.split('/', 1)[0]}/*", "all",
+                         "NGC images are built on NVIDIA CUDA base images and set it (NVIDIA/k8s-device-plugin#203; "
+                         "e.g. k8s-device-plugin, dcgm-exporter Dockerfiles: ENV NVIDIA_VISIBLE_DEVICES=all)")
+    name = ref.repository.rpartition("/")[2]
+    if _CUDA_WORD_RE.search(name) or (ref.tag is not None and _CUDA_WORD_RE.search(ref.tag)):
+        return ImageRule(ref.name, "all", "its repository or tag says CUDA: CUDA images are built on "
+                                          "nvidia/cuda (ENV NVIDIA_VISIBLE_DEVICES=all)")
     return None

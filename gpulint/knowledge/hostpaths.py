@@ -38,10 +38,10 @@ def _run_form(path: str) -> str:
 # --- GPU devices and the NVIDIA driver on the node -----------------------------
 
 # (test, description) in order; the first match describes the path.
+# Other vendors' device nodes (/dev/dri, /dev/kfd, /dev/vfio, /dev/accel, /dev/neuron*)
+# are not here: they reach no NVIDIA GPU (gpulint.knowledge.vendors).
 _DEVICE_DIRS = (
-    ("/dev/dri", "the node's DRM (GPU) devices"),
     ("/dev/char", "the node's character devices, GPUs included"),
-    ("/dev/vfio", "the node's VFIO passthrough devices"),
     ("/usr/local/nvidia", "the node's NVIDIA driver"),
     ("/run/nvidia/driver", "the node's NVIDIA driver"),
 )
@@ -50,8 +50,8 @@ _DEVICE_DIRS = (
 def gpu_host_access(path: str) -> str | None:
     """What a hostPath of `path` exposes of the node's GPUs, or None.
 
-    Only the GPU devices, the whole `/dev`, the host root and NVIDIA driver
-    paths count. Generic host directories that may hold NVIDIA files (`/usr`,
+    Only the NVIDIA GPU devices, the whole `/dev` (and `/dev/char`), the host
+    root and NVIDIA driver paths count; other vendors' device nodes do not. Generic host directories that may hold NVIDIA files (`/usr`,
     `/lib`, `/var`), the device-plugin and pod-resources sockets, `/var/run/cdi`,
     `/run/nvidia/validations`, `/run/nvidia/mps`, `/sys` and `/proc` do not.
     """
@@ -75,14 +75,14 @@ def gpu_host_access(path: str) -> str | None:
     return None
 
 
-# Path components that only GPU device nodes and NVIDIA driver files have:
-# /dev/nvidia0, /dev/nvidia-caps, /dev/dri, /run/nvidia, /usr/local/nvidia,
+# Path components that only NVIDIA device nodes and driver files have:
+# /dev/nvidia0, /dev/nvidia-caps, /run/nvidia, /usr/local/nvidia,
 # /home/kubernetes/bin/nvidia (GKE), libnvidia-ml.so.1, libcuda.so, nvidia-smi.
 _NVIDIA_PATH_PART_RE = re.compile(r"(?:lib)?nvidia|libcuda", re.IGNORECASE)
 
 
 def gpu_related_path(path: str) -> bool:
-    """Whether a hostPath looks GPU-related: a GPU device node or an NVIDIA driver path.
+    """Whether a hostPath looks NVIDIA-GPU related: an NVIDIA device node or driver path.
 
     Broader than `gpu_host_access` (any path component named after the vendor
     counts) and without the whole-node paths `/` and `/dev`: it answers "is
@@ -90,8 +90,6 @@ def gpu_related_path(path: str) -> bool:
     mount grant GPUs?".
     """
     parts = [p for p in path.split("/") if p]
-    if parts[:2] == ["dev", "dri"]:
-        return True
     return any(_NVIDIA_PATH_PART_RE.match(part) for part in parts)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from gpulint.knowledge.gpu import DEFAULT_SETTINGS, Globs, globs_re, is_glob
+from gpulint.knowledge.vendors import other_vendor_resource
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -73,7 +74,8 @@ class ResourceNames:
     def is_known(self, name: str) -> bool:
         found = self._known.get(name)
         if found is None:
-            found = _remember(self._known, name, self.is_gpu(name) or self.is_overcommittable(name))
+            found = _remember(self._known, name, self.is_gpu(name) or self.is_overcommittable(name)
+                              or other_vendor_resource(name) is not None)
         return found
 
     def is_unknown_gpu_like(self, name: str) -> bool:

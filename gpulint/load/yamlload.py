@@ -283,7 +283,10 @@ _BOOLS = {
     **dict.fromkeys(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False),
 }
 _INT_RE = re.compile(r"[-+]?(?:0|[1-9][0-9_]*)\Z")
-_HEX_RE = re.compile(r"[-+]?0x[0-9a-fA-F_]+\Z")
+# Kubernetes' decoder (go-yaml v2) reads a plain integer with strconv.ParseInt(text, 0) once
+# underscores are removed: 0x/0X hex, 0o/0O and a leading 0 octal, 0b/0B binary.
+_HEX_RE = re.compile(r"[-+]?0[xX][0-9a-fA-F_]+\Z")
+_PREFIXED_RE = re.compile(r"[-+]?0(?:[oO][0-7_]+|[bB][01_]+)\Z")
 _OCT_RE = re.compile(r"[-+]?0[0-7_]+\Z")
 _FLOAT_RE = re.compile(r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?\Z|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+\Z")
 _SPECIAL_FLOATS = {
@@ -325,7 +328,7 @@ def resolve_plain(text: str) -> Any:
 
 
 # Every character of an int, float, hex or octal number or a special float.
-_NUMBER_CHARS = frozenset("0123456789_+-.xXabcdefABCDEFinIN")
+_NUMBER_CHARS = frozenset("0123456789_+-.xXoOabcdefABCDEFinIN")
 
 
 def _resolve_number(text: str) -> Any:
@@ -338,9 +341,18 @@ def _resolve_number(text: str) -> Any:
         except ValueError:
             return text
     if _HEX_RE.match(text):
-        return int(text.replace("_", ""), 16)
+        try:
+            return int(text.replace("_", ""), 16)
+        except ValueError:  # `0x_`: no digit left
+            return text
     if _OCT_RE.match(text):
         return int(text.replace("_", ""), 8)
+    if _PREFIXED_RE.match(text):
+        digits = text.replace("_", "")
+        try:
+            return int(digits, 0)
+        except ValueError:  # `0o_`: no digit left
+            return text
     if text in _SPECIAL_FLOATS:
         return _SPECIAL_FLOATS[text]
     return text

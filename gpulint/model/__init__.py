@@ -2,6 +2,7 @@
 
 Plugins import the model classes from here (`from gpulint.model import Workload`)."""
 
+from gpulint.model.nodes import NodeView
 from gpulint.model.workload import (
     Container,
     EnvFrom,
@@ -17,5 +18,5 @@ from gpulint.model.workload import (
     Workload,
 )
 
-__all__ = ["Container", "EnvFrom", "EnvVar", "Exec", "PodSpec", "Problems", "Resources", "Script", "TypeProblem",
+__all__ = ["Container", "EnvFrom", "EnvVar", "Exec", "NodeView", "PodSpec", "Problems", "Resources", "Script", "TypeProblem",
            "Volume", "VolumeMount", "Workload"]

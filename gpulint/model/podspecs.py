@@ -1,19 +1,25 @@
 """The one place that knows where workloads keep their pod templates.
 
 Built-in kinds have fixed paths. Every other kind (CRDs: Ray, Kubeflow, JobSet,
-LeaderWorkerSet, Volcano, Knative, Argo Rollouts, OpenKruise...) is searched by
-shape: any mapping with a `containers` list is a pod spec. Two CRD families keep
-containers elsewhere and are handled by name: Argo Workflows templates
-(`container`, `script`, `containerSet`) and KServe components (`predictor.model`
-and the framework shorthands).
+LeaderWorkerSet, Volcano, Knative, Argo Rollouts, OpenKruise, Tekton...) is
+searched by shape: any mapping with a `containers` list is a pod spec, and any
+other mapping with an `image` string and a container key (`command`, `env`,
+`resources`, `securityContext`, `script`...) is a container wherever it sits
+(`runner:`, `worker:`, `steps[]`, `sidecars[]`, `stepTemplate`). Such a loose
+container gets its pod-level fields (volumes, hostPID, node selection) from the
+nearest enclosing mapping that has any, else from the mapping holding it. Two
+CRD families keep containers elsewhere and are handled by name: Argo Workflows
+templates (`container`, `script`, `containerSet`) and KServe components
+(`predictor.model` and the framework shorthands).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
+from gpulint.model.nodes import is_node, node_view
 from gpulint.model.objects import KubeObject
-from gpulint.model.workload import PodSpec, Problems, Workload, build_pod_spec
+from gpulint.model.workload import PodSpec, Problems, Workload, at_path as _at, build_pod_spec
 
 KNOWN_KINDS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),
@@ -46,6 +52,16 @@ _KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
 _KSERVE_FRAMEWORKS = ("model", "tensorflow", "pytorch", "sklearn", "xgboost", "onnx", "triton",
                       "huggingface", "lightgbm", "pmml", "paddle", "alibi", "art", "aix")
 _SKIP_KEYS = frozenset({"metadata", "status", "apiVersion", "kind"})
+# Keys that make a mapping with an `image` string a container (`name` alone does not:
+# `{name, image}` pairs also list images to pre-pull or mirror).
+CONTAINER_KEYS = frozenset({"command", "args", "env", "envFrom", "resources", "securityContext",
+                            "volumeMounts", "ports", "script", "workingDir", "lifecycle", "livenessProbe",
+                            "readinessProbe", "imagePullPolicy"})
+# Pod-level keys: the nearest enclosing mapping with one of them is a loose container's pod.
+POD_KEYS = frozenset({"volumes", "hostPID", "hostNetwork", "hostIPC", "nodeSelector", "affinity",
+                      "tolerations", "runtimeClassName", "resourceClaims", "serviceAccountName"})
+# Container lists build_pod_spec reads itself.
+_POD_LISTS = ("initContainers", "containers", "ephemeralContainers", "sidecars")
 
 
 def workload_of(obj: KubeObject) -> Workload | None:
@@ -54,6 +70,9 @@ def workload_of(obj: KubeObject) -> Workload | None:
     if kind in _NO_PODS and _is_builtin_group(obj.ref.api_version):
         return None
     problems = Problems()
+    if is_node(obj):
+        node = node_view(obj, problems)
+        return Workload(obj, [], list(problems), node=node)
     pods = list(_pod_specs(obj, problems))
     if not pods and not problems:
         return None
@@ -76,30 +95,66 @@ def _pod_specs(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
     if kind in _ARGO_KINDS:
         yield from _argo(obj, problems)
         return
-    for rel in _find_container_holders(obj.data, ()):
-        extra = _kserve_extras(obj, rel) if obj.ref.api_version.startswith("serving.kserve.io/") else None
+    kserve = obj.ref.api_version.startswith("serving.kserve.io/")
+    loose: list[tuple] = []
+    for rel in _find_container_holders(obj.data, (), None, (), None if kserve else loose):
+        extra = _kserve_extras(obj, rel) if kserve else None
         pod = build_pod_spec(obj, rel, _label(rel), problems, extra_containers=extra)
         if pod is not None:
             yield pod
-    if obj.ref.api_version.startswith("serving.kserve.io/"):
+    if kserve:
         yield from _kserve_shorthand(obj, problems)
+    yield from _loose_pods(obj, loose, problems)
 
 
-def _find_container_holders(data: Any, rel: tuple) -> Iterator[tuple]:
-    """Paths of mappings that have a `containers` list, outermost first."""
+def _loose_pods(obj: KubeObject, loose: list[tuple], problems: Problems) -> Iterator[PodSpec]:
+    """Pod specs of the loose containers, grouped by the mapping that gives their pod-level fields."""
+    groups: dict[tuple, list[tuple[tuple, dict, str, str]]] = {}
+    for rel, pod_rel in loose:
+        parent = rel[:-1]
+        if len(parent) == len(pod_rel) + 1 and parent[:-1] == pod_rel and parent[-1] in _POD_LISTS:
+            groups.setdefault(pod_rel, [])  # `sidecars`/`initContainers`: build_pod_spec reads the list
+            continue
+        name = next((item for item in reversed(rel) if isinstance(item, str)), "")
+        groups.setdefault(pod_rel, []).append((obj.path(*rel), _at(obj.data, rel), "", name))
+    for pod_rel, extra in groups.items():
+        pod = build_pod_spec(obj, pod_rel, _label(pod_rel), problems, extra_containers=extra)
+        if pod is not None:
+            yield pod
+
+
+def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder: tuple,
+                            loose: list[tuple] | None) -> Iterator[tuple]:
+    """Paths of mappings that have a `containers` list, outermost first.
+
+    When `loose` is a list, containers found by shape outside such mappings are
+    added to it as (path, path of the mapping giving their pod-level fields):
+    `pod_rel`, the nearest enclosing mapping with a pod-level key, else
+    `holder`, the nearest enclosing mapping.
+    """
     if isinstance(data, dict):
         if isinstance(data.get("containers"), list) or isinstance(data.get("initContainers"), list):
             yield rel
             return
+        if loose is not None and rel and is_container_shaped(data):
+            loose.append((rel, pod_rel if pod_rel is not None else holder))
+            return
+        if rel and not POD_KEYS.isdisjoint(data):
+            pod_rel = rel
         for key, value in data.items():
             if key in _SKIP_KEYS and not rel:
                 continue
             if isinstance(value, (dict, list)):
-                yield from _find_container_holders(value, rel + (key,))
+                yield from _find_container_holders(value, rel + (key,), pod_rel, rel, loose)
     elif isinstance(data, list):
         for i, value in enumerate(data):
             if isinstance(value, (dict, list)):
-                yield from _find_container_holders(value, rel + (i,))
+                yield from _find_container_holders(value, rel + (i,), pod_rel, holder, loose)
+
+
+def is_container_shaped(data: dict) -> bool:
+    """A mapping with an `image` string and a container key is a container, wherever it sits."""
+    return isinstance(data.get("image"), str) and not CONTAINER_KEYS.isdisjoint(data)
 
 
 def _label(rel: tuple) -> str:

@@ -200,9 +200,12 @@ class PodSpec:
 
 @dataclass
 class Workload:
+    """An object as rules see it: its pod specs, or for a Node (no pod specs) its `node` view."""
+
     obj: KubeObject
     pod_specs: list[PodSpec]
     problems: list[TypeProblem]
+    node: Any = None  # gpulint.model.nodes.NodeView for a Node object
     # (pod, container) pairs, listed once: every rule walks them.
     _pairs: list[tuple[PodSpec, Container]] | None = field(default=None, repr=False, compare=False)
 
@@ -297,8 +300,18 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
             path = vpath + (i,)
             if type(item) is not dict and problems.expect(item, dict, path, f"volumes[{i}]") is None:
                 continue
-            kind = next((k for k in item if k != "name" and isinstance(item[k], dict)), "")
-            volumes.append(Volume(str(item.get("name", "")), kind, item.get(kind) or {}, path))
+            kind = ""
+            for key, value in item.items():
+                if key == "name" or value is None:
+                    continue
+                if type(value) is dict:
+                    kind = kind or key
+                else:  # `hostPath: /dev/nvidia0`: the API server rejects it, and it would hide the path
+                    problems.expect(value, dict, path + (key,), f"volumes[{i}].{key}")
+            source = item.get(kind) or {}
+            if kind == "hostPath" and source.get("path") is not None and type(source["path"]) is not str:
+                problems.expect(source["path"], str, path + (kind, "path"), f"volumes[{i}].hostPath.path")
+            volumes.append(Volume(str(item.get("name", "")), kind, source, path))
 
     meta_rel = rel[:-1] + ("metadata",) if rel and rel[-1] == "spec" else None
     if meta_rel is None and isinstance(spec.get("metadata"), dict):
@@ -308,6 +321,13 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
     annotations = meta.get("annotations") if meta else None
     labels = meta.get("labels") if meta else None
 
+    node_selector = pod_field("nodeSelector", dict, "nodeSelector") or {}
+    selector_path = (base if "nodeSelector" in spec or fallback_rel is None else obj.path(*fallback_rel)) \
+        + ("nodeSelector",)
+    for key, value in node_selector.items():
+        if value is not None and type(value) is not str:  # `nvidia.com/gpu.present: true` is rejected
+            problems.expect(value, str, selector_path + (key,), f"nodeSelector[{key}]")
+
     return PodSpec(
         path=base,
         label=label,
@@ -315,7 +335,7 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
         host_network=pod_field("hostNetwork", bool, "hostNetwork") is True,
         host_ipc=pod_field("hostIPC", bool, "hostIPC") is True,
         runtime_class_name=pod_field("runtimeClassName", str, "runtimeClassName"),
-        node_selector=pod_field("nodeSelector", dict, "nodeSelector") or {},
+        node_selector=node_selector,
         affinity=pod_field("affinity", dict, "affinity") or {},
         tolerations=pod_field("tolerations", list, "tolerations") or [],
         volumes=volumes,
@@ -456,7 +476,9 @@ def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: st
     for i, item in enumerate(items):
         if type(item) is str:
             out.append(item)
-        elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            # The API server rejects a number here (`command: [sleep, 10]`); the text is still read.
+            problems.expect(item, str, parent + (key, i), f"{what}[{i}]")
             out.append(str(item))
         else:
             problems.expect(item, str, parent + (key, i), f"{what}[{i}]")
@@ -491,12 +513,28 @@ def _execs(data: dict, path: tuple, command: list | None, args: list | None,
         script = shell_script(item)
         if script is not None:
             scripts.append(script)
+    script = data.get("script")
+    if isinstance(script, str):
+        # Tekton-style `script:` (any container found by shape): run by its shebang's interpreter, else sh.
+        scripts.append(Script(script, path + ("script",), "container script", _shebang(script) or "sh"))
+    elif script is not None:
+        problems.expect(script, str, path + ("script",), "script")
     source = data.get("source")
     if script_origin and isinstance(source, str):
         # Argo `script`: `source` is written to a file and run by `command`.
         interpreter = basename(command[0]) if command else ""
         scripts.append(Script(source, path + ("source",), script_origin, interpreter))
     return execs, scripts
+
+
+def _shebang(text: str) -> str:
+    """`#!/usr/bin/env bash` -> `bash`; "" without a `#!` line."""
+    if not text.startswith("#!"):
+        return ""
+    words = text[2:].split("\n", 1)[0].split()
+    while words and basename(words[0]) in ("env", "busybox"):
+        words = [w for w in words[1:] if not w.startswith("-")]
+    return basename(words[0]) if words else ""
 
 
 def _exec_handler(handler: dict, path: tuple, origin: str, execs: list[Exec], problems: Problems) -> None:
@@ -535,6 +573,11 @@ def shell_script(item: Exec) -> Script | None:
         if not arg.startswith("-"):
             return None
     return None
+
+
+def at_path(data: Any, rel: tuple | None) -> Any:
+    """The node at `rel` inside `data` (None when the path does not exist)."""
+    return _at(data, rel)
 
 
 def _at(data: Any, rel: tuple | None) -> Any:

@@ -170,7 +170,8 @@ def _render_key(finding: Finding) -> tuple | None:
     return (finding.rule_id, finding.message, tuple((m.role, m.file, m.span) for m in finding.mapped))
 
 
-_INDEXED_KINDS = ("ConfigMap", "Secret")
+# (Substrings of the documents to index: "ResourceClaim" covers ResourceClaimTemplate too.)
+_INDEXED_KINDS = ("ConfigMap", "Secret", "ResourceClaim")
 _INDEXED_KINDS_UTF8 = tuple(kind.encode() for kind in _INDEXED_KINDS)
 
 
@@ -181,7 +182,7 @@ Indexed = tuple[list[KubeObject], list[str], "bytes | None", "ParsedChunks | Non
 
 def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
                 internal_errors: list[str] | None = None, sizes: list[int | None] | None = None) -> ConfigIndex:
-    """First pass: ConfigMaps and Secrets of the whole scan.
+    """First pass: ConfigMaps, Secrets and DRA claims (their device classes) of the whole scan.
 
     Input errors are ignored here: the second pass reads the same input and
     reports them. A bug is recorded in `internal_errors` and the scan goes on.
