@@ -139,7 +139,7 @@ def _scan(v: dict[str, Any]) -> int:
             raise UsageError(str(error)) from None
         raise
 
-    run.scan.render = _render_options(v)  # type: ignore[assignment]
+    run.scan.render = _render_options(v, paths, project.render_timeout)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None)
     _collect_if_large(found.inputs)
@@ -212,9 +212,9 @@ def _project_config(paths: list[str], config_file: str | None, rules: dict) -> A
         raise _Exit(EXIT_ERROR) from None
 
 
-def _render_options(v: dict[str, Any]) -> Any:
+def _render_options(v: dict[str, Any], paths: list[str], config_timeout: int | None = None) -> Any:
     """Validated Helm/Kustomize settings; a bad one is a usage error (exit 2), not a finding."""
-    from gpulint.config.render import RenderOptions
+    from gpulint.config.render import DEFAULT_TIMEOUT, RenderOptions
 
     for values_file in v["values"]:
         if values_file != "-" and not os.path.isfile(values_file):
@@ -229,7 +229,9 @@ def _render_options(v: dict[str, Any]) -> Any:
         raise UsageError(f"--helm-release {release!r}: not a valid release name")
     return RenderOptions(helm=v["helm"], values=tuple(v["values"]), sets=tuple(v["set_values"]), release=release,
                          namespace=v["helm_namespace"] or None, skip_tests=v["helm_skip_tests"],
-                         kustomize=v["kustomize"])
+                         kustomize=v["kustomize"],
+                         timeout=float(v["render_timeout"] or config_timeout or DEFAULT_TIMEOUT),
+                         scan_roots=tuple(p for p in paths if p != "-"))
 
 
 def _write_report(output_format: str, result: Any, show_suppressed: bool, out: Any, to_stdout: bool, *,

@@ -79,6 +79,10 @@ OPTIONS: tuple[Opt, ...] = (
         help="Leave out chart test hooks (templates/tests)."),
     Opt("kustomize", ("--kustomize",), metavar="PATH",
         help="kustomize or kubectl executable for building kustomizations (default: kustomize, else kubectl, on PATH)."),
+    Opt("render_timeout", ("--render-timeout",), kind=int, default=None, min=1, max=3600, metavar="SECONDS",
+        show_default=False,
+        help="Seconds one helm or kustomize run may take; it is then stopped and reported as GPU010 "
+             "(default: 30, or the config's render-timeout)."),
     Opt("max_depth", ("--max-depth",), kind=int, default=500, min=1, max=10_000,
         help="Deepest nesting of a document; deeper input is reported as GPU000."),
     Opt("max_alias_nodes", ("--max-alias-nodes",), kind=int, default=1_000_000, min=0,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from gpulint.config.render import DEFAULT_RELEASE, RenderOptions
@@ -36,7 +37,12 @@ class Rendered:
     display: str                    # the name findings on the rendered text carry
     text: str | None = None
     mapper: Mapper | None = None
-    failure: RenderFailure | None = None
+    failure: RenderFailure | None = None       # nothing was rendered, and why
+    # Problems that did not stop the input from being scanned (or that say why it was not
+    # rendered while its local files were scanned as they are), reported once each.
+    problems: list[RenderFailure] = field(default_factory=list)
+    # Files scanned as plain manifests instead of a build: (display path, real path).
+    plain: list[tuple[str, Path]] = field(default_factory=list)
 
 
 def rendered_name(display: str) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from gpulint.load.decode import BinaryInput, DecodeError, decode
+from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.render.tools import real_path
 
@@ -214,3 +215,160 @@ def chain(root: Path) -> list[Kustomization]:
 
     visit(root)
     return out
+
+
+# --- before a build: what it would fetch and read -----------------------------------
+
+# Fields whose strings name files or directories the build reads (each a list of strings).
+_PATH_LISTS = ("resources", "bases", "components", "crds", "configurations", "generators", "transformers",
+               "validators")
+_PATH_ENTRIES = ("patches", "patchesJson6902", "replacements")   # lists of {path: ...}
+_GENERATORS = ("configMapGenerator", "secretGenerator")
+_MANIFEST_LISTS = ("resources", "bases", "patchesStrategicMerge")  # files holding objects or merge patches
+
+
+@dataclass
+class Reference:
+    """A file, directory or URL a kustomization names, and where it names it."""
+
+    owner: Kustomization
+    text: str                       # as written (for a generator file `key=path`, the path)
+    where: tuple                    # path of the string in the kustomization document
+
+    def span(self) -> Span:
+        found = self.owner.doc.span(self.where) if self.owner.doc is not None else None
+        return found if found is not None else Span(1, 1, 1, 1)
+
+
+@dataclass
+class Audit:
+    """What building a kustomization would read, found before the build runs."""
+
+    repository: Path
+    reached: list[Kustomization] = field(default_factory=list)    # local kustomizations, outermost first
+    remote: list[list[Reference]] = field(default_factory=list)   # per kustomization naming URLs
+    outside: list[Reference] = field(default_factory=list)        # local paths outside the repository
+    # Whether every path-like string (`..` or absolute) stays inside the repository: only then may
+    # kustomize's load restrictor be lifted for files outside a kustomization's own directory.
+    contained: bool = True
+
+    def manifests(self) -> list[Path]:
+        """Local resource and patch files of every reached kustomization (what a reviewer would read)."""
+        out: list[Path] = []
+        for k in self.reached:
+            for ref in references(k):
+                if ref.where[0] in _MANIFEST_LISTS + ("patches",) and not is_remote(ref.text):
+                    path = real_path(Path(os.path.normpath(k.directory / ref.text)))
+                    if path.is_file() and _inside(path, self.repository) and path not in out:
+                        out.append(path)
+        return out
+
+
+def references(k: Kustomization) -> list[Reference]:
+    """Every file, directory or URL `k` names in the fields kustomize reads files from."""
+    data = k.data
+    out: list[Reference] = []
+
+    def add(text: Any, *where: Any) -> None:
+        if isinstance(text, str) and text.strip() and "\n" not in text:
+            out.append(Reference(k, text.strip(), where))
+
+    for key in _PATH_LISTS + ("patchesStrategicMerge",):
+        for i, item in enumerate(_list(data.get(key))):
+            add(item, key, i)
+    for key in _PATH_ENTRIES:
+        for i, entry in enumerate(_list(data.get(key))):
+            if isinstance(entry, dict):
+                add(entry.get("path"), key, i, "path")
+    for key in _GENERATORS:
+        for i, entry in enumerate(_list(data.get(key))):
+            if not isinstance(entry, dict):
+                continue
+            for j, item in enumerate(_list(entry.get("files"))):
+                if isinstance(item, str):
+                    add(item.split("=", 1)[-1], key, i, "files", j)
+            for j, item in enumerate(_list(entry.get("envs"))):
+                add(item, key, i, "envs", j)
+            add(entry.get("env"), key, i, "env")
+    openapi = data.get("openapi")
+    if isinstance(openapi, dict):
+        add(openapi.get("path"), "openapi", "path")
+    for i, chart in enumerate(_list(data.get("helmCharts"))):
+        if isinstance(chart, dict):
+            if isinstance(chart.get("repo"), str) and chart["repo"].strip():
+                name = chart.get("name") if isinstance(chart.get("name"), str) else ""
+                repo = chart["repo"].strip().rstrip("/")
+                url = repo if repo.startswith("oci://") or not name else f"{repo}/{name}"
+                out.append(Reference(k, url if "://" in url else f"helm repository {url}", ("helmCharts", i, "repo")))
+            add(chart.get("valuesFile"), "helmCharts", i, "valuesFile")
+    globals_ = data.get("helmGlobals")
+    if isinstance(globals_, dict):
+        add(globals_.get("chartHome"), "helmGlobals", "chartHome")
+    return out
+
+
+def audit(root: Path, repository: Path) -> Audit:
+    """Walk every kustomization the build of `root` reaches, reading nothing outside `repository`."""
+    result = Audit(repository)
+    seen: set[Path] = set()
+    todo = [real_path(root)]
+    while todo:
+        directory = todo.pop(0)
+        if directory in seen:
+            continue
+        seen.add(directory)
+        k = load(directory)
+        if k is None:
+            continue
+        result.reached.append(k)
+        remote: list[Reference] = []
+        for ref in references(k):
+            if is_remote(ref.text) or ref.where[0] == "helmCharts" and ref.where[-1] == "repo":
+                remote.append(ref)
+                continue
+            target = real_path(Path(os.path.normpath(k.directory / ref.text)))
+            if not _inside(target, repository):
+                if os.path.lexists(os.path.normpath(k.directory / ref.text)):
+                    result.outside.append(ref)
+                continue
+            if ref.where[0] in ("resources", "bases", "components") and target.is_dir():
+                todo.append(target)
+            elif ref.where[0] in ("generators", "transformers", "validators") and target.is_file():
+                result.contained &= _contained(_file_data(target), k.directory, repository)
+        if remote:
+            result.remote.append(remote)
+        result.contained &= _contained(k.data, k.directory, repository)
+    return result
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _file_data(path: Path) -> list[Any]:
+    try:
+        text = decode(path.read_bytes())
+    except (OSError, BinaryInput, DecodeError):
+        return []
+    return [d.data for d in load_documents(text) if isinstance(d, Document)]
+
+
+def _contained(data: Any, directory: Path, repository: Path, depth: int = 0) -> bool:
+    """Whether no string in `data` that looks like a path escaping its directory names an existing
+    file outside `repository` (fields gpulint does not know about included)."""
+    if depth > 50:
+        return False
+    if isinstance(data, dict):
+        return all(_contained(v, directory, repository, depth + 1) for v in data.values())
+    if isinstance(data, list):
+        return all(_contained(v, directory, repository, depth + 1) for v in data)
+    if not isinstance(data, str) or "\n" in data:
+        return True
+    for candidate in {data, data.split("=", 1)[-1]}:
+        candidate = candidate.strip()
+        if not (candidate.startswith("/") or ".." in candidate.replace("\\", "/").split("/")):
+            continue
+        path = os.path.normpath(directory / candidate)
+        if os.path.lexists(path) and not _inside(real_path(Path(path)), repository):
+            return False
+    return True
