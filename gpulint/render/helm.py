@@ -25,6 +25,8 @@ from gpulint.render.base import (
     join_display,
     rendered_name,
 )
+from gpulint.render.boundary import inside, repository_root
+from gpulint.render.chartcopy import copy_chart
 from gpulint.render.mapping import TemplateMapper
 from gpulint.render.template import Template
 from gpulint.render.tools import (
@@ -48,6 +50,8 @@ CHART_FILE = "Chart.yaml"
 INSTALL_HINT = ("install Helm 3 (https://helm.sh/docs/intro/install/) or pass --helm PATH, "
                 "or render it yourself: `helm template RELEASE {chart} | gpulint scan -`")
 _TEMPLATE_ERROR_RE = re.compile(r"template: ([^:\s]+):(\d+):(\d+):")
+# `fail` and `required`: execution error at (gpu-app/templates/x.yaml:3:4): message
+_EXECUTION_ERROR_RE = re.compile(r"execution error at \(([^:\s()]+):(\d+):(\d+)\)")
 _PARSE_ERROR_RE = re.compile(r"(?:YAML parse error on|error converting YAML to JSON.*? in) ([^:\s]+)")
 
 
@@ -57,10 +61,11 @@ _PARSE_ERROR_RE = re.compile(r"(?:YAML parse error on|error converting YAML to J
 class Chart:
     """A chart directory: its name, values, subcharts and templates."""
 
-    def __init__(self, real: Path, display: str) -> None:
+    def __init__(self, real: Path, display: str, repository: Path | None = None) -> None:
         self.real = real
         self.display = display
-        self.name = _chart_name(real) or real.name
+        self.repository = repository or repository_root(real)   # nothing outside it is read
+        self.name = (_chart_name(real) if self.readable(real / CHART_FILE) else None) or real.name
         self._subcharts: dict[str, Chart] | None = None
         self._templates: dict[Path, Template] = {}
         self._values: ValuesFile | None = None
@@ -73,19 +78,26 @@ class Chart:
             charts_dir = self.real / "charts"
             if charts_dir.is_dir():
                 for entry in sorted(charts_dir.iterdir()):
-                    if (entry / CHART_FILE).is_file():
-                        sub = Chart(entry, join_display(self.display, f"charts/{entry.name}"))
+                    if (entry / CHART_FILE).is_file() and self.readable(entry):
+                        sub = Chart(entry, join_display(self.display, f"charts/{entry.name}"), self.repository)
                         self._subcharts.setdefault(sub.name, sub)
         return self._subcharts
+
+    def readable(self, path: Path) -> bool:
+        """Whether `path` (symlinks resolved) is inside the repository."""
+        return inside(path, self.repository)
 
     def values(self) -> ValuesFile:
         if self._values is None:
             path = self.real / "values.yaml"
-            self._values = read_values_file(path, join_display(self.display, "values.yaml"))
+            shown = join_display(self.display, "values.yaml")
+            self._values = read_values_file(path, shown) if self.readable(path) else ValuesFile(shown, None)
         return self._values
 
     def template(self, path: Path) -> Template | None:
         if path not in self._templates:
+            if not self.readable(path):
+                return None
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -119,7 +131,8 @@ class Chart:
                 if not templates_dir.is_dir():
                     continue
                 for path in sorted(templates_dir.rglob("*")):
-                    if not path.is_file() or path.suffix not in (".tpl", ".yaml", ".yml", ".txt"):
+                    if (not path.is_file() or path.suffix not in (".tpl", ".yaml", ".yml", ".txt")
+                            or not chart.readable(path)):
                         continue
                     try:
                         if b"define" not in path.read_bytes():
@@ -158,48 +171,151 @@ def _chart_name(real: Path) -> str | None:
 def render_chart(real: Path, display: str, options: RenderOptions) -> Rendered:
     name = rendered_name(display)
     chart_file = join_display(display, CHART_FILE)
+    repository = repository_root(real, options.scan_roots)
+    problems, plain = _root_files(real, display, chart_file)
     try:
         helm = which(options.helm, "helm")
     except ToolMissing as missing:
         return Rendered(name, failure=RenderFailure(
             f"Helm chart not rendered: {missing}; {INSTALL_HINT.format(chart=display)}",
             chart_file, Span(1, 1, 1, 1), STATUS_CHART))
-    chart_arg = str(real) if real.is_absolute() or str(real).startswith(".") else os.path.join(".", str(real))
-    argv = [helm, "template", "--namespace", options.namespace or "default"]
-    for values_file in options.values:
-        argv += ["--values", values_file]
-    for assignment in options.sets:
-        argv += ["--set", assignment]
-    if options.skip_tests:
-        argv.append("--skip-tests")
-    argv += ["--", options.release, chart_arg]
     with scratch_dir() as scratch:
+        copied = copy_chart(real, repository, Path(scratch) / "chart")
+        if copied.outside:
+            shown = ", ".join(join_display(display, rel) for rel in copied.outside)
+            problems.append(RenderFailure(
+                f"rendered without {shown}: {'symbolic links' if len(copied.outside) > 1 else 'a symbolic link'} "
+                "to outside the repository (gpulint reads nothing outside the repository it scans)",
+                chart_file, Span(1, 1, 1, 1), STATUS_CHART))
+        argv = [helm, "template", "--namespace", options.namespace or "default"]
+        for values_file in options.values:
+            argv += ["--values", values_file]
+        for assignment in options.sets:
+            argv += ["--set", assignment]
+        if options.skip_tests:
+            argv.append("--skip-tests")
+        remote = remote_schema_reference(copied.root)
+        if remote is not None:
+            # Helm would fetch it to validate the values: validation is skipped instead.
+            if not _supports(helm, "--skip-schema-validation", Path(scratch)):
+                return Rendered(name, failure=RenderFailure(
+                    f"Helm chart not rendered: {remote[0]} references {remote[1]}, which Helm would fetch "
+                    "(gpulint never fetches; Helm 3.16 or later renders it without schema validation)",
+                    join_display(display, remote[0]), Span(1, 1, 1, 1), STATUS_CHART))
+            argv.append("--skip-schema-validation")
+        argv += ["--", options.release, str(copied.root)]
         result = run(argv, None, options.timeout, Path(scratch))
         if not result.ok:
-            message = replace_paths(result.message, [(scratch, "(temporary directory)"),
+            message = replace_paths(result.message, [(str(copied.root), display),
+                                                     (scratch, "(temporary directory)"),
                                                      (str(real_path(real)), display)])
-            return Rendered(name, failure=_failure(message, real, display, chart_file))
-    chart = Chart(real, display)
+            return Rendered(name, failure=_failure(message, real, display, chart_file, options, repository),
+                            problems=problems)
+    chart = Chart(real, display, repository)
     user_files = [read_values_file(Path(v), v) for v in options.values]
     sets = [entry for text in options.sets for entry in parse_set(text)]
-    return Rendered(name, result.stdout, HelmMapper(result.stdout, lambda n: chart if n == chart.name else None,
-                                                    user_files, sets))
+    mapper = HelmMapper(result.stdout, lambda n: chart if n == chart.name else None, user_files, sets)
+    return Rendered(name, result.stdout, mapper, problems=problems, plain=plain)
 
 
-def _failure(message: str, real: Path, display: str, chart_file: str) -> RenderFailure:
+# Files at a chart's root that are the chart's own (not templates Helm would render).
+_CHART_OWN = ("chart.yaml", "chart.lock", "requirements.yaml", "requirements.lock", "values.schema.json")
+
+
+def _root_files(real: Path, display: str, chart_file: str) -> tuple[list[RenderFailure], list[tuple[str, Path]]]:
+    """A chart without `templates/` renders nothing: its YAML files at the root (where templates
+    were meant to be, or plain manifests) are scanned as they are, and the chart is reported."""
+    if (real / "templates").is_dir():
+        return [], []
+    files = []
+    for entry in sorted(real.iterdir()):
+        lower = entry.name.lower()
+        if (lower.endswith((".yaml", ".yml", ".json")) and lower not in _CHART_OWN
+                and not lower.startswith("values") and entry.is_file() and not entry.is_symlink()):
+            files.append((join_display(display, entry.name), entry))
+    if not files:
+        return [], []
+    names = ", ".join(shown.rsplit("/", 1)[-1] for shown, _ in files[:3]) + (
+        f" and {len(files) - 3} more" if len(files) > 3 else "")
+    problem = RenderFailure(f"chart has no templates/ directory: Helm renders nothing from it; the YAML "
+                            f"files at its root ({names}) were scanned as they are (templates belong in "
+                            "templates/)", chart_file, Span(1, 1, 1, 1), STATUS_CHART)
+    return [problem], files
+
+
+_SUPPORTED: dict[tuple[str, str], bool] = {}
+
+
+def _supports(helm: str, flag: str, scratch: Path) -> bool:
+    """Whether `helm template` knows `flag` (asked once per helm and flag)."""
+    key = (helm, flag)
+    if key not in _SUPPORTED:
+        result = run([helm, "template", "--help"], None, 10, scratch)
+        _SUPPORTED[key] = result.ok and flag in result.stdout
+    return _SUPPORTED[key]
+
+
+_META_SCHEMA_RE = re.compile(r"^https?://json-schema\.org/")
+
+
+def remote_schema_reference(chart: Path) -> tuple[str, str] | None:
+    """(schema file relative to the chart, reference) of the first `values.schema.json` in the
+    chart or its subcharts that names a document outside itself: Helm would fetch it."""
+    import json
+
+    for path in sorted(chart.rglob("values.schema.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, ValueError):
+            continue                  # Helm reports an unreadable schema itself, fetching nothing
+        found = _external_reference(data)
+        if found is not None:
+            return path.relative_to(chart).as_posix(), found
+    return None
+
+
+def _external_reference(data: Any, depth: int = 0) -> str | None:
+    if depth > 200:
+        return "(a schema nested too deeply to check)"
+    if isinstance(data, list):
+        for item in data:
+            found = _external_reference(item, depth + 1)
+            if found is not None:
+                return found
+        return None
+    if not isinstance(data, dict):
+        return None
+    for key, value in data.items():
+        if key in ("$ref", "$dynamicRef", "$recursiveRef") and isinstance(value, str) and not value.startswith("#"):
+            return value
+        if key == "$id" and isinstance(value, str) and value and not value.startswith("#"):
+            return value          # a base URI: every relative reference below it resolves against it
+        if key == "$schema" and isinstance(value, str) and not _META_SCHEMA_RE.match(value):
+            return value
+        found = _external_reference(value, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _failure(message: str, real: Path, display: str, chart_file: str, options: RenderOptions,
+             repository: Path | None = None) -> RenderFailure:
     text = f"helm template failed: {message}"
     if "missing in charts/ directory" in message:
         text += (f" (gpulint renders offline and never fetches dependencies: run "
                  f"`helm dependency build {display}` first)")
-    chart = Chart(real, display)
-    match = _TEMPLATE_ERROR_RE.search(message)
-    if match:
-        resolved = chart.resolve(match.group(1))
-        if resolved is not None:
-            tpl = resolved[0][-1].template(resolved[1])
-            if tpl is not None:
-                line, col = int(match.group(2)), int(match.group(3))
-                return RenderFailure(text, tpl.display, Span(line, col, line, col + 1), STATUS_CHART)
+    else:
+        text += _hint(message, options)
+    chart = Chart(real, display, repository)
+    for pattern in (_TEMPLATE_ERROR_RE, _EXECUTION_ERROR_RE):
+        match = pattern.search(message)
+        if match:
+            resolved = chart.resolve(match.group(1))
+            if resolved is not None:
+                tpl = resolved[0][-1].template(resolved[1])
+                if tpl is not None:
+                    line, col = int(match.group(2)), int(match.group(3))
+                    return RenderFailure(text, tpl.display, Span(line, col, line, col + 1), STATUS_CHART)
     match = _PARSE_ERROR_RE.search(message)
     if match:
         resolved = chart.resolve(match.group(1))
@@ -208,6 +324,18 @@ def _failure(message: str, real: Path, display: str, chart_file: str) -> RenderF
             if tpl is not None:
                 return RenderFailure(text, tpl.display, Span(1, 1, 1, 1), STATUS_CHART)
     return RenderFailure(text, chart_file, Span(1, 1, 1, 1), STATUS_CHART)
+
+
+def _hint(message: str, options: RenderOptions) -> str:
+    """Which option supplies what a chart refused to render without."""
+    lower = message.lower()
+    if not any(sign in lower for sign in ("execution error at", "nil pointer evaluating", "values don't meet",
+                                          "required", "namespace")):
+        return ""
+    if "namespace" in lower:
+        current = options.namespace or "default"
+        return f" (rendered for namespace {current!r}: give the chart's namespace with --helm-namespace)"
+    return " (the chart needs values: give them with --values FILE or --set KEY=VALUE)"
 
 
 # --- mapping --------------------------------------------------------------------

@@ -9,9 +9,15 @@ wrapper, which is exactly how overlays reach `../base`. Kustomize then writes
 the annotation from the text before any rule runs, so rendered positions are
 those of a plain `kustomize build DIR`.
 
-A kustomization that reads files outside its directory only builds with
-`--load-restrictor LoadRestrictionsNone` (as Argo CD and Flux setups are often
-configured); when that is the only error, it is built that way. When the build
+Before any build, every kustomization the target reaches is read (kustomization.audit):
+one naming a remote resource, base, component or Helm chart is not built at all
+(nothing is fetched), nor one naming a path that resolves outside the repository;
+their local resource and patch files are scanned as they are instead. A
+kustomization that reads files outside its own directory (but inside the
+repository) only builds with `--load-restrictor LoadRestrictionsNone` (as Argo CD
+and Flux setups are often configured); it is built that way only when that is the
+only error and no path-like string of any reached kustomization or generator
+configuration leads out of the repository. When the build
 fails, the plain build is run to report the tool's own message (the wrapper's
 indirection would only add noise); a kustomization that builds plainly but not
 through the wrapper is scanned without origins.
@@ -108,23 +114,24 @@ def _not_built(name: str, display: str, target: Path, found: kz.Audit) -> Render
     """A kustomization that would fetch or read outside the repository is not built: each
     kustomization naming such a reference is reported once, and the resource and patch files
     of every local kustomization are scanned as they are, so a bypass in them is still found."""
+    plain = [(join_display(display, os.path.relpath(path, target)), path) for path in found.manifests()]
+    scanned = ("its local resources and patches were scanned as they are" if plain
+               else "it has no local resource or patch file to scan")
     problems: list[RenderFailure] = []
     for refs in found.remote:
         urls = ", ".join(ref.text for ref in refs[:3]) + (f" and {len(refs) - 3} more" if len(refs) > 3 else "")
         what = "remote resource" if len(refs) == 1 else "remote resources"
-        problems.append(_problem(f"{what} not fetched: {urls} (gpulint never fetches; the kustomization "
-                                 "was not built and its local resources and patches were scanned as they are; "
-                                 f"build it yourself: `kubectl kustomize {display} | gpulint scan -`)",
-                                 display, target, refs[0]))
+        problems.append(_problem(f"{what} not fetched: {urls} (gpulint never fetches, so the kustomization was "
+                                 f"not built; {scanned}; build it yourself: "
+                                 f"`kubectl kustomize {display} | gpulint scan -`)", display, target, refs[0]))
     by_owner: dict[Path, list[kz.Reference]] = {}
     for ref in found.outside:
         by_owner.setdefault(ref.owner.file, []).append(ref)
     for refs in by_owner.values():
         paths = ", ".join(ref.text for ref in refs)
-        problems.append(_problem(f"not built: it reads {paths}, outside the repository (gpulint reads "
-                                 "nothing outside the repository it scans); its local resources and patches "
-                                 "were scanned as they are", display, target, refs[0]))
-    plain = [(join_display(display, os.path.relpath(path, target)), path) for path in found.manifests()]
+        problems.append(_problem(f"not built: it reads {paths}, which resolves outside the repository "
+                                 f"(gpulint reads nothing outside the repository it scans); {scanned}",
+                                 display, target, refs[0]))
     return Rendered(name, problems=problems, plain=plain)
 
 
