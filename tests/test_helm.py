@@ -206,8 +206,8 @@ def test_missing_dependency_is_reported_with_helms_message(helm: str, tmp_path: 
     assert code == 1
     [finding] = report["findings"]
     assert finding["rule"] == "GPU010"
-    assert finding["path"] == f"{chart}/Chart.yaml" and (finding["line"], finding["column"]) == (1, 1)
-    assert "missing in charts/ directory: redis" in finding["message"]
+    assert finding["path"] == f"{chart}/Chart.yaml" and (finding["line"], finding["column"]) == (5, 11)
+    assert finding["message"].startswith("helm template failed: chart dependencies missing in charts/: redis (")
     assert "never fetches dependencies" in finding["message"]
     assert report["summary"]["helm_chart"] == 1
 

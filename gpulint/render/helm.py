@@ -51,6 +51,7 @@ INSTALL_HINT = ("install Helm 3 (https://helm.sh/docs/intro/install/) or pass --
                 "or render it yourself: `helm template RELEASE {chart} | gpulint scan -`")
 _TEMPLATE_ERROR_RE = re.compile(r"template: ([^:\s]+):(\d+):(\d+):")
 # `fail` and `required`: execution error at (gpu-app/templates/x.yaml:3:4): message
+_MISSING_DEPENDENCY_RE = re.compile(r"missing in charts/ directory: ([^;\n]+)")
 _EXECUTION_ERROR_RE = re.compile(r"execution error at \(([^:\s()]+):(\d+):(\d+)\)")
 _PARSE_ERROR_RE = re.compile(r"(?:YAML parse error on|error converting YAML to JSON.*? in) ([^:\s]+)")
 
@@ -300,13 +301,15 @@ def _external_reference(data: Any, depth: int = 0) -> str | None:
 
 def _failure(message: str, real: Path, display: str, chart_file: str, options: RenderOptions,
              repository: Path | None = None) -> RenderFailure:
-    text = f"helm template failed: {message}"
-    if "missing in charts/ directory" in message:
-        text += (f" (gpulint renders offline and never fetches dependencies: run "
-                 f"`helm dependency build {display}` first)")
-    else:
-        text += _hint(message, options)
     chart = Chart(real, display, repository)
+    missing = _MISSING_DEPENDENCY_RE.search(message)
+    if missing:
+        names = missing.group(1).strip()
+        return RenderFailure(
+            f"helm template failed: chart dependencies missing in charts/: {names} (gpulint renders offline "
+            f"and never fetches dependencies: run `helm dependency build {display}` first)",
+            chart_file, _dependency_span(real, names.split(",")[0].strip(), chart), STATUS_CHART)
+    text = f"helm template failed: {message}{_hint(message, options)}"
     for pattern in (_TEMPLATE_ERROR_RE, _EXECUTION_ERROR_RE):
         match = pattern.search(message)
         if match:
@@ -324,6 +327,24 @@ def _failure(message: str, real: Path, display: str, chart_file: str, options: R
             if tpl is not None:
                 return RenderFailure(text, tpl.display, Span(1, 1, 1, 1), STATUS_CHART)
     return RenderFailure(text, chart_file, Span(1, 1, 1, 1), STATUS_CHART)
+
+
+def _dependency_span(real: Path, name: str, chart: Chart) -> Span:
+    """Where Chart.yaml names the dependency `name` (its `name:` value), else its first line."""
+    path = real / CHART_FILE
+    if chart.readable(path):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        for doc in load_documents(text):
+            if isinstance(doc, Document) and isinstance(doc.data, dict):
+                deps = doc.data.get("dependencies")
+                for i, dep in enumerate(deps if isinstance(deps, list) else []):
+                    if isinstance(dep, dict) and dep.get("name") == name:
+                        return doc.span(("dependencies", i, "name")) or Span(1, 1, 1, 1)
+            break
+    return Span(1, 1, 1, 1)
 
 
 def _hint(message: str, options: RenderOptions) -> str:
