@@ -37,6 +37,9 @@ def starter_config(rules: Mapping[str, Rule]) -> str:
         "# Findings recorded with `gpulint scan --write-baseline FILE` are suppressed.",
         "# baseline: .gpulint-baseline.json",
         "",
+        "# Seconds one helm or kustomize run may take before it is stopped and reported (GPU010).",
+        "# render-timeout: 30",
+        "",
         "# Per-rule severity, enabled and options (uncomment `rules:` and the rules to change).",
         "# rules:",
     ]
