@@ -220,6 +220,10 @@ def test_a_secret_outside_the_repository_never_appears(helm: str, kustomize: str
     outside_base.mkdir()
     (tmp_path / "x" / "kustomization.yaml").write_text("resources:\n- token.txt\n")
     (outside_base / "kustomization.yaml").write_text("resources:\n- ../../../x\n")
+    linked_base = repo / "k8s" / "linked-base"
+    (linked_base / "base").mkdir(parents=True)
+    (linked_base / "base" / "kustomization.yaml").symlink_to(tmp_path / "x" / "kustomization.yaml")
+    (linked_base / "kustomization.yaml").write_text("resources:\n- base\n")
     chart = _chart(repo, "files-get", {"pod.yaml": POD_ENV.format(
         name="p", value='"{{ .Files.Get "token.txt" | trim }}"')})
     (chart / "token.txt").symlink_to(secret)
@@ -233,7 +237,8 @@ def test_a_secret_outside_the_repository_never_appears(helm: str, kustomize: str
     report = json.loads(outputs[0])
     gpu010 = sorted(Path(f["path"]).relative_to(repo).as_posix() for f in report["findings"] if f["rule"] == "GPU010")
     assert gpu010 == ["files-get/Chart.yaml", "k8s/gen/kustomization.yaml", "k8s/generators/kustomization.yaml",
-                      "k8s/linked/kustomization.yaml", "k8s/outside-base/kustomization.yaml"]
+                      "k8s/linked-base/kustomization.yaml", "k8s/linked/kustomization.yaml",
+                      "k8s/outside-base/kustomization.yaml"]
     assert any("outside the repository" in f["message"] for f in report["findings"] if f["rule"] == "GPU010")
 
 

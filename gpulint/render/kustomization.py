@@ -181,16 +181,22 @@ def plan(directories: list[Path]) -> Plan:
 
 
 def _reach(starts: list[Path], loaded: dict[Path, Kustomization]) -> set[Path]:
+    """Kustomizations the starts build on; one that was not discovered is read only inside the
+    start's repository (see render.boundary)."""
+    from gpulint.render.boundary import inside, repository_root
+
     seen: set[Path] = set()
-    todo = list(starts)
-    while todo:
-        d = todo.pop()
-        if d in seen:
-            continue
-        seen.add(d)
-        k = loaded.get(d) or load(d)
-        if k is not None:
-            todo.extend(real_path(p) for p in k.resource_dirs())
+    for start in starts:
+        bound = repository_root(start)
+        todo = [start]
+        while todo:
+            d = todo.pop()
+            if d in seen:
+                continue
+            seen.add(d)
+            k = loaded.get(d) or (load(d) if inside(d, bound) else None)
+            if k is not None:
+                todo.extend(real_path(p) for p in k.resource_dirs())
     return seen
 
 
@@ -251,6 +257,7 @@ class Audit:
     # Whether every path-like string (`..` or absolute) stays inside the repository: only then may
     # kustomize's load restrictor be lifted for files outside a kustomization's own directory.
     contained: bool = True
+    root_outside: bool = False          # the kustomization file itself links out of the repository
 
     def manifests(self) -> list[Path]:
         """Local resource and patch files of every reached kustomization (what a reviewer would read)."""
@@ -311,12 +318,19 @@ def audit(root: Path, repository: Path) -> Audit:
     """Walk every kustomization the build of `root` reaches, reading nothing outside `repository`."""
     result = Audit(repository)
     seen: set[Path] = set()
-    todo = [real_path(root)]
+    todo: list[tuple[Path, Reference | None]] = [(real_path(root), None)]
     while todo:
-        directory = todo.pop(0)
+        directory, via = todo.pop(0)
         if directory in seen:
             continue
         seen.add(directory)
+        file = kustomization_file(directory)
+        if file is not None and not _inside(real_path(file), repository):
+            if via is not None:
+                result.outside.append(via)       # its kustomization file links out of the repository
+            else:
+                result.root_outside = True
+            continue
         k = load(directory)
         if k is None:
             continue
@@ -332,7 +346,7 @@ def audit(root: Path, repository: Path) -> Audit:
                     result.outside.append(ref)
                 continue
             if ref.where[0] in ("resources", "bases", "components") and target.is_dir():
-                todo.append(target)
+                todo.append((target, ref))
             elif ref.where[0] in ("generators", "transformers", "validators") and target.is_file():
                 result.contained &= _contained(_file_data(target), k.directory, repository)
         if remote:

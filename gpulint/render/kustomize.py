@@ -73,6 +73,10 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
     file_display = join_display(display, file.name if file else kz.KUSTOMIZATION_FILES[0])
     target = real_path(real)
     found = kz.audit(target, repository_root(target, options.scan_roots))
+    if found.root_outside:
+        return Rendered(name, failure=RenderFailure(
+            f"not built: {Path(file_display).name} is a symbolic link to outside the repository (gpulint "
+            "reads nothing outside the repository it scans)", file_display, Span(1, 1, 1, 1), STATUS_ERROR))
     if found.remote or found.outside:
         return _not_built(name, display, target, found)
     try:
