@@ -187,6 +187,18 @@ def test_a_remote_kustomization_is_never_handed_to_the_tool(tmp_path: Path) -> N
                     ("GPU010", "overlay/kustomization.yaml", 3, 3)]
 
 
+def test_a_remote_reference_can_be_suppressed_where_it_is_written(tmp_path: Path) -> None:
+    app = _repo(tmp_path) / "app"
+    app.mkdir()
+    (app / "kustomization.yaml").write_text(
+        "# vendored and scanned in its own repository\nresources:\n"
+        "- github.com/org/gpu-stack//deploy?ref=v1  # gpulint: ignore[GPU010] scanned upstream\n")
+    code, report = scan_json(str(app))
+    [finding] = report["findings"]
+    assert code == 0 and finding["rule"] == "GPU010" and finding["line"] == 3
+    assert finding["suppression"] == {"kind": "inline", "reason": "scanned upstream"}
+
+
 def test_gpu010_fixtures(tmp_path: Path) -> None:
     directory = FIXTURES / "rules" / "GPU010"
     _code, report = scan_json(str(directory))

@@ -141,7 +141,9 @@ def _not_built(name: str, display: str, target: Path, found: kz.Audit) -> Render
 
 def _problem(message: str, display: str, target: Path, ref: kz.Reference) -> RenderFailure:
     file = join_display(display, os.path.relpath(ref.owner.file, target))
-    return RenderFailure(message, file, ref.span(), STATUS_ERROR)
+    doc = ref.owner.doc
+    return RenderFailure(message, file, ref.span(), STATUS_ERROR, doc.text if doc is not None else None,
+                         doc.line_offset if doc is not None else 0)
 
 
 def _quote(text: str) -> str:

@@ -310,7 +310,7 @@ def _render_problem(report: FileReport, config: ScanConfig, problem: Any) -> Non
         return
     finding = Finding(RENDER_FAILED, rule.name, config.severity_of(RENDER_FAILED, rule.severity),
                       problem.message, problem.file, problem.span, field_path=f"line:{problem.span.line}")
-    sctx = SuppressionContext(None, None, None, None, 0)
+    sctx = SuppressionContext(None, None, None, problem.text, problem.line_offset)
     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
 
 
