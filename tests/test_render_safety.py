@@ -7,6 +7,7 @@ import json
 import os
 import re
 import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -143,6 +144,23 @@ def test_nothing_is_fetched_by_gpulints_own_checks(helm: str, kustomize: str, li
     [remote] = [f for f in report["findings"] if f["rule"] == "GPU010"]
     assert remote["message"].startswith(f"remote resources not fetched: http://127.0.0.1:{listener.port}/remote.yaml")
     assert remote["severity"] == "warning" and code == 1
+
+
+def test_a_packaged_subchart_schema_is_not_fetched_either(helm: str, listener: Listener, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    sub = _chart(tmp_path, "sub", {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n"},
+                 {"values.schema.json": json.dumps({"$ref": f"http://127.0.0.1:{listener.port}/s.json"})})
+    parent = _chart(repo, "parent", {"pod.yaml": POD_ENV.format(name="p", value="all")})
+    (parent / "charts").mkdir()
+    done = subprocess.run([helm, "package", str(sub), "-d", str(parent / "charts")], capture_output=True, check=False,
+                          env={**os.environ, "HELM_CONFIG_HOME": str(tmp_path / "h"), "HELM_CACHE_HOME": str(tmp_path / "h"),
+                               "HELM_DATA_HOME": str(tmp_path / "h")})
+    assert done.returncode == 0, done.stderr
+    _without_defences(monkeypatch)
+    _code, report = scan_json("--helm", helm, str(parent))
+    assert listener.connections == 0
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("GPU003", 18)]   # after the subchart's ConfigMap
 
 
 def test_renderers_have_no_network_where_the_system_allows(helm: str, kustomize: str, listener: Listener,

@@ -352,6 +352,11 @@ def audit(root: Path, repository: Path) -> Audit:
         if remote:
             result.remote.append(remote)
         result.contained &= _contained(k.data, k.directory, repository)
+        for key in ("generators", "transformers", "validators"):   # inline configurations
+            for item in _strings(k.data.get(key)):
+                if "\n" in item:
+                    result.contained &= all(_contained(d.data, k.directory, repository)
+                                            for d in load_documents(item) if isinstance(d, Document))
     return result
 
 
