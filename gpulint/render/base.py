@@ -45,8 +45,8 @@ class Rendered:
     # Problems that did not stop the input from being scanned (or that say why it was not
     # rendered while its local files were scanned as they are), reported once each.
     problems: list[RenderFailure] = field(default_factory=list)
-    # Files scanned as plain manifests instead of a build: (display path, real path).
-    plain: list[tuple[str, Path]] = field(default_factory=list)
+    # Scanned as plain manifests instead of a build: (display path, real path, text; None: the file's).
+    plain: list[tuple[str, Path, str | None]] = field(default_factory=list)
 
 
 def rendered_name(display: str) -> str:

@@ -223,7 +223,8 @@ def render_chart(real: Path, display: str, options: RenderOptions) -> Rendered:
 _CHART_OWN = ("chart.yaml", "chart.lock", "requirements.yaml", "requirements.lock", "values.schema.json")
 
 
-def _root_files(real: Path, display: str, chart_file: str) -> tuple[list[RenderFailure], list[tuple[str, Path]]]:
+def _root_files(real: Path, display: str,
+                chart_file: str) -> tuple[list[RenderFailure], list[tuple[str, Path, str | None]]]:
     """A chart without `templates/` renders nothing: its YAML files at the root (where templates
     were meant to be, or plain manifests) are scanned as they are, and the chart is reported."""
     if (real / "templates").is_dir():
@@ -233,10 +234,10 @@ def _root_files(real: Path, display: str, chart_file: str) -> tuple[list[RenderF
         lower = entry.name.lower()
         if (lower.endswith((".yaml", ".yml", ".json")) and lower not in _CHART_OWN
                 and not lower.startswith("values") and entry.is_file() and not entry.is_symlink()):
-            files.append((join_display(display, entry.name), entry))
+            files.append((join_display(display, entry.name), entry, None))
     if not files:
         return [], []
-    names = ", ".join(shown.rsplit("/", 1)[-1] for shown, _ in files[:3]) + (
+    names = ", ".join(shown.rsplit("/", 1)[-1] for shown, _path, _text in files[:3]) + (
         f" and {len(files) - 3} more" if len(files) > 3 else "")
     problem = RenderFailure(f"chart has no templates/ directory: Helm renders nothing from it; the YAML "
                             f"files at its root ({names}) were scanned as they are (templates belong in "

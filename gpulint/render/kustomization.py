@@ -259,6 +259,10 @@ class Audit:
     contained: bool = True
     root_outside: bool = False          # the kustomization file itself links out of the repository
 
+    def inline(self) -> list[tuple[Path, str]]:
+        """(kustomization file, text holding one of its inline patches) of every reached kustomization."""
+        return [(k.file, text) for k in self.reached for text in inline_patches(k)]
+
     def manifests(self) -> list[Path]:
         """Local resource and patch files of every reached kustomization (what a reviewer would read)."""
         out: list[Path] = []
@@ -269,6 +273,44 @@ class Audit:
                     if path.is_file() and _inside(path, self.repository) and path not in out:
                         out.append(path)
         return out
+
+
+def inline_patches(k: Kustomization) -> list[str]:
+    """For each literal-block (`|`) inline patch, the kustomization file's text with only that
+    patch left, at its own lines and columns (a block indented as a whole is still YAML)."""
+    doc = k.doc
+    if doc is None:
+        return []
+    data = k.data
+    paths = [("patchesStrategicMerge", i) for i, item in enumerate(_list(data.get("patchesStrategicMerge")))
+             if isinstance(item, str) and "\n" in item]
+    for key in ("patches", "patchesJson6902"):
+        paths += [(key, i, "patch") for i, entry in enumerate(_list(data.get(key)))
+                  if isinstance(entry, dict) and isinstance(entry.get("patch"), str) and "\n" in entry["patch"]]
+    lines = doc.text.split("\n")
+    out: list[str] = []
+    for path in paths:
+        node = doc.node(path)
+        value = _value_of(data, path)
+        if node is None or node.style != "|" or not isinstance(value, str):
+            continue
+        body = value.rstrip("\n").split("\n")
+        first = node.span.line - doc.line_offset        # content starts on the line after `|`
+        window = lines[first:first + len(body)]
+        if len(window) == len(body) and all(a.strip() == b.strip() for a, b in zip(window, body)):
+            kept = range(first, first + len(body))
+            out.append("\n" * doc.line_offset + "\n".join(line if i in kept else ""
+                                                           for i, line in enumerate(lines)))
+    return out
+
+
+def _value_of(data: Any, path: tuple) -> Any:
+    for step in path:
+        if isinstance(step, int):
+            data = data[step] if isinstance(data, list) and 0 <= step < len(data) else None
+        else:
+            data = data.get(step) if isinstance(data, dict) else None
+    return data
 
 
 def references(k: Kustomization) -> list[Reference]:

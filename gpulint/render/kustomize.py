@@ -118,7 +118,9 @@ def _not_built(name: str, display: str, target: Path, found: kz.Audit) -> Render
     """A kustomization that would fetch or read outside the repository is not built: each
     kustomization naming such a reference is reported once, and the resource and patch files
     of every local kustomization are scanned as they are, so a bypass in them is still found."""
-    plain = [(join_display(display, os.path.relpath(path, target)), path) for path in found.manifests()]
+    plain: list[tuple[str, Path, str | None]] = [
+        (join_display(display, os.path.relpath(path, target)), path, None) for path in found.manifests()]
+    plain += [(join_display(display, os.path.relpath(file, target)), file, text) for file, text in found.inline()]
     scanned = ("its local resources and patches were scanned as they are" if plain
                else "it has no local resource or patch file to scan")
     problems: list[RenderFailure] = []

@@ -146,7 +146,8 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
                 rendered = reader.rendered(item)
                 text = rendered.text
                 texts = [(rendered.display, text)] if text is not None else []
-                texts += [(display, _read_quietly(path)) for display, path in rendered.plain]
+                texts += [(display, given if given is not None else _read_quietly(path))
+                          for display, path, given in rendered.plain]
                 mine[position] = ([obj for display, part in texts if any(kind in part for kind in _INDEXED_KINDS)
                                    for doc in load_documents(part, limits, only=_INDEXED_KINDS)
                                    if isinstance(doc, Document) for obj in objects_in(display, doc)], [])
@@ -277,8 +278,8 @@ def _scan_rendered(report: FileReport, rendered: Any, config: ScanConfig, contex
         found = _scan_documents(report, rendered.display, load_documents(rendered.text, config.limits),
                                 config, contexts, rendered.mapper, rendered.text)
         _text_done(report, rendered.text, 0, config)
-    for display, path in rendered.plain:
-        text = _plain_text(report, config, display, path)
+    for display, path, given in rendered.plain:
+        text = given if given is not None else _plain_text(report, config, display, path)
         if text is not None:
             found |= _scan_documents(report, display, load_documents(text, config.limits), config, contexts,
                                      None, text)
