@@ -347,6 +347,9 @@ def test_klog_and_go_log_framing_is_removed() -> None:
               'accumulation err=\\"oops\\""\n'
               '2024/12/03 09:46:27 walk.go:74: found symbolic link\n')
     assert clean_message(stderr) == 'accumulating resources: accumulation err="oops"; loading; found symbolic link'
+    multi = ('E1203 10:42:18.709246   30041 run.go:72] "command failed" err=<\n'
+             "\taccumulating resources: accumulation err='oops'\n\tsecond line\n >\n")
+    assert clean_message(multi) == "accumulating resources: accumulation err='oops'; second line"
 
 
 def test_the_same_render_failure_gives_the_same_bytes(helm: str, kustomize: str, tmp_path: Path) -> None:
@@ -358,7 +361,8 @@ def test_the_same_render_failure_gives_the_same_bytes(helm: str, kustomize: str,
     runs = [run_cli("scan", "--helm", helm, "--kustomize", kustomize, str(repo)) for _ in range(2)]
     assert runs[0] == runs[1]
     out = runs[0][1]
-    assert "GPU010" in out and "missing.yaml" in out
+    assert f"{broken}/kustomization.yaml:2:3: GPU010 [warning] kustomize build failed: " in out  # at the entry
+    assert f"{repo}/fails/templates/pod.yaml:1:3: GPU010 [warning] helm template failed: " in out
     assert not re.search(r"[EWIF]\d{4} \d\d:\d\d|run\.go|gpulint-render-|/tmp/", out.replace(str(tmp_path), "T"))
 
 

@@ -26,6 +26,7 @@ through the wrapper is scanned without origins.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,20 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
         message += ("; gpulint lifts kustomize's load restrictor only when every path the kustomizations "
                     "name stays inside the repository")
     return Rendered(name, failure=RenderFailure(f"kustomize build failed: {message}", file_display,
-                                                Span(1, 1, 1, 1), STATUS_ERROR))
+                                                _failure_span(message, found), STATUS_ERROR))
+
+
+_NAMED_RE = re.compile(r"accumulating resources from '([^']+)'")
+
+
+def _failure_span(message: str, found: kz.Audit) -> Span:
+    """The entry of the kustomization file that kustomize names (`accumulating resources from 'x'`)."""
+    match = _NAMED_RE.search(message)
+    if match and found.reached:
+        for ref in kz.references(found.reached[0]):
+            if ref.text == match.group(1):
+                return ref.span()
+    return Span(1, 1, 1, 1)
 
 
 def _not_built(name: str, display: str, target: Path, found: kz.Audit) -> Rendered:

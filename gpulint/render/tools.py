@@ -21,6 +21,7 @@ from pathlib import Path
 # klog (kubectl) frames lines as: E1202 14:56:18.027 12345 run.go:72] "command failed" err="..."
 _KLOG_PREFIX_RE = re.compile(r"^([EWIF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [\w.\-]+:\d+\] ")
 _KLOG_ERR_RE = re.compile(r'^"[^"]*" err="(.*)"$')
+_KLOG_BLOCK_RE = re.compile(r'^"[^"]*" err=<$')        # the error follows on indented lines, up to `>`
 # Go's log package: `2024/12/03 09:46:27 walk.go:74: ...` (date, time, source file; each optional).
 _GO_LOG_RE = re.compile(r"^(?:\d{4}/\d{2}/\d{2} )?(?:\d{2}:\d{2}:\d{2}(?:\.\d+)? )?(?:[\w\-]+\.go:\d+: )?")
 
@@ -155,13 +156,23 @@ def clean_message(stderr: str) -> str:
     failure gives the same message on every run."""
     errors: list[str] = []
     others: list[str] = []
+    block: list[str] | None = None         # inside klog's multi-line `err=<` ... `>` value
     for raw in stderr.splitlines():
         line = raw.strip()
+        if block is not None:
+            if line == ">":
+                block = None
+            elif line:
+                block.append(line)
+            continue
         is_error = False
         klog = _KLOG_PREFIX_RE.match(line)
         if klog:
             is_error = klog.group(1) in "EF"
             line = line[klog.end():]
+            if _KLOG_BLOCK_RE.match(line):
+                block = errors if is_error else others
+                continue
             quoted = _KLOG_ERR_RE.match(line)
             if quoted:
                 line = quoted.group(1).replace('\\"', '"').replace("\\\\", "\\")
