@@ -189,7 +189,8 @@ def test_a_remote_kustomization_is_never_handed_to_the_tool(tmp_path: Path) -> N
     repo = _repo(tmp_path)
     base = repo / "base"
     base.mkdir()
-    (base / "kustomization.yaml").write_text("resources:\n- ssh://git@example.com/org/repo.git//k8s\n")
+    (base / "kustomization.yaml").write_text("resources:\n- ssh://git@example.com/org/repo.git//k8s\n"
+                                             "- example.com/org/repo\n- git::git@example.com:org/repo.git\n")
     overlay = repo / "overlay"
     overlay.mkdir()
     (overlay / "kustomization.yaml").write_text(

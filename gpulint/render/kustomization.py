@@ -8,6 +8,7 @@ have set a value.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -28,11 +29,23 @@ def kustomization_file(directory: Path) -> Path | None:
     return None
 
 
+_SCP_RE = re.compile(r"^[\w.-]+@[\w.-]+:")              # git@github.com:org/repo, scp-like
+_HOST_RE = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?/")  # example.com/org/repo (no scheme)
+
+
 def is_remote(ref: str) -> bool:
     """Git URLs and HTTP resources are fetched by kustomize, never by gpulint."""
     lower = ref.lower()
-    return ("://" in lower or lower.startswith(("git@", "github.com/", "gitlab.com/", "bitbucket.org/"))
-            or "?ref=" in lower or "//" in ref.split("?", 1)[0].lstrip("/"))
+    return ("://" in lower or lower.startswith(("git@", "git::", "gh:", "github.com/", "gitlab.com/",
+                                                "bitbucket.org/"))
+            or bool(_SCP_RE.match(lower)) or any(q in lower for q in ("?ref=", "?version=", "?timeout=",
+                                                                       "?submodules="))
+            or "//" in ref.split("?", 1)[0].lstrip("/"))
+
+
+def looks_like_host(ref: str) -> bool:
+    """`example.com/org/repo`: a remote target when no such local path exists."""
+    return bool(_HOST_RE.match(ref.lower()))
 
 
 @dataclass
@@ -379,7 +392,9 @@ def audit(root: Path, repository: Path) -> Audit:
         result.reached.append(k)
         remote: list[Reference] = []
         for ref in references(k):
-            if is_remote(ref.text) or ref.where[0] == "helmCharts" and ref.where[-1] == "repo":
+            local = os.path.normpath(k.directory / ref.text)
+            if (is_remote(ref.text) or ref.where[0] == "helmCharts" and ref.where[-1] == "repo"
+                    or looks_like_host(ref.text) and not os.path.lexists(local)):
                 remote.append(ref)
                 continue
             target = real_path(Path(os.path.normpath(k.directory / ref.text)))
