@@ -408,3 +408,19 @@ def test_render_timeout_is_a_scan_option() -> None:
 
     assert parse(["--render-timeout", "5", "k8s"])["render_timeout"] == 5
     assert parse(["--render-timeout", "0"]) is None          # Typer reports it
+
+
+def test_gpu010_is_reported_unless_ignored_like_gpu000(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Selecting other rules does not hide what could not be rendered; ignoring GPU010 does."""
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
+    repo = _repo(tmp_path)
+    _chart(repo, "chart", {"pod.yaml": POD_ENV.format(name="p", value="all")})
+    _code, report = scan_json("--select", "GPU003", str(repo))
+    assert [f["rule"] for f in report["findings"]] == ["GPU010"]
+    code, report = scan_json("--select", "GPU003", "--ignore", "GPU010", str(repo))
+    assert (code, report["findings"]) == (0, [])
+    (repo / ".gpulint.yaml").write_text("rules:\n  GPU010:\n    enabled: false\n")
+    _code, report = scan_json(str(repo))
+    assert report["findings"] == []
+    _code, report = scan_json("--extend-select", "GPU010", str(repo))
+    assert [f["rule"] for f in report["findings"]] == ["GPU010"]

@@ -111,7 +111,7 @@ def _scan(v: dict[str, Any]) -> int:
     from gpulint.config.selection import SelectionError, split_codes
     from gpulint.inputs.discovery import discover
     from gpulint.load.yamlload import Limits
-    from gpulint.results.findings import INVALID_INPUT
+    from gpulint.results.findings import INVALID_INPUT, RENDER_FAILED
     from gpulint.scan.engine import scan as run_scan_engine
     from gpulint.suppress.exemptions import system_component_suppressor
 
@@ -151,7 +151,8 @@ def _scan(v: dict[str, Any]) -> int:
     problems = [f"{path}: no such file or directory" for path in found.missing]
     output = v["output"]
     report = dict(rules=rules, category=v["category"], problems=problems,
-                  enabled=[r.id for r in run.scan.rules] + ([INVALID_INPUT] if run.scan.report_invalid_input else []))
+                  enabled=sorted({r.id for r in run.scan.rules} | ({INVALID_INPUT} if run.scan.report_invalid_input else set())
+                                 | ({RENDER_FAILED} if run.scan.report_render_failed else set())))
     if output is None:
         _write_report(output_format, result, v["show_suppressed"], sys.stdout, True, **report)
         sys.stdout.flush()

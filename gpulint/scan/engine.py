@@ -307,7 +307,7 @@ def _plain_text(report: FileReport, config: ScanConfig, display: str, path: Any)
 def _render_problem(report: FileReport, config: ScanConfig, problem: Any) -> None:
     """Report GPU010 (render-failed) when it is enabled."""
     rule = config.all_rules.get(RENDER_FAILED)
-    if rule is None or all(r.id != RENDER_FAILED for r in config.rules):
+    if rule is None or not config.report_render_failed:
         return
     finding = Finding(RENDER_FAILED, rule.name, config.severity_of(RENDER_FAILED, rule.severity),
                       problem.message, problem.file, problem.span, field_path=f"line:{problem.span.line}")
