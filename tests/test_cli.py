@@ -183,7 +183,7 @@ def test_chart_directory_is_reported_not_skipped(tmp_path: Path, monkeypatch: py
     (chart / "templates" / "d.yaml").write_text("kind: {{ .Values.kind }}\n")
     code, report = scan_json(str(tmp_path))
     (finding,) = report["findings"]
-    assert finding["rule"] == "GPU000" and "helm template" in finding["message"]
+    assert finding["rule"] == "GPU010" and "helm template" in finding["message"]
     assert finding["path"].endswith("mychart/Chart.yaml")
     assert report["summary"]["helm_chart"] == 1
 

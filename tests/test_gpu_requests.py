@@ -242,7 +242,7 @@ def test_corpus_findings_are_exactly_the_labelled_ones(corpus: Path) -> None:
     template = corpus / CORPUS_FINDINGS[1][0]
     _code, report = scan_json("--select", "GPU101,GPU102,GPU103,GPU104", str(corpus), str(template))
     found = sorted((str(Path(f["path"]).relative_to(corpus)), f["rule"], f["line"], f["column"])
-                   for f in report["findings"] if f["rule"] != "GPU000")
+                   for f in report["findings"] if f["rule"] not in ("GPU000", "GPU010"))  # engine rules: reported unless ignored
     assert found == sorted(CORPUS_FINDINGS)
 
 

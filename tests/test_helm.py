@@ -208,9 +208,9 @@ def test_missing_dependency_is_reported_with_helms_message(helm: str, tmp_path: 
     code, report = scan_json("--helm", helm, str(chart))
     assert code == 1
     [finding] = report["findings"]
-    assert finding["rule"] == "GPU000"
-    assert finding["path"] == f"{chart}/Chart.yaml" and (finding["line"], finding["column"]) == (1, 1)
-    assert "missing in charts/ directory: redis" in finding["message"]
+    assert finding["rule"] == "GPU010"
+    assert finding["path"] == f"{chart}/Chart.yaml" and (finding["line"], finding["column"]) == (5, 11)
+    assert finding["message"].startswith("helm template failed: chart dependencies missing in charts/: redis (")
     assert "never fetches dependencies" in finding["message"]
     assert report["summary"]["helm_chart"] == 1
 
@@ -220,7 +220,7 @@ def test_template_error_points_at_the_template_line(helm: str, tmp_path: Path) -
                                                    "  name: {{ .Values.missing.key }}\n"})
     _code, report = scan_json("--helm", helm, str(chart))
     [finding] = report["findings"]
-    assert finding["rule"] == "GPU000" and "nil pointer" in finding["message"]
+    assert finding["rule"] == "GPU010" and "nil pointer" in finding["message"]
     assert finding["path"] == f"{chart}/templates/cm.yaml"
     assert (finding["line"], finding["column"]) == (4, 18)
 
@@ -233,7 +233,7 @@ def test_without_helm_the_chart_is_reported_not_skipped(tmp_path: Path, monkeypa
     code, report = scan_json(CHART)
     assert code == 1
     [finding] = report["findings"]
-    assert finding["rule"] == "GPU000" and finding["path"] == f"{CHART}/Chart.yaml"
+    assert finding["rule"] == "GPU010" and finding["path"] == f"{CHART}/Chart.yaml"
     assert "helm not found on PATH" in finding["message"]
     assert "helm template RELEASE fixtures/charts/gpu-app | gpulint scan -" in finding["message"]
     assert report["summary"]["helm_chart"] == 1

@@ -115,7 +115,7 @@ def test_build_error_is_reported_with_the_tools_message(kustomize: str, tmp_path
     code, report = scan_json("--kustomize", kustomize, str(overlay))
     assert code == 1
     [finding] = report["findings"]
-    assert finding["rule"] == "GPU000" and finding["path"] == f"{overlay}/kustomization.yaml"
+    assert finding["rule"] == "GPU010" and finding["path"] == f"{overlay}/kustomization.yaml"
     assert finding["message"].startswith("kustomize build failed: ")
     assert "missing-base" in finding["message"]
     assert "gpulint-render-" not in json.dumps(report) and "wrapper" not in finding["message"]
@@ -129,7 +129,7 @@ def test_without_a_kustomize_tool_it_is_reported(tmp_path: Path, monkeypatch: py
     monkeypatch.chdir(ROOT)
     _code, report = scan_json(f"{KUSTOMIZE}/overlays/prod")
     [finding] = report["findings"]
-    assert finding["rule"] == "GPU000" and finding["path"] == f"{KUSTOMIZE}/overlays/prod/kustomization.yaml"
+    assert finding["rule"] == "GPU010" and finding["path"] == f"{KUSTOMIZE}/overlays/prod/kustomization.yaml"
     assert "kustomize and kubectl not found on PATH" in finding["message"]
     assert "kubectl kustomize fixtures/kustomize/overlays/prod | gpulint scan -" in finding["message"]
 

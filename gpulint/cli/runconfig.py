@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from gpulint.api import Rule
 from gpulint.config.selection import select_rules
-from gpulint.results.findings import INVALID_INPUT
+from gpulint.results.findings import INVALID_INPUT, RENDER_FAILED
 from gpulint.results.scanning import ScanConfig, Suppressor
 from gpulint.suppress.annotation_ignore import AnnotationSuppressions
 from gpulint.suppress.core import pipeline
@@ -65,7 +65,6 @@ def choose_rules(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOpti
         (cli.select, cli.extend_select, cli.ignore, set(), set()),
     ]
     on = {rule.id for rule in rules.values() if rule.enabled_by_default}
-    report_invalid = True
     for select, extend, ignore, extra_on, extra_off in layers:
         selected = _matching(rules, select)
         if select is not None:
@@ -73,11 +72,25 @@ def choose_rules(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOpti
         added = _matching(rules, extend) | extra_on | selected
         removed = _matching(rules, ignore) | extra_off
         on = (on | added) - removed
-        if INVALID_INPUT in removed:
-            report_invalid = False
-        elif INVALID_INPUT in added:
-            report_invalid = True
-    return [rule for rid, rule in rules.items() if rid in on], report_invalid
+    return [rule for rid, rule in rules.items() if rid in on], engine_rule_reported(rules, project, cli, INVALID_INPUT)
+
+
+def engine_rule_reported(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions, rule_id: str) -> bool:
+    """Whether a rule the engine reports itself (GPU000 invalid input, GPU010 render failed) is on:
+    always, unless a layer ignores or disables it (a later layer selecting it turns it back on);
+    `--select` of other rules does not turn it off, so nothing unread goes unsaid."""
+    own = project.rules.get(rule_id)
+    layers = [
+        ((project.select or []) + project.extend_select, project.ignore, own.enabled if own else None),
+        ((cli.select or []) + cli.extend_select, cli.ignore, None),
+    ]
+    reported = True
+    for added, ignored, enabled in layers:
+        if enabled is False or rule_id in _matching(rules, ignored):
+            reported = False
+        elif enabled is True or rule_id in _matching(rules, added):
+            reported = True
+    return reported
 
 
 def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
@@ -109,6 +122,7 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
         severities={rid: rc.severity for rid, rc in project.rules.items() if rc.severity is not None},
         settings=project.settings,
         report_invalid_input=report_invalid,
+        report_render_failed=engine_rule_reported(rules, project, cli, RENDER_FAILED),
         suppressors=pipeline(
             inline=inline,
             annotation=annotations,

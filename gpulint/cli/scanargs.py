@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--helm-namespace", metavar="NAMESPACE",
                         help="Namespace charts are rendered for (default: default).")
     render.add_argument("--helm-skip-tests", action="store_true", help="Leave out chart test hooks (templates/tests).")
+    render.add_argument("--render-timeout", type=integer(1, 3600), metavar="SECONDS",
+                        help="Seconds one helm or kustomize run may take; it is then stopped and reported as GPU010 "
+                             "(default: 30, or the configuration's render-timeout).")
     render.add_argument("--kustomize", metavar="PATH",
                         help="kustomize or kubectl executable for building kustomizations (default: kustomize, "
                              "else kubectl, on PATH).")

@@ -124,7 +124,7 @@ def _scan(v: dict[str, Any]) -> int:
     from gpulint.config.selection import SelectionError, split_codes
     from gpulint.inputs.discovery import discover, with_chart_values
     from gpulint.load.yamlload import Limits
-    from gpulint.results.findings import INVALID_INPUT
+    from gpulint.results.findings import INVALID_INPUT, RENDER_FAILED
     from gpulint.scan.engine import scan as run_scan_engine
     from gpulint.suppress.exemptions import system_component_suppressor
 
@@ -168,7 +168,7 @@ def _scan(v: dict[str, Any]) -> int:
         targets = plan_outputs(v["output"], output_format)
     except OutputError as error:
         raise UsageError(str(error)) from None
-    run.scan.render = _render_options(v)  # type: ignore[assignment]
+    run.scan.render = _render_options(v, paths, project.render_timeout)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
                      respect_ignore=not v["no_ignore"], stdin_name=stdin_name)
@@ -190,7 +190,8 @@ def _scan(v: dict[str, Any]) -> int:
     problems = [f"{path}: no such file or directory" for path in found.missing]
     report = dict(rules=rules, category=v["category"], problems=problems, values=v,
                   not_on_disk={item.display for item in found.inputs if item.kind == "stdin"},
-                  enabled=[r.id for r in run.scan.rules] + ([INVALID_INPUT] if run.scan.report_invalid_input else []))
+                  enabled=sorted({r.id for r in run.scan.rules} | ({INVALID_INPUT} if run.scan.report_invalid_input else set())
+                                 | ({RENDER_FAILED} if run.scan.report_render_failed else set())))
     for target in targets:  # one scan, every report (report/outputs.py)
         if target.path is None:
             _write_report(target.format, result, sys.stdout, True, **report)
@@ -293,9 +294,9 @@ def _project_config(paths: list[str], config_file: str | None, rules: dict) -> A
         raise _Exit(EXIT_ERROR) from None
 
 
-def _render_options(v: dict[str, Any]) -> Any:
+def _render_options(v: dict[str, Any], paths: list[str], config_timeout: int | None = None) -> Any:
     """Validated Helm/Kustomize settings; a bad one is a usage error (exit 2), not a finding."""
-    from gpulint.config.render import RenderOptions
+    from gpulint.config.render import DEFAULT_TIMEOUT, RenderOptions
 
     for values_file in v["values"]:
         if values_file != "-" and not os.path.isfile(values_file):
@@ -310,7 +311,9 @@ def _render_options(v: dict[str, Any]) -> Any:
         raise UsageError(f"--helm-release {release!r}: not a valid release name")
     return RenderOptions(helm=v["helm"], values=tuple(v["values"]), sets=tuple(v["set_values"]), release=release,
                          namespace=v["helm_namespace"] or None, skip_tests=v["helm_skip_tests"],
-                         kustomize=v["kustomize"])
+                         kustomize=v["kustomize"],
+                         timeout=float(v["render_timeout"] or config_timeout or DEFAULT_TIMEOUT),
+                         scan_roots=tuple(p for p in paths if p != "-"))
 
 
 def _write_report(output_format: str, result: Any, out: Any, to_stdout: bool, *, rules: dict, enabled: list[str],

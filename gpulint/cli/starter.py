@@ -41,6 +41,8 @@ def starter_config(rules: Mapping[str, Rule]) -> str:
         "# file (ci/*-values.yaml in the chart). Each entry here adds a render of a chart:",
         "# values files (later ones win) and --set pairs, paths relative to this file.",
         "# charts: [{path: charts/inference, values: [deploy/prod-values.yaml], set: [gpu.count=0]}]",
+        "# Seconds one helm or kustomize run may take before it is stopped and reported (GPU010).",
+        "# render-timeout: 30",
         "",
         "# Per-rule severity, enabled and options (uncomment `rules:` and the rules to change).",
         "# rules:",

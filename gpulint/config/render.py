@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unnamed release
-DEFAULT_TIMEOUT = 120.0  # seconds per render; a chart that takes longer is reported, not waited for
+DEFAULT_TIMEOUT = 30.0  # seconds per renderer run; one that takes longer is stopped and reported
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,8 @@ class RenderOptions:
     namespace: str | None = None        # --helm-namespace
     skip_tests: bool = False            # --helm-skip-tests
     kustomize: str | None = None        # --kustomize PATH; else kustomize or kubectl on PATH
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float = DEFAULT_TIMEOUT    # --render-timeout / `render-timeout` setting
+    scan_roots: tuple[str, ...] = ()    # the command-line paths: the repository outside a git work tree
 
 
 @dataclass(frozen=True)

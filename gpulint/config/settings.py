@@ -91,6 +91,7 @@ class ProjectConfig:
     exemptions: list[Exemption] = field(default_factory=list)
     baseline: Path | None = None
     charts: list[ConfiguredChart] = field(default_factory=list)  # extra renders of Helm charts
+    render_timeout: int | None = None            # seconds per helm/kustomize run
 
     def excludes(self, path: Path) -> bool:
         """Whether an `exclude` glob matches `path` (or a directory holding it).
@@ -359,6 +360,7 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
     config.exclude = list(data.get("exclude", []))
     if "baseline" in data:
         config.baseline = root / data["baseline"]
+    config.render_timeout = data.get("render-timeout")
     config.rules = checker.rule_configs(data.get("rules", {}), rules)
     config.settings = resolve_settings(data.get("settings", {}))
     config.exemptions = checker.exemptions(data.get("exemptions", []), rules)

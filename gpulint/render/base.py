@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from gpulint.config.render import DEFAULT_RELEASE, RenderOptions
@@ -32,6 +33,10 @@ class RenderFailure:
     # The same failure as the chart's defaults render, already reported there: one
     # more render of the chart (render/chartvalues.py) only counts in the summary.
     repeat: bool = False
+    # The text around `span` in `file` (from file line line_offset + 1), so that a
+    # `# gpulint: ignore[GPU010]` comment there applies; None when there is none to read.
+    text: str | None = None
+    line_offset: int = 0
 
 
 @dataclass
@@ -39,7 +44,12 @@ class Rendered:
     display: str                    # the name findings on the rendered text carry
     text: str | None = None
     mapper: Mapper | None = None
-    failure: RenderFailure | None = None
+    failure: RenderFailure | None = None       # nothing was rendered, and why
+    # Problems that did not stop the input from being scanned (or that say why it was not
+    # rendered while its local files were scanned as they are), reported once each.
+    problems: list[RenderFailure] = field(default_factory=list)
+    # Scanned as plain manifests instead of a build: (display path, real path, text; None: the file's).
+    plain: list[tuple[str, Path, str | None]] = field(default_factory=list)
 
 
 def rendered_name(display: str) -> str:

@@ -9,7 +9,6 @@ repository path.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -27,6 +26,9 @@ from gpulint.render.base import (
     rendered_name,
 )
 from gpulint.render.chartvalues import variant_name
+from gpulint.render.boundary import inside, repository_root
+from gpulint.render.chartcopy import copy_chart
+from gpulint.render.helmschema import remote_schema_reference
 from gpulint.render.mapping import TemplateMapper
 from gpulint.render.template import Template
 from gpulint.render.tools import (
@@ -50,6 +52,9 @@ CHART_FILE = "Chart.yaml"
 INSTALL_HINT = ("install Helm 3 (https://helm.sh/docs/intro/install/) or pass --helm PATH, "
                 "or render it yourself: `helm template RELEASE {chart} | gpulint scan -`")
 _TEMPLATE_ERROR_RE = re.compile(r"template: ([^:\s]+):(\d+):(\d+):")
+# `fail` and `required`: execution error at (gpu-app/templates/x.yaml:3:4): message
+_MISSING_DEPENDENCY_RE = re.compile(r"missing in charts/ directory: ([^;\n]+)")
+_EXECUTION_ERROR_RE = re.compile(r"execution error at \(([^:\s()]+):(\d+):(\d+)\)")
 _PARSE_ERROR_RE = re.compile(r"(?:YAML parse error on|error converting YAML to JSON.*? in) ([^:\s]+)")
 
 
@@ -59,10 +64,11 @@ _PARSE_ERROR_RE = re.compile(r"(?:YAML parse error on|error converting YAML to J
 class Chart:
     """A chart directory: its name, values, subcharts and templates."""
 
-    def __init__(self, real: Path, display: str) -> None:
+    def __init__(self, real: Path, display: str, repository: Path | None = None) -> None:
         self.real = real
         self.display = display
-        self.name = _chart_name(real) or real.name
+        self.repository = repository or repository_root(real)   # nothing outside it is read
+        self.name = (_chart_name(real) if self.readable(real / CHART_FILE) else None) or real.name
         self._subcharts: dict[str, Chart] | None = None
         self._templates: dict[Path, Template] = {}
         self._values: ValuesFile | None = None
@@ -75,19 +81,26 @@ class Chart:
             charts_dir = self.real / "charts"
             if charts_dir.is_dir():
                 for entry in sorted(charts_dir.iterdir()):
-                    if (entry / CHART_FILE).is_file():
-                        sub = Chart(entry, join_display(self.display, f"charts/{entry.name}"))
+                    if (entry / CHART_FILE).is_file() and self.readable(entry):
+                        sub = Chart(entry, join_display(self.display, f"charts/{entry.name}"), self.repository)
                         self._subcharts.setdefault(sub.name, sub)
         return self._subcharts
+
+    def readable(self, path: Path) -> bool:
+        """Whether `path` (symlinks resolved) is inside the repository."""
+        return inside(path, self.repository)
 
     def values(self) -> ValuesFile:
         if self._values is None:
             path = self.real / "values.yaml"
-            self._values = read_values_file(path, join_display(self.display, "values.yaml"))
+            shown = join_display(self.display, "values.yaml")
+            self._values = read_values_file(path, shown) if self.readable(path) else ValuesFile(shown, None)
         return self._values
 
     def template(self, path: Path) -> Template | None:
         if path not in self._templates:
+            if not self.readable(path):
+                return None
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -121,7 +134,8 @@ class Chart:
                 if not templates_dir.is_dir():
                     continue
                 for path in sorted(templates_dir.rglob("*")):
-                    if not path.is_file() or path.suffix not in (".tpl", ".yaml", ".yml", ".txt"):
+                    if (not path.is_file() or path.suffix not in (".tpl", ".yaml", ".yml", ".txt")
+                            or not chart.readable(path)):
                         continue
                     try:
                         if b"define" not in path.read_bytes():
@@ -163,49 +177,112 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
     name = rendered_name(display) if values is None else variant_name(display, values)
     extra = values or ChartValues()
     chart_file = join_display(display, CHART_FILE)
+    repository = repository_root(real, options.scan_roots)
+    problems, plain = _root_files(real, display, chart_file)
     try:
         helm = which(options.helm, "helm")
     except ToolMissing as missing:
         return Rendered(name, failure=RenderFailure(
             f"Helm chart not rendered: {missing}; {INSTALL_HINT.format(chart=display)}",
             chart_file, Span(1, 1, 1, 1), STATUS_CHART))
-    chart_arg = str(real) if real.is_absolute() or str(real).startswith(".") else os.path.join(".", str(real))
-    argv = [helm, "template", "--namespace", options.namespace or "default"]
-    for values_file in (*options.values, *extra.files):
-        argv += ["--values", values_file]
-    for assignment in (*options.sets, *extra.sets):
-        argv += ["--set", assignment]
-    if options.skip_tests:
-        argv.append("--skip-tests")
-    argv += ["--", options.release, chart_arg]
     with scratch_dir() as scratch:
+        copied = copy_chart(real, repository, Path(scratch) / "chart")
+        if copied.outside:
+            shown = ", ".join(join_display(display, rel) for rel in copied.outside)
+            problems.append(RenderFailure(
+                f"rendered without {shown}: {'symbolic links' if len(copied.outside) > 1 else 'a symbolic link'} "
+                "to outside the repository (gpulint reads nothing outside the repository it scans)",
+                chart_file, Span(1, 1, 1, 1), STATUS_CHART))
+        argv = [helm, "template", "--namespace", options.namespace or "default"]
+        for values_file in (*options.values, *extra.files):
+            argv += ["--values", values_file]
+        for assignment in (*options.sets, *extra.sets):
+            argv += ["--set", assignment]
+        if options.skip_tests:
+            argv.append("--skip-tests")
+        remote = remote_schema_reference(copied.root)
+        if remote is not None:
+            # Helm would fetch it to validate the values: validation is skipped instead.
+            if not _supports(helm, "--skip-schema-validation", Path(scratch)):
+                return Rendered(name, failure=RenderFailure(
+                    f"Helm chart not rendered: {remote[0]} references {remote[1]}, which Helm would fetch "
+                    "(gpulint never fetches; Helm 3.16 or later renders it without schema validation)",
+                    join_display(display, remote[0]), Span(1, 1, 1, 1), STATUS_CHART))
+            argv.append("--skip-schema-validation")
+        argv += ["--", options.release, str(copied.root)]
         result = run(argv, None, options.timeout, Path(scratch))
         if not result.ok:
-            message = replace_paths(result.message, [(scratch, "(temporary directory)"),
+            message = replace_paths(result.message, [(str(copied.root), display),
+                                                     (scratch, "(temporary directory)"),
                                                      (str(real_path(real)), display)])
-            return Rendered(name, failure=_failure(message, real, display, chart_file))
-    chart = Chart(real, display)
+            return Rendered(name, failure=_failure(message, real, display, chart_file, options, repository),
+                            problems=problems)
+    chart = Chart(real, display, repository)
     user_files = [read_values_file(Path(v), v) for v in options.values]
     user_files += [read_values_file(Path(f), shown) for f, shown in zip(extra.files, extra.shown)]
     sets = [entry for text in (*options.sets, *extra.sets) for entry in parse_set(text)]
-    return Rendered(name, result.stdout, HelmMapper(result.stdout, lambda n: chart if n == chart.name else None,
-                                                    user_files, sets))
+    mapper = HelmMapper(result.stdout, lambda n: chart if n == chart.name else None, user_files, sets)
+    return Rendered(name, result.stdout, mapper, problems=problems, plain=plain)
 
 
-def _failure(message: str, real: Path, display: str, chart_file: str) -> RenderFailure:
-    text = f"helm template failed: {message}"
-    if "missing in charts/ directory" in message:
-        text += (f" (gpulint renders offline and never fetches dependencies: run "
-                 f"`helm dependency build {display}` first)")
-    chart = Chart(real, display)
-    match = _TEMPLATE_ERROR_RE.search(message)
-    if match:
-        resolved = chart.resolve(match.group(1))
-        if resolved is not None:
-            tpl = resolved[0][-1].template(resolved[1])
-            if tpl is not None:
-                line, col = int(match.group(2)), int(match.group(3))
-                return RenderFailure(text, tpl.display, Span(line, col, line, col + 1), STATUS_CHART)
+# Files at a chart's root that are the chart's own (not templates Helm would render).
+_CHART_OWN = ("chart.yaml", "chart.lock", "requirements.yaml", "requirements.lock", "values.schema.json")
+
+
+def _root_files(real: Path, display: str,
+                chart_file: str) -> tuple[list[RenderFailure], list[tuple[str, Path, str | None]]]:
+    """A chart without `templates/` renders nothing: its YAML files at the root (where templates
+    were meant to be, or plain manifests) are scanned as they are, and the chart is reported."""
+    if (real / "templates").is_dir():
+        return [], []
+    files = []
+    for entry in sorted(real.iterdir()):
+        lower = entry.name.lower()
+        if (lower.endswith((".yaml", ".yml", ".json")) and lower not in _CHART_OWN
+                and not lower.startswith("values") and entry.is_file() and not entry.is_symlink()):
+            files.append((join_display(display, entry.name), entry, None))
+    if not files:
+        return [], []
+    names = ", ".join(shown.rsplit("/", 1)[-1] for shown, _path, _text in files[:3]) + (
+        f" and {len(files) - 3} more" if len(files) > 3 else "")
+    problem = RenderFailure(f"chart has no templates/ directory: Helm renders nothing from it; the YAML "
+                            f"files at its root ({names}) were scanned as they are (templates belong in "
+                            "templates/)", chart_file, Span(1, 1, 1, 1), STATUS_CHART)
+    return [problem], files
+
+
+_SUPPORTED: dict[tuple[str, str], bool] = {}
+
+
+def _supports(helm: str, flag: str, scratch: Path) -> bool:
+    """Whether `helm template` knows `flag` (asked once per helm and flag)."""
+    key = (helm, flag)
+    if key not in _SUPPORTED:
+        result = run([helm, "template", "--help"], None, 10, scratch)
+        _SUPPORTED[key] = result.ok and flag in result.stdout
+    return _SUPPORTED[key]
+
+
+def _failure(message: str, real: Path, display: str, chart_file: str, options: RenderOptions,
+             repository: Path | None = None) -> RenderFailure:
+    chart = Chart(real, display, repository)
+    missing = _MISSING_DEPENDENCY_RE.search(message)
+    if missing:
+        names = missing.group(1).strip()
+        return RenderFailure(
+            f"helm template failed: chart dependencies missing in charts/: {names} (gpulint renders offline "
+            f"and never fetches dependencies: run `helm dependency build {display}` first)",
+            chart_file, _dependency_span(real, names.split(",")[0].strip(), chart), STATUS_CHART)
+    text = f"helm template failed: {message}{_hint(message, options)}"
+    for pattern in (_TEMPLATE_ERROR_RE, _EXECUTION_ERROR_RE):
+        match = pattern.search(message)
+        if match:
+            resolved = chart.resolve(match.group(1))
+            if resolved is not None:
+                tpl = resolved[0][-1].template(resolved[1])
+                if tpl is not None:
+                    line, col = int(match.group(2)), int(match.group(3))
+                    return RenderFailure(text, tpl.display, Span(line, col, line, col + 1), STATUS_CHART)
     match = _PARSE_ERROR_RE.search(message)
     if match:
         resolved = chart.resolve(match.group(1))
@@ -214,6 +291,36 @@ def _failure(message: str, real: Path, display: str, chart_file: str) -> RenderF
             if tpl is not None:
                 return RenderFailure(text, tpl.display, Span(1, 1, 1, 1), STATUS_CHART)
     return RenderFailure(text, chart_file, Span(1, 1, 1, 1), STATUS_CHART)
+
+
+def _dependency_span(real: Path, name: str, chart: Chart) -> Span:
+    """Where Chart.yaml names the dependency `name` (its `name:` value), else its first line."""
+    path = real / CHART_FILE
+    if chart.readable(path):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        for doc in load_documents(text):
+            if isinstance(doc, Document) and isinstance(doc.data, dict):
+                deps = doc.data.get("dependencies")
+                for i, dep in enumerate(deps if isinstance(deps, list) else []):
+                    if isinstance(dep, dict) and dep.get("name") == name:
+                        return doc.span(("dependencies", i, "name")) or Span(1, 1, 1, 1)
+            break
+    return Span(1, 1, 1, 1)
+
+
+def _hint(message: str, options: RenderOptions) -> str:
+    """Which option supplies what a chart refused to render without."""
+    lower = message.lower()
+    if not any(sign in lower for sign in ("execution error at", "nil pointer evaluating", "values don't meet",
+                                          "required", "namespace")):
+        return ""
+    if "namespace" in lower:
+        current = options.namespace or "default"
+        return f" (rendered for namespace {current!r}: give the chart's namespace with --helm-namespace)"
+    return " (the chart needs values: give them with --values FILE or --set KEY=VALUE)"
 
 
 # --- mapping --------------------------------------------------------------------

@@ -8,11 +8,13 @@ have set a value.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from gpulint.load.decode import BinaryInput, DecodeError, decode
+from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.render.tools import real_path
 
@@ -27,11 +29,23 @@ def kustomization_file(directory: Path) -> Path | None:
     return None
 
 
+_SCP_RE = re.compile(r"^[\w.-]+@[\w.-]+:")              # git@github.com:org/repo, scp-like
+_HOST_RE = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?/")  # example.com/org/repo (no scheme)
+
+
 def is_remote(ref: str) -> bool:
     """Git URLs and HTTP resources are fetched by kustomize, never by gpulint."""
     lower = ref.lower()
-    return ("://" in lower or lower.startswith(("git@", "github.com/", "gitlab.com/", "bitbucket.org/"))
-            or "?ref=" in lower or "//" in ref.split("?", 1)[0].lstrip("/"))
+    return ("://" in lower or lower.startswith(("git@", "git::", "gh:", "github.com/", "gitlab.com/",
+                                                "bitbucket.org/"))
+            or bool(_SCP_RE.match(lower)) or any(q in lower for q in ("?ref=", "?version=", "?timeout=",
+                                                                       "?submodules="))
+            or "//" in ref.split("?", 1)[0].lstrip("/"))
+
+
+def looks_like_host(ref: str) -> bool:
+    """`example.com/org/repo`: a remote target when no such local path exists."""
+    return bool(_HOST_RE.match(ref.lower()))
 
 
 @dataclass
@@ -180,16 +194,22 @@ def plan(directories: list[Path]) -> Plan:
 
 
 def _reach(starts: list[Path], loaded: dict[Path, Kustomization]) -> set[Path]:
+    """Kustomizations the starts build on; one that was not discovered is read only inside the
+    start's repository (see render.boundary)."""
+    from gpulint.render.boundary import inside, repository_root
+
     seen: set[Path] = set()
-    todo = list(starts)
-    while todo:
-        d = todo.pop()
-        if d in seen:
-            continue
-        seen.add(d)
-        k = loaded.get(d) or load(d)
-        if k is not None:
-            todo.extend(real_path(p) for p in k.resource_dirs())
+    for start in starts:
+        bound = repository_root(start)
+        todo = [start]
+        while todo:
+            d = todo.pop()
+            if d in seen:
+                continue
+            seen.add(d)
+            k = loaded.get(d) or (load(d) if inside(d, bound) else None)
+            if k is not None:
+                todo.extend(real_path(p) for p in k.resource_dirs())
     return seen
 
 
@@ -214,3 +234,217 @@ def chain(root: Path) -> list[Kustomization]:
 
     visit(root)
     return out
+
+
+# --- before a build: what it would fetch and read -----------------------------------
+
+# Fields whose strings name files or directories the build reads (each a list of strings).
+_PATH_LISTS = ("resources", "bases", "components", "crds", "configurations", "generators", "transformers",
+               "validators")
+_PATH_ENTRIES = ("patches", "patchesJson6902", "replacements")   # lists of {path: ...}
+_GENERATORS = ("configMapGenerator", "secretGenerator")
+_MANIFEST_LISTS = ("resources", "bases", "patchesStrategicMerge")  # files holding objects or merge patches
+
+
+@dataclass
+class Reference:
+    """A file, directory or URL a kustomization names, and where it names it."""
+
+    owner: Kustomization
+    text: str                       # as written (for a generator file `key=path`, the path)
+    where: tuple                    # path of the string in the kustomization document
+
+    def span(self) -> Span:
+        found = self.owner.doc.span(self.where) if self.owner.doc is not None else None
+        return found if found is not None else Span(1, 1, 1, 1)
+
+
+@dataclass
+class Audit:
+    """What building a kustomization would read, found before the build runs."""
+
+    repository: Path
+    reached: list[Kustomization] = field(default_factory=list)    # local kustomizations, outermost first
+    remote: list[list[Reference]] = field(default_factory=list)   # per kustomization naming URLs
+    outside: list[Reference] = field(default_factory=list)        # local paths outside the repository
+    # Whether every path-like string (`..` or absolute) stays inside the repository: only then may
+    # kustomize's load restrictor be lifted for files outside a kustomization's own directory.
+    contained: bool = True
+    root_outside: bool = False          # the kustomization file itself links out of the repository
+
+    def inline(self) -> list[tuple[Path, str]]:
+        """(kustomization file, text holding one of its inline patches) of every reached kustomization."""
+        return [(k.file, text) for k in self.reached for text in inline_patches(k)]
+
+    def manifests(self) -> list[Path]:
+        """Local resource and patch files of every reached kustomization (what a reviewer would read)."""
+        out: list[Path] = []
+        for k in self.reached:
+            for ref in references(k):
+                if ref.where[0] in _MANIFEST_LISTS + ("patches",) and not is_remote(ref.text):
+                    path = real_path(Path(os.path.normpath(k.directory / ref.text)))
+                    if path.is_file() and _inside(path, self.repository) and path not in out:
+                        out.append(path)
+        return out
+
+
+def inline_patches(k: Kustomization) -> list[str]:
+    """For each literal-block (`|`) inline patch, the kustomization file's text with only that
+    patch left, at its own lines and columns (a block indented as a whole is still YAML)."""
+    doc = k.doc
+    if doc is None:
+        return []
+    data = k.data
+    paths = [("patchesStrategicMerge", i) for i, item in enumerate(_list(data.get("patchesStrategicMerge")))
+             if isinstance(item, str) and "\n" in item]
+    for key in ("patches", "patchesJson6902"):
+        paths += [(key, i, "patch") for i, entry in enumerate(_list(data.get(key)))
+                  if isinstance(entry, dict) and isinstance(entry.get("patch"), str) and "\n" in entry["patch"]]
+    lines = doc.text.split("\n")
+    out: list[str] = []
+    for path in paths:
+        node = doc.node(path)
+        value = _value_of(data, path)
+        if node is None or node.style != "|" or not isinstance(value, str):
+            continue
+        body = value.rstrip("\n").split("\n")
+        first = node.span.line - doc.line_offset        # content starts on the line after `|`
+        window = lines[first:first + len(body)]
+        if len(window) == len(body) and all(a.strip() == b.strip() for a, b in zip(window, body)):
+            kept = range(first, first + len(body))
+            out.append("\n" * doc.line_offset + "\n".join(line if i in kept else ""
+                                                           for i, line in enumerate(lines)))
+    return out
+
+
+def _value_of(data: Any, path: tuple) -> Any:
+    for step in path:
+        if isinstance(step, int):
+            data = data[step] if isinstance(data, list) and 0 <= step < len(data) else None
+        else:
+            data = data.get(step) if isinstance(data, dict) else None
+    return data
+
+
+def references(k: Kustomization) -> list[Reference]:
+    """Every file, directory or URL `k` names in the fields kustomize reads files from."""
+    data = k.data
+    out: list[Reference] = []
+
+    def add(text: Any, *where: Any) -> None:
+        if isinstance(text, str) and text.strip() and "\n" not in text:
+            out.append(Reference(k, text.strip(), where))
+
+    for key in _PATH_LISTS + ("patchesStrategicMerge",):
+        for i, item in enumerate(_list(data.get(key))):
+            add(item, key, i)
+    for key in _PATH_ENTRIES:
+        for i, entry in enumerate(_list(data.get(key))):
+            if isinstance(entry, dict):
+                add(entry.get("path"), key, i, "path")
+    for key in _GENERATORS:
+        for i, entry in enumerate(_list(data.get(key))):
+            if not isinstance(entry, dict):
+                continue
+            for j, item in enumerate(_list(entry.get("files"))):
+                if isinstance(item, str):
+                    add(item.split("=", 1)[-1], key, i, "files", j)
+            for j, item in enumerate(_list(entry.get("envs"))):
+                add(item, key, i, "envs", j)
+            add(entry.get("env"), key, i, "env")
+    openapi = data.get("openapi")
+    if isinstance(openapi, dict):
+        add(openapi.get("path"), "openapi", "path")
+    for i, chart in enumerate(_list(data.get("helmCharts"))):
+        if isinstance(chart, dict):
+            if isinstance(chart.get("repo"), str) and chart["repo"].strip():
+                name = chart.get("name") if isinstance(chart.get("name"), str) else ""
+                repo = chart["repo"].strip().rstrip("/")
+                url = repo if repo.startswith("oci://") or not name else f"{repo}/{name}"
+                out.append(Reference(k, url if "://" in url else f"helm repository {url}", ("helmCharts", i, "repo")))
+            add(chart.get("valuesFile"), "helmCharts", i, "valuesFile")
+    globals_ = data.get("helmGlobals")
+    if isinstance(globals_, dict):
+        add(globals_.get("chartHome"), "helmGlobals", "chartHome")
+    return out
+
+
+def audit(root: Path, repository: Path) -> Audit:
+    """Walk every kustomization the build of `root` reaches, reading nothing outside `repository`."""
+    result = Audit(repository)
+    seen: set[Path] = set()
+    todo: list[tuple[Path, Reference | None]] = [(real_path(root), None)]
+    while todo:
+        directory, via = todo.pop(0)
+        if directory in seen:
+            continue
+        seen.add(directory)
+        file = kustomization_file(directory)
+        if file is not None and not _inside(real_path(file), repository):
+            if via is not None:
+                result.outside.append(via)       # its kustomization file links out of the repository
+            else:
+                result.root_outside = True
+            continue
+        k = load(directory)
+        if k is None:
+            continue
+        result.reached.append(k)
+        remote: list[Reference] = []
+        for ref in references(k):
+            local = os.path.normpath(k.directory / ref.text)
+            if (is_remote(ref.text) or ref.where[0] == "helmCharts" and ref.where[-1] == "repo"
+                    or looks_like_host(ref.text) and not os.path.lexists(local)):
+                remote.append(ref)
+                continue
+            target = real_path(Path(os.path.normpath(k.directory / ref.text)))
+            if not _inside(target, repository):
+                if os.path.lexists(os.path.normpath(k.directory / ref.text)):
+                    result.outside.append(ref)
+                continue
+            if ref.where[0] in ("resources", "bases", "components") and target.is_dir():
+                todo.append((target, ref))
+            elif ref.where[0] in ("generators", "transformers", "validators") and target.is_file():
+                result.contained &= _contained(_file_data(target), k.directory, repository)
+        if remote:
+            result.remote.append(remote)
+        result.contained &= _contained(k.data, k.directory, repository)
+        for key in ("generators", "transformers", "validators"):   # inline configurations
+            for item in _strings(k.data.get(key)):
+                if "\n" in item:
+                    result.contained &= all(_contained(d.data, k.directory, repository)
+                                            for d in load_documents(item) if isinstance(d, Document))
+    return result
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _file_data(path: Path) -> list[Any]:
+    try:
+        text = decode(path.read_bytes())
+    except (OSError, BinaryInput, DecodeError):
+        return []
+    return [d.data for d in load_documents(text) if isinstance(d, Document)]
+
+
+def _contained(data: Any, directory: Path, repository: Path, depth: int = 0) -> bool:
+    """Whether no string in `data` that looks like a path escaping its directory names an existing
+    file outside `repository` (fields gpulint does not know about included)."""
+    if depth > 50:
+        return False
+    if isinstance(data, dict):
+        return all(_contained(v, directory, repository, depth + 1) for v in data.values())
+    if isinstance(data, list):
+        return all(_contained(v, directory, repository, depth + 1) for v in data)
+    if not isinstance(data, str) or "\n" in data:
+        return True
+    for candidate in {data, data.split("=", 1)[-1]}:
+        candidate = candidate.strip()
+        if not (candidate.startswith("/") or ".." in candidate.replace("\\", "/").split("/")):
+            continue
+        path = os.path.normpath(directory / candidate)
+        if os.path.lexists(path) and not _inside(real_path(Path(path)), repository):
+            return False
+    return True

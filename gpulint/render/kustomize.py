@@ -9,9 +9,15 @@ wrapper, which is exactly how overlays reach `../base`. Kustomize then writes
 the annotation from the text before any rule runs, so rendered positions are
 those of a plain `kustomize build DIR`.
 
-A kustomization that reads files outside its directory only builds with
-`--load-restrictor LoadRestrictionsNone` (as Argo CD and Flux setups are often
-configured); when that is the only error, it is built that way. When the build
+Before any build, every kustomization the target reaches is read (kustomization.audit):
+one naming a remote resource, base, component or Helm chart is not built at all
+(nothing is fetched), nor one naming a path that resolves outside the repository;
+their local resource and patch files are scanned as they are instead. A
+kustomization that reads files outside its own directory (but inside the
+repository) only builds with `--load-restrictor LoadRestrictionsNone` (as Argo CD
+and Flux setups are often configured); it is built that way only when that is the
+only error and no path-like string of any reached kustomization or generator
+configuration leads out of the repository. When the build
 fails, the plain build is run to report the tool's own message (the wrapper's
 indirection would only add noise); a kustomization that builds plainly but not
 through the wrapper is scanned without origins.
@@ -20,6 +26,7 @@ through the wrapper is scanned without origins.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +36,7 @@ from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import ORIGIN_ANNOTATION, KubeObject, parse_origin
 from gpulint.render import kustomization as kz
+from gpulint.render.boundary import repository_root
 from gpulint.render.base import (
     Rendered,
     RenderFailure,
@@ -64,13 +72,20 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
     name = rendered_name(display)
     file = kz.kustomization_file(real)
     file_display = join_display(display, file.name if file else kz.KUSTOMIZATION_FILES[0])
+    target = real_path(real)
+    found = kz.audit(target, repository_root(target, options.scan_roots))
+    if found.root_outside:
+        return Rendered(name, failure=RenderFailure(
+            f"not built: {Path(file_display).name} is a symbolic link to outside the repository (gpulint "
+            "reads nothing outside the repository it scans)", file_display, Span(1, 1, 1, 1), STATUS_ERROR))
+    if found.remote or found.outside:
+        return _not_built(name, display, target, found)
     try:
         tool = which(options.kustomize, "kustomize", "kubectl")
     except ToolMissing as missing:
         return Rendered(name, failure=RenderFailure(
             f"Kustomization not built: {missing}; {INSTALL_HINT.format(dir=display)}",
             file_display, Span(1, 1, 1, 1), STATUS_ERROR))
-    target = real_path(real)
     with scratch_dir() as scratch_name:
         scratch = Path(scratch_name).resolve()
         wrapper = scratch / "wrapper"
@@ -81,20 +96,70 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
             f"resources:\n- {_quote(relative)}\n"
             "buildMetadata:\n- originAnnotations\n", encoding="utf-8")
         result = run(_argv(tool, str(wrapper)), None, options.timeout, scratch)
-        if not result.ok and _RESTRICTOR_ERROR in result.message:
-            # Resources outside the kustomization's directory: build as Argo CD and Flux
-            # setups commonly do, rather than lose the whole directory.
+        if not result.ok and _RESTRICTOR_ERROR in result.message and found.contained:
+            # Files outside a kustomization's own directory but inside the repository (checked
+            # above, symlinks resolved): build as Argo CD and Flux setups commonly do.
             result = run(_argv(tool, str(wrapper), unrestricted=True), None, options.timeout, scratch)
         if result.ok:
             text, origins = strip_origins(result.stdout, wrapper, target, display)
             return Rendered(name, text, KustomizeMapper(target, display, origins))
-        plain = run(_argv(tool, str(real)), None, options.timeout, scratch)
+        plain = result if result.timed_out else run(_argv(tool, str(real)), None, options.timeout, scratch)
         if plain.ok:
             text, origins = strip_origins(plain.stdout, wrapper, target, display)
             return Rendered(name, text, KustomizeMapper(target, display, origins))
         message = replace_paths(plain.message, [(str(scratch), "(temporary directory)"), (str(target), display)])
+    if _RESTRICTOR_ERROR in message and not found.contained:
+        message += ("; gpulint lifts kustomize's load restrictor only when every path the kustomizations "
+                    "name stays inside the repository")
     return Rendered(name, failure=RenderFailure(f"kustomize build failed: {message}", file_display,
-                                                Span(1, 1, 1, 1), STATUS_ERROR))
+                                                _failure_span(message, found), STATUS_ERROR))
+
+
+_NAMED_RE = re.compile(r"accumulating resources from '([^']+)'")
+
+
+def _failure_span(message: str, found: kz.Audit) -> Span:
+    """The entry of the kustomization file that kustomize names (`accumulating resources from 'x'`)."""
+    match = _NAMED_RE.search(message)
+    if match and found.reached:
+        for ref in kz.references(found.reached[0]):
+            if ref.text == match.group(1):
+                return ref.span()
+    return Span(1, 1, 1, 1)
+
+
+def _not_built(name: str, display: str, target: Path, found: kz.Audit) -> Rendered:
+    """A kustomization that would fetch or read outside the repository is not built: each
+    kustomization naming such a reference is reported once, and the resource and patch files
+    of every local kustomization are scanned as they are, so a bypass in them is still found."""
+    plain: list[tuple[str, Path, str | None]] = [
+        (join_display(display, os.path.relpath(path, target)), path, None) for path in found.manifests()]
+    plain += [(join_display(display, os.path.relpath(file, target)), file, text) for file, text in found.inline()]
+    scanned = ("its local resources and patches were scanned as they are" if plain
+               else "it has no local resource or patch file to scan")
+    problems: list[RenderFailure] = []
+    for refs in found.remote:
+        urls = ", ".join(ref.text for ref in refs[:3]) + (f" and {len(refs) - 3} more" if len(refs) > 3 else "")
+        what = "remote resource" if len(refs) == 1 else "remote resources"
+        problems.append(_problem(f"{what} not fetched: {urls} (gpulint never fetches, so the kustomization was "
+                                 f"not built; {scanned}; build it yourself: "
+                                 f"`kubectl kustomize {display} | gpulint scan -`)", display, target, refs[0]))
+    by_owner: dict[Path, list[kz.Reference]] = {}
+    for ref in found.outside:
+        by_owner.setdefault(ref.owner.file, []).append(ref)
+    for refs in by_owner.values():
+        paths = ", ".join(ref.text for ref in refs)
+        problems.append(_problem(f"not built: it reads {paths}, which resolves outside the repository "
+                                 f"(gpulint reads nothing outside the repository it scans); {scanned}",
+                                 display, target, refs[0]))
+    return Rendered(name, problems=problems, plain=plain)
+
+
+def _problem(message: str, display: str, target: Path, ref: kz.Reference) -> RenderFailure:
+    file = join_display(display, os.path.relpath(ref.owner.file, target))
+    doc = ref.owner.doc
+    return RenderFailure(message, file, ref.span(), STATUS_ERROR, doc.text if doc is not None else None,
+                         doc.line_offset if doc is not None else 0)
 
 
 def _quote(text: str) -> str:

@@ -11,13 +11,19 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-# klog (kubectl) wraps errors as: E1202 14:56:18.02 123 run.go:72] "command failed" err="..."
-_KLOG_RE = re.compile(r'^[EWIF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] "[^"]*" err="(.*)"\s*$')
+# klog (kubectl) frames lines as: E1202 14:56:18.027 12345 run.go:72] "command failed" err="..."
+_KLOG_PREFIX_RE = re.compile(r"^([EWIF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [\w.\-]+:\d+\] ")
+_KLOG_ERR_RE = re.compile(r'^"[^"]*" err="(.*)"$')
+_KLOG_BLOCK_RE = re.compile(r'^"[^"]*" err=<$')        # the error follows on indented lines, up to `>`
+# Go's log package: `2024/12/03 09:46:27 walk.go:74: ...` (date, time, source file; each optional).
+_GO_LOG_RE = re.compile(r"^(?:\d{4}/\d{2}/\d{2} )?(?:\d{2}:\d{2}:\d{2}(?:\.\d+)? )?(?:[\w\-]+\.go:\d+: )?")
 
 
 @dataclass
@@ -25,6 +31,7 @@ class RunResult:
     ok: bool
     stdout: str
     message: str          # the tool's error message, cleaned; empty when ok
+    timed_out: bool = False
 
 
 class ToolMissing(Exception):
@@ -50,25 +57,77 @@ def which(explicit: str | None, *names: str) -> str:
 
 
 def run(argv: list[str], cwd: str | None, timeout: float, scratch: Path) -> RunResult:
-    """Run a renderer with a scrubbed environment rooted in `scratch`."""
+    """Run a renderer with a scrubbed, offline environment rooted in `scratch`.
+
+    The renderer runs in a session of its own: on expiry of `timeout` the whole
+    process group (helm plugins, git, ...) is killed, not only the first process.
+    """
     env = _isolated_env(scratch)
+    tool = Path(argv[0]).name
     try:
-        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, check=False)
-    except subprocess.TimeoutExpired:
-        return RunResult(False, "", f"{Path(argv[0]).name} did not finish within {timeout:g} seconds")
+        process = subprocess.Popen(offline_prefix() + argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except OSError as error:
-        return RunResult(False, "", f"cannot run {argv[0]}: {error.strerror or error}")
-    stdout = done.stdout.decode("utf-8", errors="replace")
-    if done.returncode != 0:
-        stderr = done.stderr.decode("utf-8", errors="replace")
-        return RunResult(False, stdout, clean_message(stderr) or f"exit status {done.returncode}")
+        return RunResult(False, "", f"cannot run {tool}: {error.strerror or error}")
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        return RunResult(False, "", f"{tool} did not finish within {timeout:g} seconds and was stopped "
+                                    "(raise the limit with --render-timeout or the `render-timeout` setting)",
+                         timed_out=True)
+    except BaseException:
+        _kill_group(process)
+        raise
+    stdout = out.decode("utf-8", errors="replace")
+    if process.returncode != 0:
+        stderr = err.decode("utf-8", errors="replace")
+        return RunResult(False, stdout, clean_message(stderr) or f"{tool} exited with status {process.returncode}")
     return RunResult(True, stdout, "")
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kill the renderer's process group and reap it (its pipes are then closed)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        process.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, OSError, ValueError):
+        pass
+
+
+# Defence in depth: gpulint never gives a renderer a remote reference (see kustomize.py and
+# helm.py), and a renderer that tries one anyway finds no network. Where the OS lets an
+# unprivileged process make a network namespace (`unshare --net --map-root-user`), the
+# renderer runs in one with no interface but a down loopback; everywhere, its proxy
+# settings send HTTP(S) to a closed local port and git may use no transport at all.
+_DEAD_PROXY = "http://127.0.0.1:9"     # the discard port: nothing listens there
+_offline: list[str] | None = None
+
+
+def offline_prefix() -> list[str]:
+    """`unshare -rn --` when this system allows it (tried once per process), else nothing."""
+    global _offline
+    if _offline is None:
+        _offline = []
+        unshare = shutil.which("unshare") if sys.platform.startswith("linux") else None
+        if unshare is not None:
+            try:
+                done = subprocess.run([unshare, "--net", "--map-root-user", "--", "true"], capture_output=True,
+                                      stdin=subprocess.DEVNULL, timeout=5, check=False)
+                if done.returncode == 0:
+                    _offline = [unshare, "--net", "--map-root-user", "--"]
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+    return list(_offline)
 
 
 def _isolated_env(scratch: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HELM_", "KUSTOMIZE_")) and k != "KUBECONFIG"}
+           if not k.startswith(("HELM_", "KUSTOMIZE_", "GIT_")) and k != "KUBECONFIG"
+           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
     for name, sub in (("HELM_CACHE_HOME", "cache"), ("HELM_CONFIG_HOME", "config"),
                       ("HELM_DATA_HOME", "data")):
         env[name] = str(scratch / "helm" / sub)
@@ -77,6 +136,13 @@ def _isolated_env(scratch: Path) -> dict[str, str]:
     env["HELM_REPOSITORY_CONFIG"] = str(scratch / "helm" / "repositories.yaml")
     env["HELM_REPOSITORY_CACHE"] = str(scratch / "helm" / "repository")
     env["KUBECONFIG"] = str(scratch / "kubeconfig")  # absent: nothing of the user's is read
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        env[name] = env[name.lower()] = _DEAD_PROXY
+    env["GIT_ALLOW_PROTOCOL"] = "none"       # git refuses every transport (file, http, ssh, git)
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_SSH_COMMAND"] = "false"
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["GIT_CONFIG_GLOBAL"] = os.devnull
     return env
 
 
@@ -85,19 +151,38 @@ def scratch_dir() -> tempfile.TemporaryDirectory:
 
 
 def clean_message(stderr: str) -> str:
-    """The tool's error, without klog framing, usage hints or blank lines."""
-    lines: list[str] = []
+    """The tool's error, first, then its other lines: no klog or Go log framing (severity letter,
+    timestamp, process id, source file), no usage hints, no blank lines, so that the same
+    failure gives the same message on every run."""
+    errors: list[str] = []
+    others: list[str] = []
+    block: list[str] | None = None         # inside klog's multi-line `err=<` ... `>` value
     for raw in stderr.splitlines():
-        line = raw.rstrip()
-        match = _KLOG_RE.match(line)
-        if match:
-            line = match.group(1).replace('\\"', '"').replace("\\\\", "\\")
-        if not line.strip() or line.startswith("Use --debug flag"):
+        line = raw.strip()
+        if block is not None:
+            if line == ">":
+                block = None
+            elif line:
+                block.append(line)
+            continue
+        is_error = False
+        klog = _KLOG_PREFIX_RE.match(line)
+        if klog:
+            is_error = klog.group(1) in "EF"
+            line = line[klog.end():]
+            if _KLOG_BLOCK_RE.match(line):
+                block = errors if is_error else others
+                continue
+            quoted = _KLOG_ERR_RE.match(line)
+            if quoted:
+                line = quoted.group(1).replace('\\"', '"').replace("\\\\", "\\")
+        line = _GO_LOG_RE.sub("", line).strip()
+        if not line or line.startswith("Use --debug flag"):
             continue
         if line.startswith("Error: "):
-            line = line[len("Error: "):]
-        lines.append(line)
-    return "; ".join(lines)
+            line, is_error = line[len("Error: "):], True
+        (errors if is_error else others).append(line)
+    return "; ".join(errors + others)
 
 
 def replace_paths(message: str, replacements: list[tuple[str, str]]) -> str:

@@ -10,6 +10,7 @@ from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject, ObjectRef
 
 INVALID_INPUT = "GPU000"
+RENDER_FAILED = "GPU010"             # a chart or kustomization that could not be rendered as it is
 OUTSIDE_ROOT = "GPU099"
 UNRENDERED_TEMPLATE = "GPU011"
 

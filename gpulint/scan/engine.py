@@ -49,6 +49,7 @@ from gpulint.model.podspecs import workload_of
 from gpulint.model.workload import Container, Workload
 from gpulint.results.findings import (
     INVALID_INPUT,
+    RENDER_FAILED,
     STATUS_BINARY,
     STATUS_ERROR,
     STATUS_NOT_KUBERNETES,
@@ -203,10 +204,12 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
             if item.kind in RENDERED_KINDS:
                 rendered = reader.rendered(item)
                 text = rendered.text
-                if text is not None and any(kind in text for kind in _INDEXED_KINDS):
-                    mine[position] = ([obj for doc in load_documents(text, limits, only=_INDEXED_KINDS)
-                                       if isinstance(doc, Document) for obj in objects_in(rendered.display, doc)],
-                                      [])
+                texts = [(rendered.display, text)] if text is not None else []
+                texts += [(display, given if given is not None else _read_quietly(path))
+                          for display, path, given in rendered.plain]
+                mine[position] = ([obj for display, part in texts if any(kind in part for kind in _INDEXED_KINDS)
+                                   for doc in load_documents(part, limits, only=_INDEXED_KINDS)
+                                   if isinstance(doc, Document) for obj in objects_in(display, doc)], [])
             elif item.kind in ("manifest", "stdin"):
                 mine[position] = _keep(reader, item, index_input(item, reader, limits))
     except BaseException:
@@ -232,6 +235,14 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
         if internal_errors is not None:
             internal_errors.extend(errors)
     return index
+
+
+def _read_quietly(path: Any) -> str:
+    """A file's text for the index pass (the scan reports what is wrong with it)."""
+    try:
+        return decode_lenient(path.read_bytes())[0]
+    except (OSError, BinaryInput):
+        return ""
 
 
 def _keep(reader: InputReader, item: Input, indexed: Indexed) -> tuple[list[KubeObject], list[str]]:
@@ -277,21 +288,7 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
     contexts = contexts or RuleContexts(config, index)
     report = FileReport(item.display, STATUS_SCANNED)
     if item.kind in RENDERED_KINDS:
-        rendered = reader.rendered(item)
-        if rendered.failure is not None or rendered.text is None:
-            failure = rendered.failure
-            report.status = failure.status if failure else STATUS_ERROR
-            if failure is not None and failure.repeat:
-                return report
-            _invalid(report, config, failure.span if failure else Span(1, 1, 1, 1),
-                     failure.message if failure else "rendering produced no output",
-                     file=failure.file if failure else None)
-            return report
-        found = _scan_documents(report, rendered.display, load_documents(rendered.text, config.limits),
-                                config, contexts, rendered.mapper, rendered.text, plain=False)
-        if not found and not report.findings and report.status == STATUS_SCANNED:
-            report.status = STATUS_NOT_KUBERNETES
-        _text_done(report, rendered.text, 0, config)
+        _scan_rendered(report, reader.rendered(item), config, contexts)
         return report
     if item.kind == "unreadable-dir":
         report.status = STATUS_ERROR
@@ -321,6 +318,63 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {reason}")
         return report
     return report
+
+
+def _scan_rendered(report: FileReport, rendered: Any, config: ScanConfig, contexts: RuleContexts) -> None:
+    """A chart or kustomization: its render problems (GPU010), then its rendered text, or the
+    files scanned as they are when it was not built (see render.Rendered)."""
+    from gpulint.render.base import RenderFailure  # a chart or kustomization was rendered: already imported
+
+    for problem in rendered.problems:
+        _render_problem(report, config, problem)
+    failure = rendered.failure
+    if failure is None and rendered.text is None and not rendered.plain and not rendered.problems:
+        failure = RenderFailure("rendering produced no output", report.file, Span(1, 1, 1, 1), STATUS_ERROR)
+    if failure is not None:
+        report.status = failure.status
+        if not failure.repeat:   # a chart's other render failing as its defaults did: said once, there
+            _render_problem(report, config, failure)
+        return
+    found = False
+    if rendered.text is not None:
+        found = _scan_documents(report, rendered.display, load_documents(rendered.text, config.limits),
+                                config, contexts, rendered.mapper, rendered.text, plain=False)
+        _text_done(report, rendered.text, 0, config)
+    for display, path, given in rendered.plain:
+        text = given if given is not None else _plain_text(report, config, display, path)
+        if text is not None:
+            found |= _scan_documents(report, display, load_documents(text, config.limits), config, contexts,
+                                     None, text)
+    if not found and rendered.problems and rendered.text is None:
+        report.status = rendered.problems[0].status   # not built, and nothing of it scanned
+    elif not found and not report.findings:
+        report.status = STATUS_NOT_KUBERNETES
+
+
+def _plain_text(report: FileReport, config: ScanConfig, display: str, path: Any) -> str | None:
+    """A local file of a kustomization that was not built, decoded; a problem with it is GPU000."""
+    try:
+        text, problem = decode_lenient(path.read_bytes())
+    except BinaryInput:
+        return None
+    except OSError as error:
+        _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {error.strerror or error}", file=display)
+        return None
+    if problem is not None:
+        _invalid(report, config, Span(problem.line, problem.column, problem.line, problem.column + 1),
+                 problem.message, file=display)
+    return text
+
+
+def _render_problem(report: FileReport, config: ScanConfig, problem: Any) -> None:
+    """Report GPU010 (render-failed) when it is enabled."""
+    rule = config.all_rules.get(RENDER_FAILED)
+    if rule is None or not config.report_render_failed:
+        return
+    finding = Finding(RENDER_FAILED, rule.name, config.severity_of(RENDER_FAILED, rule.severity),
+                      problem.message, problem.file, problem.span, field_path=f"line:{problem.span.line}")
+    sctx = SuppressionContext(None, None, None, problem.text, problem.line_offset)
+    report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
 
 
 def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig, contexts: RuleContexts,

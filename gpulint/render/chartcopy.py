@@ -1,0 +1,69 @@
+"""A private copy of a chart for `helm template`: nothing outside the repository can be read.
+
+Helm follows symbolic links in a chart (templates, `charts/`, files read with
+`.Files.Get`). The copy keeps a link only when its target, resolved, stays inside
+the repository (it is copied as the file or directory it points at); a link out
+of the repository is left out and named, never followed. Only regular files and
+directories are copied, so a named pipe or device in the tree cannot stall Helm.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpulint.render.boundary import inside
+from gpulint.render.tools import real_path
+
+
+@dataclass
+class Copied:
+    root: Path                                          # the copy of the chart directory
+    outside: list[str] = field(default_factory=list)    # links left out, relative to the chart
+
+
+def copy_chart(chart: Path, repository: Path, into: Path) -> Copied:
+    """Copy `chart` to `into/<its name>`, resolving links that stay inside `repository`."""
+    source = real_path(chart)
+    result = Copied(into / (source.name or "chart"))
+    _copy_dir(source, result.root, "", repository, {source}, result)
+    return result
+
+
+def _copy_dir(source: Path, target: Path, rel: str, repository: Path, ancestors: set[Path],
+              result: Copied) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        names = sorted(os.listdir(source))
+    except OSError:
+        return
+    for name in names:
+        path = source / name
+        shown = f"{rel}{name}"
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            resolved = real_path(path)
+            if not inside(resolved, repository):
+                result.outside.append(shown)
+                continue
+            try:
+                info = os.stat(resolved)
+            except OSError:
+                continue                                  # a dangling link: Helm would not read it either
+            path = resolved
+        if stat.S_ISDIR(info.st_mode):
+            real = real_path(path)
+            if real in ancestors:
+                continue                                  # a link back up the tree: copied once
+            _copy_dir(real, target / name, shown + "/", repository, ancestors | {real}, result)
+        elif stat.S_ISREG(info.st_mode):
+            try:
+                shutil.copyfile(path, target / name)
+            except OSError:
+                continue
