@@ -30,13 +30,13 @@ class RenderFailure:
     file: str          # display path the error is reported at (Chart.yaml, a template, kustomization.yaml)
     span: Span
     status: str        # the input's outcome in the summary
-    # The same failure as the chart's defaults render, already reported there: one
-    # more render of the chart (render/chartvalues.py) only counts in the summary.
-    repeat: bool = False
     # The text around `span` in `file` (from file line line_offset + 1), so that a
     # `# gpulint: ignore[GPU010]` comment there applies; None when there is none to read.
     text: str | None = None
     line_offset: int = 0
+    # The same failure as the chart's defaults render, already reported there: one
+    # more render of the chart (render/chartvalues.py) only counts in the summary.
+    repeat: bool = False
 
 
 @dataclass

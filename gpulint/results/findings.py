@@ -11,8 +11,8 @@ from gpulint.model.objects import KubeObject, ObjectRef
 
 INVALID_INPUT = "GPU000"
 RENDER_FAILED = "GPU010"             # a chart or kustomization that could not be rendered as it is
-OUTSIDE_ROOT = "GPU099"
 UNRENDERED_TEMPLATE = "GPU011"
+OUTSIDE_ROOT = "GPU099"
 
 # Outcome of one input, so the summary always accounts for every file.
 STATUS_SCANNED = "scanned"            # read and parsed (possibly with GPU000 findings)
@@ -25,10 +25,8 @@ STATUS_ERROR = "error"                # could not be read or decoded at all
 STATUS_CHART = "helm_chart"           # an unrendered Helm chart directory
 STATUS_OUTSIDE_ROOT = "outside_root"  # a symlink leaving the scanned directory: not followed (GPU099)
 STATUS_IGNORED = "ignored"            # a file or directory git ignores, passed over by a walk (not entered)
-STATUSES = (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_BINARY, STATUS_ERROR, STATUS_CHART,
-            STATUS_OUTSIDE_ROOT, STATUS_IGNORED)
 STATUSES = (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_UNPARSEABLE, STATUS_TEMPLATE, STATUS_BINARY,
-            STATUS_ERROR, STATUS_CHART)
+            STATUS_ERROR, STATUS_CHART, STATUS_OUTSIDE_ROOT, STATUS_IGNORED)
 
 
 @dataclass(frozen=True)
