@@ -33,6 +33,9 @@ class ConfigSource:
 class ConfigIndex:
     def __init__(self) -> None:
         self._items: dict[tuple[str, str, str], ConfigSource] = {}
+        # The same sources by (kind, name), then namespace: a lookup that misses its exact
+        # key finds its only candidate in constant time instead of scanning every source.
+        self._by_name: dict[tuple[str, str], dict[str, ConfigSource]] = {}
 
     def __len__(self) -> int:
         return len(self._items)
@@ -50,7 +53,9 @@ class ConfigIndex:
             for key, value in raw.items():
                 text = _text_of(kind, section, value)
                 source.entries[str(key)] = ConfigEntry(str(key), text, obj.path(section, key))
-        self._items[(kind, obj.ref.namespace or "", obj.ref.name)] = source
+        namespace = obj.ref.namespace or ""
+        self._items[(kind, namespace, obj.ref.name)] = source
+        self._by_name.setdefault((kind, obj.ref.name), {})[namespace] = source
 
     def lookup(self, kind: str, namespace: str | None, name: str) -> ConfigSource | None:
         """The ConfigMap/Secret a pod in `namespace` would see under `name`.
@@ -61,9 +66,14 @@ class ConfigIndex:
         exact = self._items.get((kind, namespace or "", name))
         if exact is not None:
             return exact
-        candidates = [src for (k, ns, n), src in self._items.items()
-                      if k == kind and n == name and (not ns or not namespace)]
-        return candidates[0] if len(candidates) == 1 else None
+        if namespace:  # the only other candidate: the same name without a namespace
+            return self._items.get((kind, "", name))
+        # An unqualified reference missing (kind, "", name): every namespaced source of that
+        # name is a candidate; it is found only when there is exactly one.
+        named = self._by_name.get((kind, name))
+        if named is not None and len(named) == 1:
+            return next(iter(named.values()))
+        return None
 
     def __iter__(self) -> Iterator[ConfigSource]:
         return iter(self._items.values())
