@@ -298,3 +298,19 @@ def test_a_helper_that_dies_leaves_its_share_to_the_parent(tmp_path: Path, monke
     one, two = _both("--format", "json", "--show-suppressed", str(root), str(FIXTURES / "rules"),
                      str(FIXTURES / "workloads"))
     assert one == two and one[0] == 1
+
+
+def test_the_default_takes_only_the_cpus_other_work_leaves_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "cpus", lambda: 2)
+    for load, expected in ((0.0, 2), (0.6, 2), (1.2, 1), (8.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert parallel.default_jobs() == expected, load
+    monkeypatch.setattr(parallel, "cpus", lambda: 8)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 0.0, 0.0))
+    assert parallel.default_jobs() == 5
+
+    def no_load_average() -> tuple:
+        raise OSError("not available")
+
+    monkeypatch.setattr(os, "getloadavg", no_load_average)
+    assert parallel.default_jobs() == 8

@@ -84,7 +84,7 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("max_alias_nodes", ("--max-alias-nodes",), kind=int, default=1_000_000, min=0,
         help="Most nodes YAML aliases may add to a document (bounds alias bombs)."),
     Opt("jobs", ("--jobs", "-j"), kind=int, default=None, min=1, show_default=False,
-        help="Processes scanning files in parallel (default: the number of CPUs; small scans use one). "
+        help="Processes scanning files in parallel (default: one per idle CPU; small scans use one). "
              "The report is the same whatever the number."),
 )
 
