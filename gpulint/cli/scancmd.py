@@ -143,7 +143,7 @@ def _scan(v: dict[str, Any]) -> int:
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None)
     _collect_if_large(found.inputs)
-    result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"])
+    result = run_scan_engine(found.inputs, run.scan, jobs=v["jobs"], cache=_result_cache(v, paths, run.writer))
 
     output_format = v["output_format"]
     if output_format is None:  # like yamllint: annotations when running in GitHub Actions
@@ -183,6 +183,30 @@ def _scan(v: dict[str, Any]) -> int:
         count = sum(run.writer.counts.values())
         echo_err(f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to baseline {v['write_baseline']}")
     return _exit_code(result, run.fail_on)
+
+
+def _result_cache(v: dict[str, Any], paths: list[str], writer: Any) -> Any:
+    """The result cache for this scan (gpulint.scan.cache), or None: --no-cache, GPULINT_NO_CACHE,
+    or a scan that writes a baseline (a side effect a cached result would skip)."""
+    if v["no_cache"] or os.environ.get("GPULINT_NO_CACHE", "") not in ("", "0") or writer is not None:
+        return None
+    from gpulint.config.settings import find_config
+    from gpulint.scan.cache import ResultCache, default_dir
+
+    # What the scan's result depends on besides its inputs: the options that shape it, and the
+    # bytes of the configuration, baseline and values files they name.
+    shaping = {k: value for k, value in sorted(v.items())
+               if k not in ("output_format", "output", "category", "show_suppressed", "no_cache", "cache_dir",
+                            "jobs", "paths")}
+    named = [v["config_file"] or str(find_config(paths) or ""), v["baseline"] or "", *v["values"]]
+    parts = [repr(shaping), os.getcwd()]
+    for path in named:
+        try:
+            with open(path, "rb") as handle:
+                parts.append(f"{path}\0{handle.read().hex()}")
+        except OSError:
+            parts.append(f"{path}\0unreadable")
+    return ResultCache(v["cache_dir"] or default_dir(), "\n".join(parts))
 
 
 def _project_config(paths: list[str], config_file: str | None, rules: dict) -> Any:

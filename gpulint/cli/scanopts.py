@@ -86,6 +86,10 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("jobs", ("--jobs", "-j"), kind=int, default=None, min=1, show_default=False,
         help="Processes scanning files in parallel (default: one per idle CPU; small scans use one). "
              "The report is the same whatever the number."),
+    Opt("no_cache", ("--no-cache",), kind=bool, default=False,
+        help="Scan again instead of reading an unchanged scan's result from the cache (also: GPULINT_NO_CACHE=1)."),
+    Opt("cache_dir", ("--cache-dir",), metavar="DIR", show_default=False,
+        help="Folder of the result cache (default: $XDG_CACHE_HOME/gpulint, else ~/.cache/gpulint)."),
 )
 
 _BY_FLAG = {flag: opt for opt in OPTIONS for flag in opt.flags}

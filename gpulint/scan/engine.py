@@ -59,6 +59,7 @@ from gpulint.suppress.core import apply as apply_suppressors
 
 if TYPE_CHECKING:
     from gpulint.render import Mapper
+    from gpulint.scan.cache import ResultCache
 
 HELM_HINT = ("it looks like an unrendered Helm template: scan its chart directory, or render it first, "
              "e.g. `helm template RELEASE CHART | gpulint scan -`")
@@ -85,10 +86,25 @@ def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (), strict_
 
 
 def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None,
-         jobs: int | None = 1) -> ScanResult:
-    """Scan `inputs`. `jobs`: processes to scan files in (None: one per CPU); the
-    result is the same for any number (see parallel.py), and small scans use one."""
+         jobs: int | None = 1, cache: ResultCache | None = None) -> ScanResult:
+    """Scan `inputs`. `jobs`: processes to scan files in (None: one per idle CPU); the
+    result is the same for any number (see parallel.py), and small scans use one.
+    `cache`: where an unchanged scan's result is read from and a new one stored (cache.py)."""
     reader = reader or InputReader(config.render)
+    key = cache.key(inputs, config, reader) if cache is not None else None
+    if key is not None:
+        assert cache is not None
+        cached = cache.load(key)
+        if cached is not None:
+            return cached
+    result = _scan(inputs, config, reader, jobs)
+    if key is not None:
+        assert cache is not None
+        cache.store(key, result)
+    return result
+
+
+def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: int | None) -> ScanResult:
     result = ScanResult([])
     workers = 1
     if (jobs is None or jobs > 1) and len(inputs) > 1:
