@@ -251,6 +251,31 @@ def generate_references(out: Path, docs: int, seed: int = 13) -> int:
     return written
 
 
+def big_stream(path: Path, megabytes: int, configmap_share: float = 0.28, seed: int = 11) -> None:
+    """One `helm template`-style stream of about `megabytes` MB: workloads of nine kinds with
+    `# Source:` comments and, `configmap_share` of the documents, ConfigMaps holding settings
+    and a start-up script (realistic charts ship about a quarter of their documents as such)."""
+    rng = random.Random(seed)
+    docs = []
+    for i in range(400):
+        if rng.random() < configmap_share:
+            lines = "\n".join(f"    echo step {j}; python -m stage{j} --shard {i}" for j in range(rng.randint(3, 12)))
+            docs.append(f"# Source: big-chart/templates/config-{i}.yaml\napiVersion: v1\nkind: ConfigMap\n"
+                        f"{meta('ConfigMap', i)}data:\n  MODE: train\n  BATCH_SIZE: \"32\"\n"
+                        f"  run.sh: |\n    #!/bin/sh\n{lines}\n")
+        else:
+            docs.append(f"# Source: big-chart/templates/workload-{i}.yaml\n" + workload(rng, KINDS[i % 9], i) + "\n")
+    block = "".join("---\n" + d for d in docs).encode()
+    with open(path, "wb") as handle:
+        written = 0
+        repetition = 0
+        while written < megabytes * 1024 * 1024:
+            # Each ConfigMap of the stream has a name of its own (the index keeps them all).
+            handle.write(block.replace(b"name: configmap-", b"name: configmap-r%d-" % repetition))
+            written += len(block)
+            repetition += 1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)

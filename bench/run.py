@@ -21,7 +21,12 @@ in the same run, on the same files:
    (target < 300 MB);
 5. Checkov's kubernetes framework on the same corpus, when `checkov` is
    installed (never a gpulint dependency: install it in a separate venv and
-   pass --checkov PATH, or have it on PATH).
+   pass --checkov PATH, or have it on PATH);
+6. the result cache: an unchanged re-scan vs `--no-cache` (target >= 10x).
+2b. the default `--jobs` vs `--jobs 1` on the benchmark corpus and the
+   index-lookup corpus of figure 1b (target: never slower).
+
+Figures 1-4 pass `--no-cache` (when the gpulint timed has it): they time scans.
 
 The corpus comes from bench/gen_corpus.py (deterministic). PyYAML must be
 importable by this Python (`pip install pyyaml`) for the floor. Commands run
@@ -193,9 +198,42 @@ def machine() -> str:
     return f"{cpu}, {cpus} CPUs{memory}; {platform.system()} {platform.release()}; {', '.join(versions)}"
 
 
-def _supports_jobs(gpulint: str) -> bool:
+def _supports(gpulint: str, flag: str) -> bool:
     proc = subprocess.run([gpulint, "scan", "--help"], capture_output=True, text=True, env=ENV)
-    return "--jobs" in proc.stdout
+    return flag in proc.stdout
+
+
+def _supports_jobs(gpulint: str) -> bool:
+    return _supports(gpulint, "--jobs")
+
+
+def _cache_figure(gpulint: str, corpus: Path, work: Path, repeat: int) -> tuple[str, str, bool]:
+    """Figure 6: an unchanged re-scan answered by the result cache vs a scan without it."""
+    folder = work / "cache"
+    warm = [gpulint, "scan", "--jobs", "1", "--format", "json", "--cache-dir", str(folder), str(corpus)]
+    cold = [gpulint, "scan", "--jobs", "1", "--format", "json", "--no-cache", str(corpus)]
+    _run(warm)  # fills the cache
+    wall_cold, wall_warm = _timed(cold, repeat), _timed(warm, repeat)
+    cpu_cold, cpu_warm = _interleaved_cpu([cold, warm], repeat)
+    speedup = wall_cold / wall_warm
+    return ("6. unchanged re-scan from the result cache vs --no-cache (--jobs 1)",
+            f"{speedup:.1f}x faster ({wall_warm:.2f} s vs {wall_cold:.2f} s; CPU {cpu_warm:.2f} s vs {cpu_cold:.2f} s, "
+            f"{cpu_cold / cpu_warm:.1f}x; target >= 10x)", speedup >= 10)
+
+
+def _default_jobs_figure(gpulint: str, corpora: list[Path], repeat: int, no_cache: list[str]) -> tuple[str, str, bool]:
+    """Figure 2b: a scan without --jobs vs --jobs 1 on each corpus (never slower)."""
+    worst = None
+    parts = []
+    for corpus in corpora:
+        one = [gpulint, "scan", "--jobs", "1", *no_cache, "--format", "json", str(corpus)]
+        default = [gpulint, "scan", *no_cache, "--format", "json", str(corpus)]
+        t_one, t_default = _timed(one, repeat), _timed(default, repeat)
+        ratio = t_one / t_default
+        worst = ratio if worst is None else min(worst, ratio)
+        parts.append(f"{corpus.name}: {ratio:.2f}x ({t_default:.2f} s vs {t_one:.2f} s)")
+    return ("2b. default --jobs vs --jobs 1, each corpus", "; ".join(parts) + " (target >= 0.97x: never slower, "
+            "within noise)", worst is not None and worst >= 0.97)
 
 
 def main() -> int:
@@ -233,7 +271,8 @@ def main() -> int:
         size_mb = sum(p.stat().st_size for p in files) / 1e6
 
         floor, docs = _floor_seconds(files, args.repeat)
-        single_cmd = [gpulint, "scan", "--format", "json", str(corpus)]
+        no_cache = ["--no-cache"] if _supports(gpulint, "--no-cache") else []   # figures 1-4 time scans
+        single_cmd = [gpulint, "scan", *no_cache, "--format", "json", str(corpus)]
         if _supports_jobs(gpulint):
             single_cmd[2:2] = ["--jobs", "1"]
         single = _timed(single_cmd, args.repeat)
@@ -248,17 +287,20 @@ def main() -> int:
                                             args.repeat))
 
         if _supports_jobs(gpulint):
-            parallel = _timed([gpulint, "scan", "--jobs", str(jobs), "--format", "json", str(corpus)], args.repeat)
+            parallel = _timed([gpulint, "scan", "--jobs", str(jobs), *no_cache, "--format", "json", str(corpus)],
+                              args.repeat)
             speedup = single / parallel
             results.append((f"2. --jobs {jobs} vs --jobs 1, same corpus",
                             f"{speedup:.2f}x the rate ({parallel:.2f} s; target >= 1.7x with 2 CPUs)",
                             speedup >= 1.7 if jobs >= 2 else None))
+            results.append(_default_jobs_figure(gpulint, [corpus, work / f"references-{args.references}"],
+                                                args.repeat, no_cache))
         else:
             results.append(("2. --jobs N vs --jobs 1", "this gpulint has no --jobs", None))
 
         one = corpus / "manifests" / "deployment" / "00000.yaml"
         base = _timed([sys.executable, "-c", "import ruamel.yaml"], max(15, args.repeat * 5))
-        start = _timed([gpulint, "scan", str(one)], max(15, args.repeat * 5))
+        start = _timed([gpulint, "scan", *no_cache, str(one)], max(15, args.repeat * 5))
         results.append(("3. start-up: scan one file vs `python -c \"import ruamel.yaml\"`",
                         f"{start / base:.2f}x ({start * 1000:.0f} ms vs {base * 1000:.0f} ms; target <= 1.5x)",
                         start / base <= 1.5))
@@ -266,10 +308,13 @@ def main() -> int:
         if not args.skip_memory:
             big = work / "big.yaml"
             _big_file(big, args.memory_mb)
-            cmd = [gpulint, "scan", "--format", "json", str(big)]
+            cmd = [gpulint, "scan", *no_cache, "--format", "json", str(big)]
             rss = _peak_rss_mb(cmd)
             results.append((f"4. peak RSS scanning a {args.memory_mb} MB multi-document file",
                             f"{rss:.0f} MB (target < 300 MB)", rss < 300))
+
+        if no_cache:
+            results.append(_cache_figure(gpulint, corpus, work, args.repeat))
 
         checkov = args.checkov or shutil.which("checkov")
         if checkov:

@@ -64,3 +64,26 @@ def test_namespaced_reference_finds_an_unqualified_source() -> None:
     index = _index_of([("Secret", "", "b"), ("Secret", "ml", "b")])
     assert index.lookup("secret", "other", "b").obj.ref.namespace is None
     assert index.lookup("secret", "ml", "b").obj.ref.namespace == "ml"
+
+
+def test_a_source_keeps_no_data_and_gives_back_the_same_object() -> None:
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\n# Source: chart/templates/cm.yaml\n"
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ml\ndata:\n  run.sh: |\n"
+            "    docker run --gpus all x\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n"
+            "  kind: Secret\n  metadata: {name: s}\n  stringData: {TOKEN: t}\n")
+    originals = [obj for doc in load_documents(text) if isinstance(doc, Document) for obj in objects_in("f", doc)]
+    index = ConfigIndex()
+    for obj in originals:
+        index.add(obj)
+    sources = list(index)
+    assert [s.ref.name for s in sources] == ["a", "s"]
+    for source, original in zip(sources, originals[1:]):
+        assert source._doc.data is None and source._obj is None   # nothing but text and place kept
+        rebuilt = source.obj
+        assert rebuilt is source.obj                                # parsed once
+        assert (rebuilt.data, rebuilt.ref, rebuilt.base, rebuilt.template, rebuilt.file) == \
+            (original.data, original.ref, original.base, original.template, original.file)
+        assert (rebuilt.doc.index, rebuilt.doc.line_offset, rebuilt.doc.text) == \
+            (original.doc.index, original.doc.line_offset, original.doc.text)
+        for entry in source.entries.values():
+            assert rebuilt.doc.span(entry.path) == original.doc.span(entry.path) is not None

@@ -138,6 +138,22 @@ class Document:
             self._root = _loc(self._events, self.line_offset, self._ends)
         return self._root
 
+    def without_data(self) -> Document:
+        """This document's text and place without its data and event tree (a few times the
+        text's size), for documents kept long, such as the ConfigMaps of an index; `reparsed`
+        gives the whole document back."""
+        return Document(self.index, None, self.text, self.line_offset, None, bool(self._dups), self.content_start,
+                        limits=self._limits, raw=self._raw, is_json=self._is_json, placeholders=self.placeholders)
+
+    def reparsed(self) -> Document:
+        """The document again, data included, from its text (see without_data)."""
+        docs, _is_json = _parse_any(self.text, self.line_offset, self._limits, keep=False)
+        for tree, data, dups, content_start, raw in docs:
+            if raw == self._raw:
+                return Document(self.index, data, self.text, self.line_offset, tree, dups, content_start,
+                                limits=self._limits, raw=raw, is_json=self._is_json, placeholders=self.placeholders)
+        raise LoadError("the document is no longer in its text", self.line_offset + 1, 1)
+
     def _reparse(self) -> None:
         """Keep the event tree of a large document, parsing its text again."""
         if self._is_json:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator
 
-from gpulint.model.objects import KubeObject
+from gpulint.model.objects import KubeObject, objects_in
 
 
 @dataclass
@@ -23,11 +23,33 @@ class ConfigEntry:
     path: tuple              # document path of the value in `obj`
 
 
-@dataclass
 class ConfigSource:
-    kind: str                # "configMap" or "secret"
-    obj: KubeObject
-    entries: dict[str, ConfigEntry] = field(default_factory=dict)
+    """A ConfigMap or Secret of the scan: what lookups need (its identity, file and entries),
+    and the object itself on demand.
+
+    An index may hold tens of thousands of these (a large `helm template` stream is a
+    quarter ConfigMaps), so the object's data and event tree are not kept: `obj` parses
+    its document's text again when a rule asks for it (to place a finding in it).
+    """
+
+    __slots__ = ("kind", "ref", "file", "entries", "_doc", "_base", "_obj")
+
+    def __init__(self, kind: str, obj: KubeObject, entries: dict[str, ConfigEntry] | None = None) -> None:
+        self.kind = kind                 # "configMap" or "secret"
+        self.ref = obj.ref
+        self.file = obj.file
+        self.entries: dict[str, ConfigEntry] = entries if entries is not None else {}
+        self._doc = obj.doc.without_data()
+        self._base = obj.base
+        self._obj: KubeObject | None = None
+
+    @property
+    def obj(self) -> KubeObject:
+        """The ConfigMap/Secret object (parsed again from its text on first use)."""
+        if self._obj is None:
+            doc = self._doc.reparsed()
+            self._obj = next(obj for obj in objects_in(self.file, doc) if obj.base == self._base)
+        return self._obj
 
 
 class ConfigIndex:
@@ -41,21 +63,16 @@ class ConfigIndex:
         return len(self._items)
 
     def add(self, obj: KubeObject) -> None:
-        kind = {"ConfigMap": "configMap", "Secret": "secret"}.get(obj.ref.kind)
-        if kind is None or obj.ref.api_version != "v1":
-            return
-        source = ConfigSource(kind, obj)
-        sections = ("data", "binaryData") if kind == "configMap" else ("data", "stringData")
-        for section in sections:
-            raw = obj.data.get(section)
-            if not isinstance(raw, dict):
-                continue
-            for key, value in raw.items():
-                text = _text_of(kind, section, value)
-                source.entries[str(key)] = ConfigEntry(str(key), text, obj.path(section, key))
-        namespace = obj.ref.namespace or ""
-        self._items[(kind, namespace, obj.ref.name)] = source
-        self._by_name.setdefault((kind, obj.ref.name), {})[namespace] = source
+        """Index `obj` when it is a v1 ConfigMap or Secret."""
+        source = source_of(obj)
+        if source is not None:
+            self.add_source(source)
+
+    def add_source(self, source: ConfigSource) -> None:
+        """Index a source made by `source_of` (a later one of the same key replaces an earlier one)."""
+        namespace = source.ref.namespace or ""
+        self._items[(source.kind, namespace, source.ref.name)] = source
+        self._by_name.setdefault((source.kind, source.ref.name), {})[namespace] = source
 
     def lookup(self, kind: str, namespace: str | None, name: str) -> ConfigSource | None:
         """The ConfigMap/Secret a pod in `namespace` would see under `name`.
@@ -77,6 +94,24 @@ class ConfigIndex:
 
     def __iter__(self) -> Iterator[ConfigSource]:
         return iter(self._items.values())
+
+
+def source_of(obj: KubeObject) -> ConfigSource | None:
+    """What the index keeps of `obj`: None unless it is a v1 ConfigMap or Secret. Made as each
+    object is read, so that a large stream's index pass holds no object's data for long."""
+    kind = {"ConfigMap": "configMap", "Secret": "secret"}.get(obj.ref.kind)
+    if kind is None or obj.ref.api_version != "v1":
+        return None
+    entries = {}
+    sections = ("data", "binaryData") if kind == "configMap" else ("data", "stringData")
+    for section in sections:
+        raw = obj.data.get(section)
+        if not isinstance(raw, dict):
+            continue
+        for key, value in raw.items():
+            text = _text_of(kind, section, value)
+            entries[str(key)] = ConfigEntry(str(key), text, obj.path(section, key))
+    return ConfigSource(kind, obj, entries)
 
 
 def _text_of(kind: str, section: str, value: object) -> str | None:

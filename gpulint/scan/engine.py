@@ -38,7 +38,7 @@ from gpulint.load.yamlload import (
     load_documents,
     load_stream,
 )
-from gpulint.model.index import ConfigIndex
+from gpulint.model.index import ConfigIndex, ConfigSource, source_of
 from gpulint.model.objects import KubeObject, objects_in
 from gpulint.model.podspecs import workload_of
 from gpulint.model.workload import Container, Workload
@@ -132,9 +132,9 @@ _INDEXED_KINDS = ("ConfigMap", "Secret")
 _INDEXED_KINDS_UTF8 = tuple(kind.encode() for kind in _INDEXED_KINDS)
 
 
-# What the index pass found in one input: its objects (of ConfigMap/Secret documents),
+# What the index pass found in one input: its ConfigMaps and Secrets (index.source_of),
 # internal errors, and for the scan its bytes and parsed chunks with their size in characters.
-Indexed = tuple[list[KubeObject], list[str], "bytes | None", "ParsedChunks | None", int]
+Indexed = tuple[list[ConfigSource], list[str], "bytes | None", "ParsedChunks | None", int]
 
 
 def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
@@ -152,7 +152,7 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
         from gpulint.scan.parallel import IndexHelper
 
         helper = IndexHelper.start(inputs, reader, limits, sizes, index_input)
-    mine: dict[int, tuple[list[KubeObject], list[str]]] = {}
+    mine: dict[int, tuple[list[ConfigSource], list[str]]] = {}
     try:
         for position, item in enumerate(inputs):
             if helper is not None and position in helper.positions:
@@ -161,9 +161,11 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
                 rendered = reader.rendered(item)
                 text = rendered.text
                 if text is not None and any(kind in text for kind in _INDEXED_KINDS):
-                    mine[position] = ([obj for doc in load_documents(text, limits, only=_INDEXED_KINDS)
-                                       if isinstance(doc, Document) for obj in objects_in(rendered.display, doc)],
-                                      [])
+                    try:
+                        mine[position] = (_sources(rendered.display, load_documents(text, limits,
+                                                                                    only=_INDEXED_KINDS)), [])
+                    except Exception as error:  # a bug in gpulint: say where, keep going
+                        mine[position] = ([], [internal_error_message(item.display, error)])
             elif item.kind in ("manifest", "stdin"):
                 mine[position] = _keep(reader, item, index_input(item, reader, limits))
     except BaseException:
@@ -181,17 +183,14 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
             objects, errors = _keep(reader, item, index_input(item, reader, limits))
         else:
             continue
-        try:
-            for obj in objects:
-                index.add(obj)
-        except Exception as error:  # a bug in gpulint: say where, keep going
-            errors = [*errors, internal_error_message(item.display, error)]
+        for source in objects:
+            index.add_source(source)
         if internal_errors is not None:
             internal_errors.extend(errors)
     return index
 
 
-def _keep(reader: InputReader, item: Input, indexed: Indexed) -> tuple[list[KubeObject], list[str]]:
+def _keep(reader: InputReader, item: Input, indexed: Indexed) -> tuple[list[ConfigSource], list[str]]:
     """Hand an input's bytes and parsed documents to the reader (which keeps what fits) for the scan."""
     objects, errors, data, chunks, size = indexed
     if data is not None:
@@ -220,9 +219,14 @@ def _index_text(item: Input, source: Text, limits: Limits) -> Indexed:
     if not source.may_contain(_INDEXED_KINDS_UTF8):
         return [], [], data, None, 0
     record: ParsedChunks | None = {} if data is not None else None
-    objects = [obj for doc in _documents(source, limits, only=_INDEXED_KINDS, record=record)
-               if isinstance(doc, Document) for obj in objects_in(item.display, doc)]
-    return objects, [], data, record or None, len(source.whole or "") if record else 0
+    sources = _sources(item.display, _documents(source, limits, only=_INDEXED_KINDS, record=record))
+    return sources, [], data, record or None, len(source.whole or "") if record else 0
+
+
+def _sources(display: str, documents: Iterable[Document | LoadError]) -> list[ConfigSource]:
+    """The ConfigMaps and Secrets of `documents`, each made as it is read (its document let go)."""
+    return [source for doc in documents if isinstance(doc, Document) for obj in objects_in(display, doc)
+            if (source := source_of(obj)) is not None]
 
 
 def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: InputReader,
