@@ -78,7 +78,7 @@ def test_a_source_keeps_no_data_and_gives_back_the_same_object() -> None:
     sources = list(index)
     assert [s.ref.name for s in sources] == ["a", "s"]
     for source, original in zip(sources, originals[1:]):
-        assert source._doc.data is None and source._obj is None   # nothing but text and place kept
+        assert source._doc.data is None and source._obj is None and source._entries is None   # text and place only
         rebuilt = source.obj
         assert rebuilt is source.obj                                # parsed once
         assert (rebuilt.data, rebuilt.ref, rebuilt.base, rebuilt.template, rebuilt.file) == \

@@ -821,15 +821,21 @@ def load_documents(text: str, limits: Limits = DEFAULT_LIMITS, unrendered: bool 
 
 
 def load_stream(blocks: Iterable[str], limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
-                only: tuple[str, ...] = (), strict_json: bool = False) -> Iterator[Document | LoadError]:
-    """`load_documents` over text arriving in blocks; memory is bounded by the largest document."""
-    return _load_chunks(split_stream(blocks), limits, unrendered, only, strict_json)
+                only: tuple[str, ...] = (), strict_json: bool = False, *, first_line: int = 0,
+                first_index: int = 0) -> Iterator[Document | LoadError]:
+    """`load_documents` over text arriving in blocks; memory is bounded by the largest document.
+    `first_line`, `first_index`: the 0-based line and the document number the text starts at
+    (a part of a larger stream, scanned on its own)."""
+    chunks = split_stream(blocks)
+    if first_line:
+        chunks = ((chunk, line + first_line) for chunk, line in chunks)
+    return _load_chunks(chunks, limits, unrendered, only, strict_json, first_index=first_index)
 
 
 def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: bool,
                  only: tuple[str, ...], strict_json: bool = False, record: ParsedChunks | None = None,
-                 parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
-    index = 0
+                 parsed: ParsedChunks | None = None, first_index: int = 0) -> Iterator[Document | LoadError]:
+    index = first_index
     for chunk, line_offset in chunks:
         if only and not any(word in chunk for word in only):
             continue

@@ -24,24 +24,24 @@ class ConfigEntry:
 
 
 class ConfigSource:
-    """A ConfigMap or Secret of the scan: what lookups need (its identity, file and entries),
-    and the object itself on demand.
+    """A ConfigMap or Secret of the scan: its identity and file, and on demand its entries
+    and the object itself.
 
     An index may hold tens of thousands of these (a large `helm template` stream is a
-    quarter ConfigMaps), so the object's data and event tree are not kept: `obj` parses
-    its document's text again when a rule asks for it (to place a finding in it).
+    quarter ConfigMaps) while lookups find few, so only the document's text is kept: the
+    first use of `entries` or `obj` parses it again (and keeps what that gives).
     """
 
-    __slots__ = ("kind", "ref", "file", "entries", "_doc", "_base", "_obj")
+    __slots__ = ("kind", "ref", "file", "_doc", "_base", "_obj", "_entries")
 
-    def __init__(self, kind: str, obj: KubeObject, entries: dict[str, ConfigEntry] | None = None) -> None:
+    def __init__(self, kind: str, obj: KubeObject) -> None:
         self.kind = kind                 # "configMap" or "secret"
         self.ref = obj.ref
         self.file = obj.file
-        self.entries: dict[str, ConfigEntry] = entries if entries is not None else {}
         self._doc = obj.doc.without_data()
         self._base = obj.base
         self._obj: KubeObject | None = None
+        self._entries: dict[str, ConfigEntry] | None = None
 
     @property
     def obj(self) -> KubeObject:
@@ -50,6 +50,13 @@ class ConfigSource:
             doc = self._doc.reparsed()
             self._obj = next(obj for obj in objects_in(self.file, doc) if obj.base == self._base)
         return self._obj
+
+    @property
+    def entries(self) -> dict[str, ConfigEntry]:
+        """Its keys and their values (Secret `data` decoded)."""
+        if self._entries is None:
+            self._entries = _entries_of(self.kind, self.obj)
+        return self._entries
 
 
 class ConfigIndex:
@@ -102,6 +109,10 @@ def source_of(obj: KubeObject) -> ConfigSource | None:
     kind = {"ConfigMap": "configMap", "Secret": "secret"}.get(obj.ref.kind)
     if kind is None or obj.ref.api_version != "v1":
         return None
+    return ConfigSource(kind, obj)
+
+
+def _entries_of(kind: str, obj: KubeObject) -> dict[str, ConfigEntry]:
     entries = {}
     sections = ("data", "binaryData") if kind == "configMap" else ("data", "stringData")
     for section in sections:
@@ -111,7 +122,7 @@ def source_of(obj: KubeObject) -> ConfigSource | None:
         for key, value in raw.items():
             text = _text_of(kind, section, value)
             entries[str(key)] = ConfigEntry(str(key), text, obj.path(section, key))
-    return ConfigSource(kind, obj, entries)
+    return entries
 
 
 def _text_of(kind: str, section: str, value: object) -> str | None:

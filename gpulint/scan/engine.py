@@ -7,6 +7,7 @@ at the parser's position and the scan goes on.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from gpulint.api import (
@@ -107,14 +108,14 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
 def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: int | None) -> ScanResult:
     result = ScanResult([])
     workers = 1
-    if (jobs is None or jobs > 1) and len(inputs) > 1:
+    if (jobs is None or jobs > 1) and (len(inputs) > 1 or inputs and _large(inputs[0])):
         from gpulint.scan import parallel
 
         workers, sizes = parallel.plan(inputs, config, reader, jobs)
     index = build_index(inputs, reader, config.limits, result.internal_errors, sizes if workers > 1 else None)
     if workers > 1:
         parallel.scan_parallel(inputs, config, index, reader, workers, sizes, result,
-                               parallel.Steps(scan_input, RuleContexts))
+                               parallel.Steps(scan_input, RuleContexts, scan_part))
     else:
         contexts = RuleContexts(config, index)
         for item in inputs:
@@ -126,6 +127,21 @@ def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: in
     for hook in config.hooks:
         hook.scan_done(result, config)
     return result
+
+
+def _large(item: Input) -> bool:
+    """Whether one input alone may be worth scanning in parts (parallel.SPLIT_MIN)."""
+    if item.kind != "manifest" or item.real is None:
+        return False
+    try:
+        size = os.stat(item.real).st_size
+    except OSError:
+        return False
+    if size < 1 << 20:
+        return False
+    from gpulint.scan.parallel import SPLIT_MIN
+
+    return size >= SPLIT_MIN
 
 
 _INDEXED_KINDS = ("ConfigMap", "Secret")
@@ -278,6 +294,55 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {reason}")
         return report
     return report
+
+
+class PartFailed(Exception):
+    """A part of a stream that cannot be scanned on its own (text that does not decode, a
+    document that does not load): the caller scans the whole input in one piece instead."""
+
+
+# A part of a large stream (see parallel.split_points): its first and end byte, and the
+# 0-based line and the document number it starts at.
+Part = tuple[int, int, int, int]
+
+
+def scan_part(item: Input, config: ScanConfig, contexts: RuleContexts, part: Part) -> tuple[FileReport, bool]:
+    """Scan the documents of one part of a large UTF-8 manifest: (its report, whether it held
+    Kubernetes objects). The parts' reports, in order, add up to the input's (parallel.py
+    merges them); PartFailed when the input must be scanned whole instead."""
+    import codecs
+
+    start, end, first_line, first_index = part
+    report = FileReport(item.display, STATUS_SCANNED)
+    assert item.real is not None
+    with open(item.real, "rb") as handle:
+        handle.seek(start)
+
+        def blocks() -> Iterator[str]:
+            decoder = codecs.getincrementaldecoder("utf-8")("strict")
+            left = end - start
+            while left > 0:
+                data = handle.read(min(left, 1 << 20))
+                if not data:
+                    raise PartFailed("the file changed")
+                left -= len(data)
+                if b"\0" in data or b"\r" in data:
+                    raise PartFailed("text the stream reader treats specially")
+                try:
+                    yield decoder.decode(data, final=left <= 0)
+                except UnicodeDecodeError as error:
+                    raise PartFailed("not UTF-8") from error
+
+        documents = load_stream(blocks(), config.limits, first_line=first_line, first_index=first_index)
+        found = _scan_documents(report, item.display, _loaded_only(documents), config, contexts, None, None)
+    return report, found
+
+
+def _loaded_only(documents: Iterable[Document | LoadError]) -> Iterator[Document]:
+    for doc in documents:
+        if isinstance(doc, LoadError):  # its report depends on the errors before it (MAX_LOAD_ERRORS)
+            raise PartFailed(doc.message)
+        yield doc
 
 
 def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig, contexts: RuleContexts,

@@ -54,6 +54,14 @@ MIN_BYTES = 1 << 20
 BATCH_BYTES = 512 << 10
 BATCH_FILES = 96
 
+# A manifest of at least this many bytes is scanned in parts of about PART_BYTES, cut
+# at `---` lines, by all the processes (one large `helm template` stream is otherwise one
+# unit of work); the parts' reports are merged in order into the report of one piece.
+SPLIT_MIN = 16 << 20
+PART_BYTES = 4 << 20
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
 @dataclass(frozen=True)
 class Steps:
     """The engine's per-input steps. The engine hands them over so that this module,
@@ -61,6 +69,7 @@ class Steps:
 
     scan_input: Callable       # (input, config, index, reader, contexts) -> FileReport
     rule_contexts: Callable    # (config, index) -> the rules' contexts for a scan
+    scan_part: Callable        # (input, config, contexts, part) -> (FileReport, found objects); engine.scan_part
 
 
 # One input's outcome: report, internal errors, hook states, ordered-suppressor keys.
@@ -119,9 +128,70 @@ def plan(inputs: list["Input"], config: "ScanConfig", reader: "InputReader",
         return 1, []
     sizes = _sizes(inputs, reader)
     known = [size for size in sizes if size is not None]
-    if len(known) < 2 or sum(known) < MIN_BYTES:
+    units = sum(max(1, size // PART_BYTES) if _splittable(inputs[i], size) else 1
+                for i, size in enumerate(sizes) if size is not None)
+    if units < 2 or sum(known) < MIN_BYTES:
         return 1, sizes
-    return min(jobs, len(known)), sizes
+    return min(jobs, units), sizes
+
+
+def _splittable(item: "Input", size: int | None) -> bool:
+    """A manifest large enough to split, read as a stream (not whole: a whole text may get
+    a Helm source mapper) and not JSON (read with its own rules)."""
+    from gpulint.load import decode
+
+    return (item.kind == "manifest" and item.real is not None and size is not None
+            and size >= max(SPLIT_MIN, decode.WHOLE_MAX + 1) and not item.display.lower().endswith(".json"))
+
+
+def split_points(path: str, part_bytes: int | None = None) -> list[tuple[int, int, int, int]] | None:
+    """Parts of a large multi-document UTF-8 file: (first byte, end byte, 0-based first line,
+    document number base) each, cut before `---` lines about every `part_bytes`; None when the
+    file is not to be split (a byte-order mark, NUL or CR bytes: text the reader decodes or
+    splits otherwise; fewer than two parts). Reads the file once, a block at a time."""
+    part_bytes = part_bytes or PART_BYTES
+    cuts: list[tuple[int, int]] = [(0, 0)]        # (byte, lines before it)
+    with open(path, "rb") as handle:
+        if handle.read(3).startswith(_BOMS):
+            return None
+        handle.seek(0)
+        carry = b""
+        base = 0                # file offset of carry + block
+        counted, lines = 0, 0   # newlines in the file before byte `counted`
+        target = part_bytes
+        while True:
+            block = handle.read(8 << 20)
+            if not block:
+                break
+            if b"\0" in block or b"\r" in block:
+                return None
+            buf = carry + block
+            searched = len(buf) - 8   # the last bytes are searched again with the next block
+            pos = max(0, target - base)
+            while pos < searched:
+                found = buf.find(b"\n---", pos, searched)
+                if found < 0:
+                    break
+                start = found + 1
+                previous = buf.rfind(b"\n", 0, found) + 1
+                if buf[start + 3:start + 4] in (b" ", b"\t", b"\n") and buf[previous:previous + 1] != b"%" \
+                        and previous > 0:
+                    lines += buf.count(b"\n", counted - base, start)
+                    counted = base + start
+                    cuts.append((counted, lines))
+                    target = counted + part_bytes
+                pos = max(start, target - base)
+            keep = max(0, len(buf) - 8)
+            lines += buf.count(b"\n", max(0, counted - base), keep)
+            counted = max(counted, base + keep)
+            carry = buf[keep:]
+            base += keep
+        size = base + len(carry)
+    if len(cuts) < 2:
+        return None
+    ends = [byte for byte, _lines in cuts[1:]] + [size]
+    return [(byte, end, line, number << 32) for number, ((byte, line), end) in enumerate(zip(cuts, ends))]
+
 
 
 def _sizes(inputs: list["Input"], reader: "InputReader") -> list[int | None]:
@@ -144,9 +214,10 @@ def _sizes(inputs: list["Input"], reader: "InputReader") -> list[int | None]:
     return out
 
 
-def _batches(sizes: list[int | None]) -> list[list[int]]:
-    """Indices of the inputs workers scan, batched, the largest first."""
-    order = sorted((i for i, size in enumerate(sizes) if size is not None), key=lambda i: -sizes[i])  # type: ignore[operator]
+def _batches(sizes: list[int | None], skip: set[int] = frozenset()) -> list[list[int]]:  # type: ignore[assignment]
+    """Indices of the inputs workers scan (but `skip`), batched, the largest first."""
+    order = sorted((i for i, size in enumerate(sizes) if size is not None and i not in skip),
+                   key=lambda i: -sizes[i])  # type: ignore[operator]
     batches: list[list[int]] = []
     current: list[int] = []
     weight = 0
@@ -190,6 +261,19 @@ class _Work:
             suppressors[position] = _Recorder(suppressors[position], position, self.calls)
         self.config = replace(config, suppressors=suppressors)
         self.contexts = steps.rule_contexts(self.config, index)
+
+    def scan_part(self, i: int, part: tuple[int, int, int, int]) -> tuple[Outcome, bool] | None:
+        """One part of input `i` (engine.scan_part): its outcome and whether it held objects;
+        None when the input must be scanned whole (engine.PartFailed, or a bug met)."""
+        try:
+            report, found = self.steps.scan_part(self.inputs[i], self.config, self.contexts, part)
+        except Exception:  # noqa: BLE001 - PartFailed or a bug: the whole input is scanned again
+            self.calls.clear()
+            for hook in self.config.hooks:
+                hook.take_state()  # type: ignore[attr-defined]
+            return None
+        states = [hook.take_state() for hook in self.config.hooks]  # type: ignore[attr-defined]
+        return (report, [], states, self._keys(report)), found
 
     def scan(self, batch: list[int]) -> dict[int, Outcome]:
         out: dict[int, Outcome] = {}
@@ -311,9 +395,35 @@ def _index_share(positions: list[int]) -> dict[int, tuple]:
     return out
 
 
-def _run_batch(batch: list[int]) -> dict[int, Outcome]:
+def _run_batch(batch: "list[int] | tuple[int, tuple[int, int, int, int]]") -> Any:
+    """A batch of inputs, or one part of an input ((input, part), see split_points)."""
     assert _WORK is not None
+    if isinstance(batch, tuple):
+        return _WORK.scan_part(*batch)
     return _WORK.scan(batch)
+
+
+def _merge_parts(item_display: str, pieces: list[tuple[Outcome, bool]]) -> tuple[Outcome, list[list[Any]]]:
+    """The outcome of an input scanned in parts (reports and keys joined in order), and the
+    hook states of each part, to be merged in that order."""
+    from gpulint.results.findings import STATUS_NOT_KUBERNETES, STATUS_SCANNED
+
+    report = FileReport(item_display, STATUS_SCANNED)
+    states: list[Any] = []
+    keys: list[tuple[int | None, list[tuple[int, Any]]]] = []
+    found = False
+    for (part, _errors, part_states, part_keys), part_found in pieces:
+        offset = len(report.findings)
+        keys.extend((None if at is None else at + offset, decisions) for at, decisions in part_keys)
+        report.findings.extend(part.findings)
+        report.documents += part.documents
+        report.objects += part.objects
+        report.workloads += part.workloads
+        states.append(part_states)
+        found = found or part_found
+    if not found and not report.findings:
+        report.status = STATUS_NOT_KUBERNETES
+    return (report, [], [], keys), states
 
 
 def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigIndex", reader: "InputReader",
@@ -323,7 +433,17 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
     global _WORK
     work = _Work(inputs, config, index, reader, steps)
     outcomes: dict[int, Outcome] = {}
-    batches = _batches(sizes)
+    parts: dict[int, list[tuple[int, int, int, int]]] = {}
+    for i, item in enumerate(inputs):
+        if _splittable(item, sizes[i]):
+            try:
+                points = split_points(item.real)  # type: ignore[arg-type]
+            except OSError:
+                points = None
+            if points is not None:
+                parts[i] = points
+    part_tasks = [(i, part) for i, points in parts.items() for part in points]
+    batches: list[Any] = [*part_tasks, *_batches(sizes, set(parts))]   # the parts first: the largest work
     # Stdin is read here: a forked worker would share the parent's file offset.
     outcomes.update(work.scan([i for i, size in enumerate(sizes) if size is None]))
     _WORK = work
@@ -331,15 +451,26 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
         results, done = run_shared(workers, _run_batch, batches)
     finally:
         _WORK = None
+    pieces: dict[int, list[tuple[Outcome, bool] | None]] = {i: [] for i in parts}
     for batch, found, ok in zip(batches, results, done):
-        # A batch whose worker died or whose results could not be sent is scanned here.
-        outcomes.update(found if ok else work.scan(batch))
+        if isinstance(batch, tuple):
+            pieces[batch[0]].append(found if ok else None)
+        else:
+            # A batch whose worker died or whose results could not be sent is scanned here.
+            outcomes.update(found if ok else work.scan(batch))
+    part_states: dict[int, list[list[Any]]] = {}
+    for i, got in pieces.items():
+        if all(piece is not None for piece in got):
+            outcomes[i], part_states[i] = _merge_parts(inputs[i].display, got)  # type: ignore[arg-type]
+        else:  # a part failed: the input is scanned in one piece, here
+            outcomes.update(work.scan([i]))
     for i in range(len(inputs)):
         report, errors, states, keys = outcomes[i]
         result.internal_errors.extend(errors)
         result.files.append(report)
-        for hook, state in zip(config.hooks, states):
-            hook.merge_state(state)  # type: ignore[attr-defined]
+        for state_list in part_states.get(i, [states]):
+            for hook, state in zip(config.hooks, state_list):
+                hook.merge_state(state)  # type: ignore[attr-defined]
         for at, decisions in keys:
             for position, key in decisions:
                 verdict = config.suppressors[position].decide(key)  # type: ignore[attr-defined]
