@@ -204,13 +204,90 @@ def generate(out: Path, files: int, big_docs: int, seed: int = 7) -> None:
             handle.write(workload(rng, kind, 100000 + i) + "\n")
 
 
+def generate_references(out: Path, docs: int, seed: int = 13) -> int:
+    """A corpus where lookups in the ConfigMap/Secret index miss: `docs` documents (about a
+    third ConfigMaps and Secrets in several namespaces) in files of up to 40 documents, whose
+    workloads refer by `envFrom`, `valueFrom` and volumes to sources of other namespaces,
+    to unqualified ones and to ones that do not exist. Returns the number of documents.
+
+    A lookup whose exact (kind, namespace, name) misses is what once scanned the whole
+    index: this corpus makes every workload do several, so that the cost per document
+    shows whether lookups stay constant as the scan grows.
+    """
+    rng = random.Random(seed)
+    namespaces = ["ml", "serving", "batch", ""]
+    written = 0
+    part = 0
+    while written < docs:
+        texts = []
+        for _ in range(min(40, docs - written)):
+            n = written + len(texts)
+            ns = namespaces[n % len(namespaces)]
+            meta_ns = f"  namespace: {ns}\n" if ns else ""
+            if n % 3 == 0:
+                texts.append(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: env-{n}\n{meta_ns}data:\n"
+                             f"  MODE: train\n  NVIDIA_VISIBLE_DEVICES: {rng.choice(['all', 'void', '0'])}\n")
+            elif n % 3 == 1 and n % 2 == 0:
+                texts.append(f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: token-{n}\n{meta_ns}"
+                             "type: Opaque\ndata:\n  TOKEN: c2VjcmV0\n")
+            else:
+                other = rng.randrange(max(1, n))
+                refs = ["  envFrom:", f"  - configMapRef:\n      name: env-{other - other % 3}",
+                        f"  - configMapRef:\n      name: missing-{n}\n      optional: true",
+                        f"  - secretRef:\n      name: token-{rng.randrange(max(1, n))}\n      optional: true",
+                        "  env:", "  - name: CUDA_VISIBLE_DEVICES", "    valueFrom:", "      configMapKeyRef:",
+                        f"        name: env-{rng.randrange(max(1, n))}", "        key: NVIDIA_VISIBLE_DEVICES",
+                        "        optional: true"]
+                spec = ("containers:\n- name: main\n  image: nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+                        + "\n".join(refs) + "\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+                texts.append(f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{n}\n{meta_ns}"
+                             "spec:\n  replicas: 1\n  template:\n"
+                             f"    metadata:\n      labels:\n        app: a{n}\n    spec:\n{indent(spec, 6)}\n")
+        path = out / f"refs-{part:04d}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("---\n".join(texts))
+        written += len(texts)
+        part += 1
+    return written
+
+
+def big_stream(path: Path, megabytes: int, configmap_share: float = 0.28, seed: int = 11) -> None:
+    """One `helm template`-style stream of about `megabytes` MB: workloads of nine kinds with
+    `# Source:` comments and, `configmap_share` of the documents, ConfigMaps holding settings
+    and a start-up script (realistic charts ship about a quarter of their documents as such)."""
+    rng = random.Random(seed)
+    docs = []
+    for i in range(400):
+        if rng.random() < configmap_share:
+            lines = "\n".join(f"    echo step {j}; python -m stage{j} --shard {i}" for j in range(rng.randint(3, 12)))
+            docs.append(f"# Source: big-chart/templates/config-{i}.yaml\napiVersion: v1\nkind: ConfigMap\n"
+                        f"{meta('ConfigMap', i)}data:\n  MODE: train\n  BATCH_SIZE: \"32\"\n"
+                        f"  run.sh: |\n    #!/bin/sh\n{lines}\n")
+        else:
+            docs.append(f"# Source: big-chart/templates/workload-{i}.yaml\n" + workload(rng, KINDS[i % 9], i) + "\n")
+    block = "".join("---\n" + d for d in docs).encode()
+    with open(path, "wb") as handle:
+        written = 0
+        repetition = 0
+        while written < megabytes * 1024 * 1024:
+            # Each ConfigMap of the stream has a name of its own (the index keeps them all).
+            handle.write(block.replace(b"name: configmap-", b"name: configmap-r%d-" % repetition))
+            written += len(block)
+            repetition += 1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--files", type=int, default=3000)
     parser.add_argument("--big-docs", type=int, default=3000)
+    parser.add_argument("--references", type=int, metavar="DOCS",
+                        help="write instead the index-lookup corpus of this many documents (see generate_references)")
     args = parser.parse_args()
-    generate(args.out, args.files, args.big_docs)
+    if args.references:
+        generate_references(args.out, args.references)
+    else:
+        generate(args.out, args.files, args.big_docs)
 
 
 if __name__ == "__main__":

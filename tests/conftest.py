@@ -10,6 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+# Tests never touch the user's result cache, and scan for real: a test of the cache turns it on
+# (deleting GPULINT_NO_CACHE) in a folder of its own.
+os.environ["XDG_CACHE_HOME"] = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"gpulint-test-cache-{os.getpid()}")
+os.environ["GPULINT_NO_CACHE"] = "1"
+
 from gpulint.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES, KLOG_HEADER, ROOT, mask_klog_headers, run_cli
+from conftest import CORPUS, ENV_POD, FIXTURES, KLOG_HEADER, ROOT, mask_klog_headers, run_cli
 
 from gpulint.api import Rule, Severity, ValueAt, Violation
 from gpulint.config.selection import select_rules
@@ -298,3 +298,81 @@ def test_a_helper_that_dies_leaves_its_share_to_the_parent(tmp_path: Path, monke
     one, two = _both("--format", "json", "--show-suppressed", str(root), str(FIXTURES / "rules"),
                      str(FIXTURES / "workloads"))
     assert one == two and one[0] == 1
+
+
+def test_the_default_takes_only_the_cpus_other_work_leaves_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "cpus", lambda: 2)
+    for load, expected in ((0.0, 2), (0.6, 2), (1.2, 1), (8.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert parallel.default_jobs() == expected, load
+    monkeypatch.setattr(parallel, "cpus", lambda: 8)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 0.0, 0.0))
+    assert parallel.default_jobs() == 5
+
+    def no_load_average() -> tuple:
+        raise OSError("not available")
+
+    monkeypatch.setattr(os, "getloadavg", no_load_average)
+    assert parallel.default_jobs() == 8
+
+
+# --- one large stream, scanned in parts ----------------------------------------------------
+
+
+def _small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sizes scaled down: files over 64 KB are streamed, over 128 KB split in 32 KB parts."""
+    from gpulint.load import decode
+
+    monkeypatch.setattr(decode, "WHOLE_MAX", 64 << 10)
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 128 << 10)
+    monkeypatch.setattr(parallel, "PART_BYTES", 32 << 10)
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+
+
+def _stream(path: Path, extra: str = "") -> Path:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from gen_corpus import big_stream
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    big_stream(path, 1)
+    with open(path, "a") as handle:
+        handle.write(extra)
+    return path
+
+
+def test_split_points_cut_at_document_starts_with_their_line_numbers(tmp_path: Path) -> None:
+    path = _stream(tmp_path / "big.yaml")
+    data = path.read_bytes()
+    points = parallel.split_points(str(path), 64 << 10)
+    assert points is not None and len(points) > 4
+    assert points[0][:1] == (0,) and points[-1][1] == len(data)
+    for (start, end, line, number), following in zip(points, points[1:] + [None]):
+        assert start == 0 or data[start - 1:start + 4] == b"\n---\n"
+        assert line == data.count(b"\n", 0, start)
+        assert following is None or following[0] == end
+        assert number == points.index((start, end, line, number)) << 32
+    (tmp_path / "crlf.yaml").write_bytes(data.replace(b"\n", b"\r\n"))
+    assert parallel.split_points(str(tmp_path / "crlf.yaml"), 64 << 10) is None
+    (tmp_path / "bom.yaml").write_bytes(b"\xef\xbb\xbf" + data)
+    assert parallel.split_points(str(tmp_path / "bom.yaml"), 64 << 10) is None
+
+
+@pytest.mark.parametrize("extra", ["", "---\nkind: [broken\n", "---\n# gpulint: ignore[GPU001]\n"])
+def test_a_large_stream_in_parts_gives_the_report_of_one_piece(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               extra: str) -> None:
+    _small_parts(monkeypatch)
+    parts: list[int] = []
+    real = parallel._Work.scan_part
+
+    def noting(self: parallel._Work, i: int, part: tuple) -> object:
+        parts.append(part[0])
+        return real(self, i, part)
+
+    monkeypatch.setattr(parallel._Work, "scan_part", noting)
+    _stream(tmp_path / "big.yaml", extra)
+    (tmp_path / "other.yaml").write_text(ENV_POD.format(name="p", value="all"))
+    for fmt in ("json", "sarif"):
+        one, two = _both("--format", fmt, "--show-suppressed", "--extend-select", "GPU092", str(tmp_path))
+        assert one == two and one[0] == 1
+    assert parts   # split: this process scanned parts too (a forked worker's are not noted here)

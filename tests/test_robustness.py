@@ -850,10 +850,10 @@ def test_a_crash_while_indexing_is_reported_and_does_not_stop_the_scan(monkeypat
     (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
     (tmp_path / "p.yaml").write_text(pod())
 
-    def broken_add(self, obj):  # noqa: ANN001, ANN202
+    def broken_source_of(obj):  # noqa: ANN001, ANN202
         raise ValueError("index bug")
 
-    monkeypatch.setattr(engine.ConfigIndex, "add", broken_add)
+    monkeypatch.setattr(engine, "source_of", broken_source_of)
     code, out, err = run_cli("scan", "--format", "json", str(tmp_path))
     assert code == 2
     assert err.strip() == (f"gpulint: {tmp_path / 'cm.yaml'}: internal error: ValueError: index bug — this is a "

@@ -46,7 +46,7 @@ def test_a_plain_scan_loads_no_cli_framework_and_nothing_it_does_not_use() -> No
     loaded = _modules_after(str(FIXTURES / "rules" / "GPU006"))
     heavy = {"typer", "click", "pydantic", "rich", "jsonschema", "sarif_om", "importlib.metadata", "pkgutil",
              "gpulint.cli.app", "gpulint.render", "gpulint.render.helm", "gpulint.load.dockerfile", "gpulint.suppress.baseline",
-             "multiprocessing", "concurrent.futures", "gpulint.scan.forkpool", "pickle", "gpulint.report.sarif",
+             "multiprocessing", "concurrent.futures", "pickle", "gpulint.report.sarif",
              "gpulint.report.json_report"}
     assert loaded & heavy == set()
     assert {"gpulint.scan.engine", "gpulint.report.text"} <= loaded

@@ -122,6 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "over them; paths named on the command line are always scanned).")
     files.add_argument("--fail-if-empty", action="store_true",
                        help="Exit 2 when there is no file to scan (always said on stderr).")
+    files.add_argument("--no-cache", action="store_true",
+                       help="Scan again instead of reading an unchanged scan's result from the cache "
+                            "(also: GPULINT_NO_CACHE=1).")
+    files.add_argument("--cache-dir", metavar="DIR",
+                       help="Folder of the result cache (default: $XDG_CACHE_HOME/gpulint, else ~/.cache/gpulint).")
     files.add_argument("--stdin-filename", metavar="NAME",
                        help="The name of the input read from '-': shown in findings, and matched against the "
                             "configuration and excludes as that file would be.")
@@ -160,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Most nodes YAML aliases may add to a document, bounding alias bombs "
                              "(default: 1000000).")
     limits.add_argument("-j", "--jobs", type=integer(1), metavar="N",
-                        help="Processes scanning files in parallel (default: the number of CPUs; small scans use "
+                        help="Processes scanning files in parallel (default: one per idle CPU; small scans use "
                              "one). The report is the same whatever the number.")
     return parser
 

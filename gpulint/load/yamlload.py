@@ -144,6 +144,22 @@ class Document:
             self._root = _loc(self._events, self.line_offset, self._ends)
         return self._root
 
+    def without_data(self) -> Document:
+        """This document's text and place without its data and event tree (a few times the
+        text's size), for documents kept long, such as the ConfigMaps of an index; `reparsed`
+        gives the whole document back."""
+        return Document(self.index, None, self.text, self.line_offset, None, bool(self._dups), self.content_start,
+                        limits=self._limits, raw=self._raw, is_json=self._is_json, placeholders=self.placeholders)
+
+    def reparsed(self) -> Document:
+        """The document again, data included, from its text (see without_data)."""
+        docs, _is_json = _parse_any(self.text, self.line_offset, self._limits, keep=False)
+        for tree, data, dups, content_start, raw in docs:
+            if raw == self._raw:
+                return Document(self.index, data, self.text, self.line_offset, tree, dups, content_start,
+                                limits=self._limits, raw=raw, is_json=self._is_json, placeholders=self.placeholders)
+        raise LoadError("the document is no longer in its text", self.line_offset + 1, 1)
+
     def _reparse(self) -> None:
         """Keep the event tree of a large document, parsing its text again."""
         if self._is_json:
@@ -823,15 +839,21 @@ def load_documents(text: str, limits: Limits = DEFAULT_LIMITS, unrendered: bool 
 
 
 def load_stream(blocks: Iterable[str], limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
-                only: tuple[str, ...] = (), strict_json: bool = False) -> Iterator[Document | LoadError]:
-    """`load_documents` over text arriving in blocks; memory is bounded by the largest document."""
-    return _load_chunks(split_stream(blocks), limits, unrendered, only, strict_json)
+                only: tuple[str, ...] = (), strict_json: bool = False, *, first_line: int = 0,
+                first_index: int = 0) -> Iterator[Document | LoadError]:
+    """`load_documents` over text arriving in blocks; memory is bounded by the largest document.
+    `first_line`, `first_index`: the 0-based line and the document number the text starts at
+    (a part of a larger stream, scanned on its own)."""
+    chunks = split_stream(blocks)
+    if first_line:
+        chunks = ((chunk, line + first_line) for chunk, line in chunks)
+    return _load_chunks(chunks, limits, unrendered, only, strict_json, first_index=first_index)
 
 
 def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: bool,
                  only: tuple[str, ...], strict_json: bool = False, record: ParsedChunks | None = None,
-                 parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
-    index = 0
+                 parsed: ParsedChunks | None = None, first_index: int = 0) -> Iterator[Document | LoadError]:
+    index = first_index
     for chunk, line_offset in chunks:
         if only and not any(word in chunk for word in only):
             continue

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator
 
-from gpulint.model.objects import KubeObject
+from gpulint.model.objects import KubeObject, ObjectRef, objects_in
 
 
 @dataclass
@@ -25,38 +25,67 @@ class ConfigEntry:
     path: tuple              # document path of the value in `obj`
 
 
-@dataclass
 class ConfigSource:
-    kind: str                # "configMap" or "secret"
-    obj: KubeObject
-    entries: dict[str, ConfigEntry] = field(default_factory=dict)
+    """A ConfigMap or Secret of the scan: its identity and file, and on demand its entries
+    and the object itself.
+
+    An index may hold tens of thousands of these (a large `helm template` stream is a
+    quarter ConfigMaps) while lookups find few, so only the document's text is kept: the
+    first use of `entries` or `obj` parses it again (and keeps what that gives).
+    """
+
+    __slots__ = ("kind", "ref", "file", "_doc", "_base", "_obj", "_entries")
+
+    def __init__(self, kind: str, obj: KubeObject) -> None:
+        self.kind = kind                 # "configMap" or "secret"
+        self.ref = obj.ref
+        self.file = obj.file
+        self._doc = obj.doc.without_data()
+        self._base = obj.base
+        self._obj: KubeObject | None = None
+        self._entries: dict[str, ConfigEntry] | None = None
+
+    @property
+    def obj(self) -> KubeObject:
+        """The ConfigMap/Secret object (parsed again from its text on first use)."""
+        if self._obj is None:
+            doc = self._doc.reparsed()
+            self._obj = next(obj for obj in objects_in(self.file, doc) if obj.base == self._base)
+        return self._obj
+
+    @property
+    def entries(self) -> dict[str, ConfigEntry]:
+        """Its keys and their values (Secret `data` decoded)."""
+        if self._entries is None:
+            self._entries = _entries_of(self.kind, self.obj)
+        return self._entries
 
 
 class ConfigIndex:
     def __init__(self) -> None:
         self._items: dict[tuple[str, str, str], ConfigSource] = {}
         self._claims: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        # The same sources by (kind, name), then namespace: a lookup that misses its exact
+        # key finds its only candidate in constant time instead of scanning every source.
+        self._by_name: dict[tuple[str, str], dict[str, ConfigSource]] = {}
 
     def __len__(self) -> int:
         return len(self._items)
 
     def add(self, obj: KubeObject) -> None:
-        if obj.ref.kind in _CLAIM_KINDS and obj.ref.api_version.startswith("resource.k8s.io/"):
-            self._claims[(obj.ref.kind, obj.ref.namespace or "", obj.ref.name)] = _device_classes(obj)
+        """Index `obj` when it is a v1 ConfigMap or Secret, or a DRA claim."""
+        source = source_of(obj)
+        if source is not None:
+            self.add_source(source)
+
+    def add_source(self, source: "ConfigSource | ClaimSource") -> None:
+        """Index a source made by `source_of` (a later one of the same key replaces an earlier one)."""
+        namespace = source.ref.namespace or ""
+        if isinstance(source, ClaimSource):
+            self._claims[(source.ref.kind, namespace, source.ref.name)] = source.classes
             return
-        kind = {"ConfigMap": "configMap", "Secret": "secret"}.get(obj.ref.kind)
-        if kind is None or obj.ref.api_version != "v1":
-            return
-        source = ConfigSource(kind, obj)
-        sections = ("data", "binaryData") if kind == "configMap" else ("data", "stringData")
-        for section in sections:
-            raw = obj.data.get(section)
-            if not isinstance(raw, dict):
-                continue
-            for key, value in raw.items():
-                text = _text_of(kind, section, value)
-                source.entries[str(key)] = ConfigEntry(str(key), text, obj.path(section, key))
-        self._items[(kind, obj.ref.namespace or "", obj.ref.name)] = source
+        self._items[(source.kind, namespace, source.ref.name)] = source
+        self._by_name.setdefault((source.kind, source.ref.name), {})[namespace] = source
 
     def lookup(self, kind: str, namespace: str | None, name: str) -> ConfigSource | None:
         """The ConfigMap/Secret a pod in `namespace` would see under `name`.
@@ -67,9 +96,14 @@ class ConfigIndex:
         exact = self._items.get((kind, namespace or "", name))
         if exact is not None:
             return exact
-        candidates = [src for (k, ns, n), src in self._items.items()
-                      if k == kind and n == name and (not ns or not namespace)]
-        return candidates[0] if len(candidates) == 1 else None
+        if namespace:  # the only other candidate: the same name without a namespace
+            return self._items.get((kind, "", name))
+        # An unqualified reference missing (kind, "", name): every namespaced source of that
+        # name is a candidate; it is found only when there is exactly one.
+        named = self._by_name.get((kind, name))
+        if named is not None and len(named) == 1:
+            return next(iter(named.values()))
+        return None
 
     def __iter__(self) -> Iterator[ConfigSource]:
         return iter(self._items.values())
@@ -106,6 +140,39 @@ def _device_classes(obj: KubeObject) -> tuple[str, ...]:
             if isinstance(option, dict) and isinstance(option.get("deviceClassName"), str):
                 found.append(option["deviceClassName"])
     return tuple(found)
+
+
+@dataclass(frozen=True)
+class ClaimSource:
+    """What the index keeps of a DRA ResourceClaim or ResourceClaimTemplate: its device classes."""
+
+    ref: ObjectRef
+    classes: tuple[str, ...]
+
+
+def source_of(obj: KubeObject) -> "ConfigSource | ClaimSource | None":
+    """What the index keeps of `obj`: None unless it is a v1 ConfigMap or Secret, or a DRA
+    claim. Made as each object is read, so that a large stream's index pass holds no
+    object's data for long."""
+    if obj.ref.kind in _CLAIM_KINDS and obj.ref.api_version.startswith("resource.k8s.io/"):
+        return ClaimSource(obj.ref, _device_classes(obj))
+    kind = {"ConfigMap": "configMap", "Secret": "secret"}.get(obj.ref.kind)
+    if kind is None or obj.ref.api_version != "v1":
+        return None
+    return ConfigSource(kind, obj)
+
+
+def _entries_of(kind: str, obj: KubeObject) -> dict[str, ConfigEntry]:
+    entries = {}
+    sections = ("data", "binaryData") if kind == "configMap" else ("data", "stringData")
+    for section in sections:
+        raw = obj.data.get(section)
+        if not isinstance(raw, dict):
+            continue
+        for key, value in raw.items():
+            text = _text_of(kind, section, value)
+            entries[str(key)] = ConfigEntry(str(key), text, obj.path(section, key))
+    return entries
 
 
 def _text_of(kind: str, section: str, value: object) -> str | None:

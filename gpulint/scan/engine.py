@@ -10,6 +10,7 @@ one GPU011 finding for the whole file.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
@@ -43,7 +44,7 @@ from gpulint.load.yamlload import (
     load_documents,
     load_stream,
 )
-from gpulint.model.index import ConfigIndex
+from gpulint.model.index import ConfigIndex, ConfigSource, source_of
 from gpulint.model.objects import KubeObject, objects_in
 from gpulint.model.podspecs import workload_of
 from gpulint.model.workload import Container, Workload
@@ -68,6 +69,7 @@ from gpulint.suppress.core import apply as apply_suppressors
 
 if TYPE_CHECKING:
     from gpulint.render import Mapper
+    from gpulint.scan.cache import ResultCache
 
 RENDERED_KINDS = ("chart", "kustomization")
 HELM_RENDER_HINT = ("scan its chart directory, or render it first, e.g. "
@@ -94,22 +96,38 @@ def _documents(source: Text, limits: Limits, only: tuple[str, ...] = (), strict_
 
 
 def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = None,
-         jobs: int | None = 1, progress: Callable[[int, int], None] | None = None) -> ScanResult:
-    """Scan `inputs`. `jobs`: processes to scan files in (None: one per CPU); the
+         jobs: int | None = 1, progress: Callable[[int, int], None] | None = None,
+         cache: ResultCache | None = None) -> ScanResult:
+    """Scan `inputs`. `jobs`: processes to scan files in (None: one per idle CPU); the
     result is the same for any number (see parallel.py), and small scans use one.
     `progress(done, total)` is called as inputs are scanned (by a parallel scan, once
-    all are)."""
+    all are). `cache`: where an unchanged scan's result is read from and a new one stored (cache.py)."""
     reader = reader or InputReader(config.render)
+    key = cache.key(inputs, config, reader) if cache is not None else None
+    if key is not None:
+        assert cache is not None
+        cached = cache.load(key)
+        if cached is not None:
+            return cached
+    result = _scan(inputs, config, reader, jobs, progress)
+    if key is not None:
+        assert cache is not None
+        cache.store(key, result)
+    return result
+
+
+def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: int | None,
+          progress: Callable[[int, int], None] | None) -> ScanResult:
     result = ScanResult([])
     workers = 1
-    if (jobs is None or jobs > 1) and len(inputs) > 1:
+    if (jobs is None or jobs > 1) and (len(inputs) > 1 or inputs and _large(inputs[0])):
         from gpulint.scan import parallel
 
         workers, sizes = parallel.plan(inputs, config, reader, jobs)
     index = build_index(inputs, reader, config.limits, result.internal_errors, sizes if workers > 1 else None)
     if workers > 1:
         parallel.scan_parallel(inputs, config, index, reader, workers, sizes, result,
-                               parallel.Steps(scan_input, RuleContexts))
+                               parallel.Steps(scan_input, RuleContexts, scan_part))
         if progress is not None:
             progress(len(inputs), len(inputs))
     else:
@@ -171,14 +189,29 @@ def _render_key(finding: Finding) -> tuple | None:
     return (finding.rule_id, finding.message, tuple((m.role, m.file, m.span) for m in finding.mapped))
 
 
+def _large(item: Input) -> bool:
+    """Whether one input alone may be worth scanning in parts (parallel.SPLIT_MIN)."""
+    if item.kind != "manifest" or item.real is None:
+        return False
+    try:
+        size = os.stat(item.real).st_size
+    except OSError:
+        return False
+    if size < 1 << 20:
+        return False
+    from gpulint.scan.parallel import SPLIT_MIN
+
+    return size >= SPLIT_MIN
+
+
 # (Substrings of the documents to index: "ResourceClaim" covers ResourceClaimTemplate too.)
 _INDEXED_KINDS = ("ConfigMap", "Secret", "ResourceClaim")
 _INDEXED_KINDS_UTF8 = tuple(kind.encode() for kind in _INDEXED_KINDS)
 
 
-# What the index pass found in one input: its objects (of ConfigMap/Secret documents),
+# What the index pass found in one input: its ConfigMaps and Secrets (index.source_of),
 # internal errors, and for the scan its bytes and parsed chunks with their size in characters.
-Indexed = tuple[list[KubeObject], list[str], "bytes | None", "ParsedChunks | None", int]
+Indexed = tuple[list[ConfigSource], list[str], "bytes | None", "ParsedChunks | None", int]
 
 
 def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
@@ -196,7 +229,7 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
         from gpulint.scan.parallel import IndexHelper
 
         helper = IndexHelper.start(inputs, reader, limits, sizes, index_input)
-    mine: dict[int, tuple[list[KubeObject], list[str]]] = {}
+    mine: dict[int, tuple[list[ConfigSource], list[str]]] = {}
     try:
         for position, item in enumerate(inputs):
             if helper is not None and position in helper.positions:
@@ -207,9 +240,13 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
                 texts = [(rendered.display, text)] if text is not None else []
                 texts += [(display, given if given is not None else _read_quietly(path))
                           for display, path, given in rendered.plain]
-                mine[position] = ([obj for display, part in texts if any(kind in part for kind in _INDEXED_KINDS)
-                                   for doc in load_documents(part, limits, only=_INDEXED_KINDS)
-                                   if isinstance(doc, Document) for obj in objects_in(display, doc)], [])
+                try:
+                    mine[position] = ([source for display, part in texts
+                                       if any(kind in part for kind in _INDEXED_KINDS)
+                                       for source in _sources(display, load_documents(part, limits,
+                                                                                      only=_INDEXED_KINDS))], [])
+                except Exception as error:  # a bug in gpulint: say where, keep going
+                    mine[position] = ([], [internal_error_message(item.display, error)])
             elif item.kind in ("manifest", "stdin"):
                 mine[position] = _keep(reader, item, index_input(item, reader, limits))
     except BaseException:
@@ -227,11 +264,8 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
             objects, errors = _keep(reader, item, index_input(item, reader, limits))
         else:
             continue
-        try:
-            for obj in objects:
-                index.add(obj)
-        except Exception as error:  # a bug in gpulint: say where, keep going
-            errors = [*errors, internal_error_message(item.display, error)]
+        for source in objects:
+            index.add_source(source)
         if internal_errors is not None:
             internal_errors.extend(errors)
     return index
@@ -245,7 +279,7 @@ def _read_quietly(path: Any) -> str:
         return ""
 
 
-def _keep(reader: InputReader, item: Input, indexed: Indexed) -> tuple[list[KubeObject], list[str]]:
+def _keep(reader: InputReader, item: Input, indexed: Indexed) -> tuple[list[ConfigSource], list[str]]:
     """Hand an input's bytes and parsed documents to the reader (which keeps what fits) for the scan."""
     objects, errors, data, chunks, size = indexed
     if data is not None:
@@ -274,9 +308,14 @@ def _index_text(item: Input, source: Text, limits: Limits) -> Indexed:
     if not source.may_contain(_INDEXED_KINDS_UTF8):
         return [], [], data, None, 0
     record: ParsedChunks | None = {} if data is not None else None
-    objects = [obj for doc in _documents(source, limits, only=_INDEXED_KINDS, record=record)
-               if isinstance(doc, Document) for obj in objects_in(item.display, doc)]
-    return objects, [], data, record or None, len(source.whole or "") if record else 0
+    sources = _sources(item.display, _documents(source, limits, only=_INDEXED_KINDS, record=record))
+    return sources, [], data, record or None, len(source.whole or "") if record else 0
+
+
+def _sources(display: str, documents: Iterable[Document | LoadError]) -> list[ConfigSource]:
+    """The ConfigMaps and Secrets of `documents`, each made as it is read (its document let go)."""
+    return [source for doc in documents if isinstance(doc, Document) for obj in objects_in(display, doc)
+            if (source := source_of(obj)) is not None]
 
 
 def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: InputReader,
@@ -375,6 +414,55 @@ def _render_problem(report: FileReport, config: ScanConfig, problem: Any) -> Non
                       problem.message, problem.file, problem.span, field_path=f"line:{problem.span.line}")
     sctx = SuppressionContext(None, None, None, problem.text, problem.line_offset)
     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+
+
+class PartFailed(Exception):
+    """A part of a stream that cannot be scanned on its own (text that does not decode, a
+    document that does not load): the caller scans the whole input in one piece instead."""
+
+
+# A part of a large stream (see parallel.split_points): its first and end byte, and the
+# 0-based line and the document number it starts at.
+Part = tuple[int, int, int, int]
+
+
+def scan_part(item: Input, config: ScanConfig, contexts: RuleContexts, part: Part) -> tuple[FileReport, bool]:
+    """Scan the documents of one part of a large UTF-8 manifest: (its report, whether it held
+    Kubernetes objects). The parts' reports, in order, add up to the input's (parallel.py
+    merges them); PartFailed when the input must be scanned whole instead."""
+    import codecs
+
+    start, end, first_line, first_index = part
+    report = FileReport(item.display, STATUS_SCANNED)
+    assert item.real is not None
+    with open(item.real, "rb") as handle:
+        handle.seek(start)
+
+        def blocks() -> Iterator[str]:
+            decoder = codecs.getincrementaldecoder("utf-8")("strict")
+            left = end - start
+            while left > 0:
+                data = handle.read(min(left, 1 << 20))
+                if not data:
+                    raise PartFailed("the file changed")
+                left -= len(data)
+                if b"\0" in data or b"\r" in data:
+                    raise PartFailed("text the stream reader treats specially")
+                try:
+                    yield decoder.decode(data, final=left <= 0)
+                except UnicodeDecodeError as error:
+                    raise PartFailed("not UTF-8") from error
+
+        documents = load_stream(blocks(), config.limits, first_line=first_line, first_index=first_index)
+        found = _scan_documents(report, item.display, _loaded_only(documents), config, contexts, None, None)
+    return report, found
+
+
+def _loaded_only(documents: Iterable[Document | LoadError]) -> Iterator[Document]:
+    for doc in documents:
+        if isinstance(doc, LoadError):  # its report depends on the errors before it (MAX_LOAD_ERRORS)
+            raise PartFailed(doc.message)
+        yield doc
 
 
 def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig, contexts: RuleContexts,

@@ -1,11 +1,12 @@
 """Scanning inputs in several processes with the result one process would give.
 
 The parent builds the ConfigMap/Secret index (and renders charts) first, with a
-forked helper reading part of the files (IndexHelper); worker processes are
-forked from it, so they start with the index, the rendered text and the
-configuration without pickling any of it. The parent and the workers take
-batches from one queue (forkpool.run_shared: with `--jobs 2`, the parent and one
-worker); each worker sends back, per input, its report, its internal errors, what the
+forked helper process reading part of the files (IndexHelper); worker processes
+are forked from it (concurrent.futures with the fork start method), so they start
+with the index, the rendered text and the configuration without pickling any of
+it: only batch numbers and results cross. The parent scans batches too, from the
+other end of the queue (run_shared: with `--jobs 2`, the parent and one worker).
+Each worker sends back, per input, its report, its internal errors, what the
 scan hooks recorded (suppress.ParallelHook) and, for the suppressors whose
 verdicts depend on order (suppress.OrderedSuppressor: the baseline), the keys
 of the findings that reached them. The parent merges all of it in input
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -41,7 +43,6 @@ if TYPE_CHECKING:
     from gpulint.inputs.discovery import Input
     from gpulint.model.index import ConfigIndex
     from gpulint.results.scanning import ScanConfig, ScanResult
-    from gpulint.scan.forkpool import Forked
     from gpulint.scan.reader import InputReader
 
 # A scan of less input than this stays in one process: starting workers and
@@ -54,6 +55,14 @@ MIN_BYTES = 1 << 20
 BATCH_BYTES = 512 << 10
 BATCH_FILES = 96
 
+# A manifest of at least this many bytes is scanned in parts of about PART_BYTES, cut
+# at `---` lines, by all the processes (one large `helm template` stream is otherwise one
+# unit of work); the parts' reports are merged in order into the report of one piece.
+SPLIT_MIN = 16 << 20
+PART_BYTES = 4 << 20
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
 @dataclass(frozen=True)
 class Steps:
     """The engine's per-input steps. The engine hands them over so that this module,
@@ -61,13 +70,14 @@ class Steps:
 
     scan_input: Callable       # (input, config, index, reader, contexts) -> FileReport
     rule_contexts: Callable    # (config, index) -> the rules' contexts for a scan
+    scan_part: Callable        # (input, config, contexts, part) -> (FileReport, found objects); engine.scan_part
 
 
 # One input's outcome: report, internal errors, hook states, ordered-suppressor keys.
 Outcome = tuple[FileReport, list[str], list[Any], list[tuple[int | None, list[tuple[int, Any]]]]]
 
 
-def default_jobs() -> int:
+def cpus() -> int:
     """The CPUs this process may run on."""
     count = getattr(os, "process_cpu_count", None)
     if count is not None:
@@ -76,6 +86,21 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0)) or 1  # type: ignore[attr-defined]
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def default_jobs() -> int:
+    """Processes for a scan without `--jobs`: this one, plus one per CPU other work leaves idle.
+
+    A worker on a CPU that other processes keep busy only adds the cost of forking and
+    of sending reports back (measured on 2 CPUs under a load of 8: `--jobs 2` took 10-16 %
+    more CPU time and more wall time than `--jobs 1`), so the default never asks for
+    more workers than idle CPUs (the 1-minute load average says how many are busy)."""
+    total = cpus()
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average (Windows): take every CPU
+        return total
+    return max(1, min(total, int(total - busy) + 1))
 
 
 def can_fork() -> bool:
@@ -104,9 +129,70 @@ def plan(inputs: list["Input"], config: "ScanConfig", reader: "InputReader",
         return 1, []
     sizes = _sizes(inputs, reader)
     known = [size for size in sizes if size is not None]
-    if len(known) < 2 or sum(known) < MIN_BYTES:
+    units = sum(max(1, size // PART_BYTES) if _splittable(inputs[i], size) else 1
+                for i, size in enumerate(sizes) if size is not None)
+    if units < 2 or sum(known) < MIN_BYTES:
         return 1, sizes
-    return min(jobs, len(known)), sizes
+    return min(jobs, units), sizes
+
+
+def _splittable(item: "Input", size: int | None) -> bool:
+    """A manifest large enough to split, read as a stream (not whole: a whole text may get
+    a Helm source mapper) and not JSON (read with its own rules)."""
+    from gpulint.load import decode
+
+    return (item.kind == "manifest" and item.real is not None and size is not None
+            and size >= max(SPLIT_MIN, decode.WHOLE_MAX + 1) and not item.display.lower().endswith(".json"))
+
+
+def split_points(path: str, part_bytes: int | None = None) -> list[tuple[int, int, int, int]] | None:
+    """Parts of a large multi-document UTF-8 file: (first byte, end byte, 0-based first line,
+    document number base) each, cut before `---` lines about every `part_bytes`; None when the
+    file is not to be split (a byte-order mark, NUL or CR bytes: text the reader decodes or
+    splits otherwise; fewer than two parts). Reads the file once, a block at a time."""
+    part_bytes = part_bytes or PART_BYTES
+    cuts: list[tuple[int, int]] = [(0, 0)]        # (byte, lines before it)
+    with open(path, "rb") as handle:
+        if handle.read(3).startswith(_BOMS):
+            return None
+        handle.seek(0)
+        carry = b""
+        base = 0                # file offset of carry + block
+        counted, lines = 0, 0   # newlines in the file before byte `counted`
+        target = part_bytes
+        while True:
+            block = handle.read(8 << 20)
+            if not block:
+                break
+            if b"\0" in block or b"\r" in block:
+                return None
+            buf = carry + block
+            searched = len(buf) - 8   # the last bytes are searched again with the next block
+            pos = max(0, target - base)
+            while pos < searched:
+                found = buf.find(b"\n---", pos, searched)
+                if found < 0:
+                    break
+                start = found + 1
+                previous = buf.rfind(b"\n", 0, found) + 1
+                if buf[start + 3:start + 4] in (b" ", b"\t", b"\n") and buf[previous:previous + 1] != b"%" \
+                        and previous > 0:
+                    lines += buf.count(b"\n", counted - base, start)
+                    counted = base + start
+                    cuts.append((counted, lines))
+                    target = counted + part_bytes
+                pos = max(start, target - base)
+            keep = max(0, len(buf) - 8)
+            lines += buf.count(b"\n", max(0, counted - base), keep)
+            counted = max(counted, base + keep)
+            carry = buf[keep:]
+            base += keep
+        size = base + len(carry)
+    if len(cuts) < 2:
+        return None
+    ends = [byte for byte, _lines in cuts[1:]] + [size]
+    return [(byte, end, line, number << 32) for number, ((byte, line), end) in enumerate(zip(cuts, ends))]
+
 
 
 def _sizes(inputs: list["Input"], reader: "InputReader") -> list[int | None]:
@@ -131,9 +217,10 @@ def _sizes(inputs: list["Input"], reader: "InputReader") -> list[int | None]:
     return out
 
 
-def _batches(sizes: list[int | None]) -> list[list[int]]:
-    """Indices of the inputs workers scan, batched, the largest first."""
-    order = sorted((i for i, size in enumerate(sizes) if size is not None), key=lambda i: -sizes[i])  # type: ignore[operator]
+def _batches(sizes: list[int | None], skip: set[int] = frozenset()) -> list[list[int]]:  # type: ignore[assignment]
+    """Indices of the inputs workers scan (but `skip`), batched, the largest first."""
+    order = sorted((i for i, size in enumerate(sizes) if size is not None and i not in skip),
+                   key=lambda i: -sizes[i])  # type: ignore[operator]
     batches: list[list[int]] = []
     current: list[int] = []
     weight = 0
@@ -145,12 +232,6 @@ def _batches(sizes: list[int | None]) -> list[list[int]]:
             current, weight = [], 0
     if current:
         batches.append(current)
-    from gpulint.scan.forkpool import (
-        MAX_SHARED_TASKS,  # (forkpool loads only for a parallel scan)
-    )
-
-    while len(batches) > MAX_SHARED_TASKS:  # a scan of very many files: fewer, larger batches
-        batches = [sum(batches[i:i + 2], []) for i in range(0, len(batches), 2)]
     return batches
 
 
@@ -183,6 +264,19 @@ class _Work:
             suppressors[position] = _Recorder(suppressors[position], position, self.calls)
         self.config = replace(config, suppressors=suppressors)
         self.contexts = steps.rule_contexts(self.config, index)
+
+    def scan_part(self, i: int, part: tuple[int, int, int, int]) -> tuple[Outcome, bool] | None:
+        """One part of input `i` (engine.scan_part): its outcome and whether it held objects;
+        None when the input must be scanned whole (engine.PartFailed, or a bug met)."""
+        try:
+            report, found = self.steps.scan_part(self.inputs[i], self.config, self.contexts, part)
+        except Exception:  # noqa: BLE001 - PartFailed or a bug: the whole input is scanned again
+            self.calls.clear()
+            for hook in self.config.hooks:
+                hook.take_state()  # type: ignore[attr-defined]
+            return None
+        states = [hook.take_state() for hook in self.config.hooks]  # type: ignore[attr-defined]
+        return (report, [], states, self._keys(report)), found
 
     def scan(self, batch: list[int]) -> dict[int, Outcome]:
         out: dict[int, Outcome] = {}
@@ -225,9 +319,10 @@ class IndexHelper:
     bytes and parsed documents the scan's workers then inherit from the parent).
     """
 
-    def __init__(self, positions: set[int], child: "Forked") -> None:
+    def __init__(self, positions: set[int], process: Any, received: Any) -> None:
         self.positions = positions
-        self._child = child
+        self._process = process     # a multiprocessing Process (fork)
+        self._received = received   # the read end of its pipe
 
     @classmethod
     def start(cls, inputs: list["Input"], reader: "InputReader", limits: Any,
@@ -241,24 +336,45 @@ class IndexHelper:
         share = manifests[1::2]
         if len(share) < 2:
             return None
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        received, send = context.Pipe(duplex=False)
         _INDEX_WORK = (inputs, reader, limits, index_input)
         try:
-            from gpulint.scan.forkpool import Forked
-
-            child = Forked(_index_share, share)
+            _flush()
+            process = context.Process(target=_deliver_index_share, args=(send, share), daemon=True)
+            process.start()
         finally:
             _INDEX_WORK = None
-        return cls(set(share), child)
+            send.close()
+        return cls(set(share), process, received)
 
     def results(self) -> dict[int, tuple]:
-        """What the helper found, by input position; empty when it failed (the parent
-        then reads its share itself)."""
-        found, done = self._child.result()
-        return found if done else {}
+        """What the helper found, by input position; empty when it failed (killed, or
+        its result could not be sent: the parent then reads its share itself)."""
+        try:
+            ok, found = self._received.recv()  # before join: a large result fills the pipe
+        except Exception:  # noqa: BLE001 - nothing, or a truncated message
+            ok, found = False, {}
+        finally:
+            self._received.close()
+            self._process.join()
+        return found if ok else {}
 
     def close(self) -> None:
-        """Stop the helper (the parent was interrupted)."""
-        self._child.close()
+        """Stop the helper (the parent was interrupted): no process outlives the scan."""
+        self._received.close()
+        self._process.kill()
+        self._process.join()
+
+
+def _deliver_index_share(send: Any, positions: list[int]) -> None:
+    """In the helper: send (True, what _index_share found), or (False, None) when it failed."""
+    try:
+        send.send((True, _index_share(positions)))
+    except Exception:  # noqa: BLE001 - not done: the parent reads the share itself
+        send.send((False, None))
 
 
 def _index_share(positions: list[int]) -> dict[int, tuple]:
@@ -282,9 +398,35 @@ def _index_share(positions: list[int]) -> dict[int, tuple]:
     return out
 
 
-def _run_batch(batch: list[int]) -> dict[int, Outcome]:
+def _run_batch(batch: "list[int] | tuple[int, tuple[int, int, int, int]]") -> Any:
+    """A batch of inputs, or one part of an input ((input, part), see split_points)."""
     assert _WORK is not None
+    if isinstance(batch, tuple):
+        return _WORK.scan_part(*batch)
     return _WORK.scan(batch)
+
+
+def _merge_parts(item_display: str, pieces: list[tuple[Outcome, bool]]) -> tuple[Outcome, list[list[Any]]]:
+    """The outcome of an input scanned in parts (reports and keys joined in order), and the
+    hook states of each part, to be merged in that order."""
+    from gpulint.results.findings import STATUS_NOT_KUBERNETES, STATUS_SCANNED
+
+    report = FileReport(item_display, STATUS_SCANNED)
+    states: list[Any] = []
+    keys: list[tuple[int | None, list[tuple[int, Any]]]] = []
+    found = False
+    for (part, _errors, part_states, part_keys), part_found in pieces:
+        offset = len(report.findings)
+        keys.extend((None if at is None else at + offset, decisions) for at, decisions in part_keys)
+        report.findings.extend(part.findings)
+        report.documents += part.documents
+        report.objects += part.objects
+        report.workloads += part.workloads
+        states.append(part_states)
+        found = found or part_found
+    if not found and not report.findings:
+        report.status = STATUS_NOT_KUBERNETES
+    return (report, [], [], keys), states
 
 
 def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigIndex", reader: "InputReader",
@@ -294,25 +436,44 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
     global _WORK
     work = _Work(inputs, config, index, reader, steps)
     outcomes: dict[int, Outcome] = {}
-    batches = _batches(sizes)
+    parts: dict[int, list[tuple[int, int, int, int]]] = {}
+    for i, item in enumerate(inputs):
+        if _splittable(item, sizes[i]):
+            try:
+                points = split_points(item.real)  # type: ignore[arg-type]
+            except OSError:
+                points = None
+            if points is not None:
+                parts[i] = points
+    part_tasks = [(i, part) for i, points in parts.items() for part in points]
+    batches: list[Any] = [*part_tasks, *_batches(sizes, set(parts))]   # the parts first: the largest work
     # Stdin is read here: a forked worker would share the parent's file offset.
     outcomes.update(work.scan([i for i, size in enumerate(sizes) if size is None]))
     _WORK = work
     try:
-        from gpulint.scan.forkpool import run_shared
-
         results, done = run_shared(workers, _run_batch, batches)
     finally:
         _WORK = None
+    pieces: dict[int, list[tuple[Outcome, bool] | None]] = {i: [] for i in parts}
     for batch, found, ok in zip(batches, results, done):
-        # A batch whose worker died or whose results could not be sent is scanned here.
-        outcomes.update(found if ok else work.scan(batch))
+        if isinstance(batch, tuple):
+            pieces[batch[0]].append(found if ok else None)
+        else:
+            # A batch whose worker died or whose results could not be sent is scanned here.
+            outcomes.update(found if ok else work.scan(batch))
+    part_states: dict[int, list[list[Any]]] = {}
+    for i, got in pieces.items():
+        if all(piece is not None for piece in got):
+            outcomes[i], part_states[i] = _merge_parts(inputs[i].display, got)  # type: ignore[arg-type]
+        else:  # a part failed: the input is scanned in one piece, here
+            outcomes.update(work.scan([i]))
     for i in range(len(inputs)):
         report, errors, states, keys = outcomes[i]
         result.internal_errors.extend(errors)
         result.files.append(report)
-        for hook, state in zip(config.hooks, states):
-            hook.merge_state(state)  # type: ignore[attr-defined]
+        for state_list in part_states.get(i, [states]):
+            for hook, state in zip(config.hooks, state_list):
+                hook.merge_state(state)  # type: ignore[attr-defined]
         for at, decisions in keys:
             for position, key in decisions:
                 verdict = config.suppressors[position].decide(key)  # type: ignore[attr-defined]
@@ -320,3 +481,77 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
                     if at is not None:
                         report.findings[at].suppressed = verdict
                     break
+
+
+def run_shared(workers: int, function: Callable[[Any], Any], tasks: list[Any]) -> tuple[list[Any], list[bool]]:
+    """`function` over `tasks` in `workers` processes, this one being one of them:
+    (results, whether each task was done; a task not done is the caller's).
+
+    `workers - 1` processes are forked (they inherit this one's state; `function`
+    must be a module-level name) and take tasks from the front of the list while
+    this process takes them from the back, so that on 2 CPUs one fork does what two
+    would. A task that fails, whose result cannot be sent, or whose worker dies
+    (the pool is then broken: every task it had not delivered) is reported not done.
+    """
+    results: list[Any] = [None] * len(tasks)
+    done = [False] * len(tasks)
+    pending = deque(range(len(tasks)))
+    forks = min(workers - 1, len(tasks) - 1)
+    if forks < 1:
+        _run_here(function, tasks, pending, results, done, len(tasks))
+        return results, done
+    import concurrent.futures
+    import multiprocessing
+
+    _flush()
+    executor = concurrent.futures.ProcessPoolExecutor(forks, mp_context=multiprocessing.get_context("fork"))
+    in_flight: dict[concurrent.futures.Future, int] = {}
+    broken = False
+    finished = False
+    try:
+        while pending or in_flight:
+            for future in [f for f in in_flight if f.done()]:
+                _collect(future, in_flight.pop(future), results, done)
+            while not broken and pending and len(in_flight) < 2 * forks:  # each worker has one more queued
+                number = pending.popleft()
+                try:
+                    in_flight[executor.submit(function, tasks[number])] = number
+                except concurrent.futures.BrokenExecutor:  # a worker died: the rest is done here
+                    pending.appendleft(number)
+                    broken = True
+            if pending:
+                _run_here(function, tasks, pending, results, done, 1)
+            elif in_flight:
+                concurrent.futures.wait(in_flight, return_when=concurrent.futures.FIRST_COMPLETED)
+        finished = True
+    finally:
+        executor.shutdown(wait=finished, cancel_futures=True)
+    return results, done
+
+
+def _run_here(function: Callable[[Any], Any], tasks: list[Any], pending: deque, results: list[Any],
+              done: list[bool], count: int) -> None:
+    """Run up to `count` tasks from the back of `pending` in this process."""
+    for _ in range(min(count, len(pending))):
+        number = pending.pop()
+        try:
+            results[number] = function(tasks[number])
+            done[number] = True
+        except Exception:  # noqa: BLE001 - reported not done, like a worker's
+            pass
+
+
+def _collect(future: Any, number: int, results: list[Any], done: list[bool]) -> None:
+    """A worker's result; a failed task, an unsendable result or a dead worker: not done."""
+    try:
+        results[number] = future.result()
+        done[number] = True
+    except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error, the task's own
+        pass
+
+
+def _flush() -> None:
+    """A child must not write out what this process has buffered (and will write)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()

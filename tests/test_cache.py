@@ -1,0 +1,162 @@
+"""The result cache (gpulint.scan.cache): same bytes as a scan, keyed by all a result depends on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, run_cli
+from gpulint.scan import cache as cache_mod
+from gpulint.scan import engine
+
+_WORKLOAD = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer, namespace: ml}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: python:3.12-slim
+        envFrom:
+        - configMapRef: {name: gpu-env}
+"""
+
+_CONFIGMAP = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: gpu-env, namespace: ml}
+data:
+  NVIDIA_VISIBLE_DEVICES: %s
+"""
+
+
+@pytest.fixture
+def cached(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The cache on, in a folder of this test's own; returns the folder."""
+    monkeypatch.delenv("GPULINT_NO_CACHE", raising=False)
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    return folder / "gpulint"
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.json")) if folder.exists() else []
+
+
+class _Scans:
+    """Counts the scans really run (not answered from the cache)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = engine._scan
+
+        def counting(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            self.count += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(engine, "_scan", counting)
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "text"])
+def test_a_cached_result_gives_the_bytes_of_a_scan_without_cache(fmt: str, cached: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    scans = _Scans(monkeypatch)
+    target = str(FIXTURES / "rules")
+    uncached = run_cli("scan", "--no-cache", "--jobs", "1", "--show-suppressed", "--format", fmt, target)
+    assert scans.count == 1 and _entries(cached) == []
+    first = run_cli("scan", "--show-suppressed", "--format", fmt, target)
+    second = run_cli("scan", "--show-suppressed", "--format", fmt, target)
+    assert scans.count == 2                       # the second was read from the cache
+    assert len(_entries(cached)) == 1
+    assert uncached == first == second and uncached[0] == 1
+
+
+def test_changing_a_referenced_configmap_changes_the_findings(cached: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    scans = _Scans(monkeypatch)
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a-workload.yaml").write_text(_WORKLOAD)
+    (root / "z-config.yaml").write_text(_CONFIGMAP % "all")
+    code, out, _err = run_cli("scan", "--format", "json", str(root))
+    assert code == 1 and [f["rule"] for f in json.loads(out)["findings"]] == ["GPU004"]
+    (root / "z-config.yaml").write_text(_CONFIGMAP % "void")   # the workload's file is unchanged
+    code, out, _err = run_cli("scan", "--format", "json", str(root))
+    assert code == 0 and json.loads(out)["findings"] == []
+    assert scans.count == 2
+    (root / "z-config.yaml").write_text(_CONFIGMAP % "all")    # back: the first entry again
+    code, out, _err = run_cli("scan", "--format", "json", str(root))
+    assert code == 1 and scans.count == 2
+
+
+def test_options_and_configuration_are_part_of_the_key(cached: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    scans = _Scans(monkeypatch)
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a-workload.yaml").write_text(_WORKLOAD)
+    (root / "z-config.yaml").write_text(_CONFIGMAP % "all")
+    assert run_cli("scan", "--format", "json", str(root))[0] == 1
+    assert run_cli("scan", "--format", "json", "--ignore", "GPU004", str(root))[0] == 0
+    (root / ".gpulint.yaml").write_text("ignore: [GPU004]\n")
+    assert run_cli("scan", "--format", "json", str(root))[0] == 0
+    assert scans.count == 3
+    assert run_cli("scan", "--format", "text", str(root))[0] == 0   # only the report differs: cached
+    assert scans.count == 3
+
+
+def test_a_corrupt_or_foreign_entry_is_ignored(cached: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    scans = _Scans(monkeypatch)
+    target = str(FIXTURES / "rules" / "GPU004")
+    expected = run_cli("scan", "--format", "json", target)
+    [entry] = _entries(cached)
+    stored = json.loads(entry.read_text())
+    bad_entries = [
+        b"\x00garbage",
+        json.dumps({**stored, "key": "0" * 64}).encode(),                   # recorded under another key
+        json.dumps({**stored, "format": 99}).encode(),
+        json.dumps({**stored, "result": {"files": [{"file": 1}]}}).encode(),   # malformed
+        json.dumps({**stored, "result": {"files": [{**stored["result"]["files"][0],
+                                                    "findings": [["GPU004"]]}]}}).encode(),
+    ]
+    for number, bad in enumerate(bad_entries, start=2):
+        entry.write_bytes(bad)
+        assert run_cli("scan", "--format", "json", target) == expected
+        assert scans.count == number                    # scanned again, and stored again
+        assert json.loads(entry.read_text()) == stored
+
+
+def test_no_cache_and_the_environment_variable_bypass_it(cached: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    target = str(FIXTURES / "rules" / "GPU004")
+    run_cli("scan", "--no-cache", target)
+    monkeypatch.setenv("GPULINT_NO_CACHE", "1")
+    run_cli("scan", target)
+    assert _entries(cached) == []
+    monkeypatch.delenv("GPULINT_NO_CACHE")
+    run_cli("scan", "--cache-dir", str(tmp_path / "elsewhere"), target)
+    assert _entries(cached) == [] and len(_entries(tmp_path / "elsewhere")) == 1
+    run_cli("scan", target)
+    assert len(_entries(cached)) == 1
+
+
+def test_writing_a_baseline_always_scans(cached: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scans = _Scans(monkeypatch)
+    target = str(FIXTURES / "rules" / "GPU004")
+    for _ in range(2):
+        baseline = tmp_path / "baseline.json"
+        baseline.unlink(missing_ok=True)
+        run_cli("scan", "--write-baseline", str(baseline), target)
+        assert baseline.exists()
+    assert scans.count == 2
+
+
+def test_the_default_folder_is_the_user_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_mod.default_dir() == str(tmp_path / "xdg" / "gpulint")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_mod.default_dir() == str(tmp_path / "home" / ".cache" / "gpulint")
