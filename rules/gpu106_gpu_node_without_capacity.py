@@ -45,8 +45,7 @@ nodes), and Nodes without `status` (a manifest, not a dump: there is nothing
 advertised yet).
 
 ## Why is this bad
-The policy's first check before deploying GPU workloads (POLICY.md, "check GPU
-availability"): `kubectl describe node` must show a non-zero `nvidia.com/gpu`
+The policy's first check before deploying GPU workloads ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#gpu-capacity-on-the-nodes)): `kubectl describe node` must show a non-zero `nvidia.com/gpu`
 under Capacity. When it is missing or 0, the NVIDIA device plugin is probably not
 running on that node (or its driver is not ready): the scheduler cannot place
 any GPU Pod there, GPU Pods stay Pending, and this is exactly the state in which
@@ -80,7 +79,7 @@ Check the device plugin (or the GPU Operator's `nvidia-device-plugin-daemonset`)
 Pod on the node and its logs, and the driver (`nvidia-smi` on the node).
 
 ## References
-- ACK, "Use default Kubernetes GPU scheduling": check GPU availability (POLICY.md)
+- gpulint's policy, GPU capacity on the nodes: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#gpu-capacity-on-the-nodes
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - NVIDIA GPU feature discovery labels: https://github.com/NVIDIA/k8s-device-plugin/tree/main/docs/gpu-feature-discovery
 - GKE, Run GPUs in GKE Standard node pools: https://cloud.google.com/kubernetes-engine/docs/how-to/gpus

@@ -158,7 +158,7 @@ def test_a_chart_that_never_renders_is_reported_once(helm: str, tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     code, report = scan_json("--helm", helm, "c")
     assert code == 1
-    assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [("GPU000", "c/Chart.yaml", 1)]
+    assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [("GPU010", "c/Chart.yaml", 1)]
     assert report["summary"]["files"] == 1 and report["summary"]["helm_chart"] == 1
 
 

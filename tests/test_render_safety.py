@@ -404,10 +404,12 @@ def test_a_chart_without_templates_dir_scans_its_root_files(helm: str, tmp_path:
 
 
 def test_render_timeout_is_a_scan_option() -> None:
-    from gpulint.cli.scanopts import parse
+    from gpulint.cli.scanargs import parse
+    from gpulint.cli.scancmd import UsageError
 
     assert parse(["--render-timeout", "5", "k8s"])["render_timeout"] == 5
-    assert parse(["--render-timeout", "0"]) is None          # Typer reports it
+    with pytest.raises(UsageError):
+        parse(["--render-timeout", "0"])
 
 
 def test_gpu010_is_reported_unless_ignored_like_gpu000(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -659,7 +659,7 @@ def fixtures_sarif() -> dict:
 
 def test_input_problems_are_not_security_alerts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    (repo / "broken.yaml").write_text("kind: Pod\nmetadata: {name: [\n")
+    (repo / "broken.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [\n")
     monkeypatch.chdir(repo)
     code, out, _ = run_cli("scan", "--format", "sarif", "broken.yaml")
     doc = sarif_check.loads(out, root=repo)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import IO
 
 from gpulint.api import Severity
-from gpulint.render.base import rendered_source
+from gpulint.render.base import rendered_source, rendered_variant
 from gpulint.report import summary, visible
 from gpulint.report.repopath import Locator
 from gpulint.report.safetext import valid_text
@@ -112,6 +112,9 @@ def annotation(finding: Finding, locator: Locator) -> str:
     if mapped is not None:
         source = rendered_source(finding.file)
         shown = locator.locate(source if source is not None else finding.file).relative
+        variant = rendered_variant(finding.file)
+        if variant:
+            shown = f"{shown} with {variant}"
         message += f" (rendered output of {shown}, line {finding.span.line})"
     title = f"{finding.rule_id} {finding.rule_name}"
     command = COMMANDS[finding.severity]
