@@ -117,13 +117,6 @@ def inputs_of(files: list[Path], charts: list[Path]) -> list[Path]:
     return sorted({chart_of(f, charts) or f for f in files}, key=str)
 
 
-def ci_renders(charts: list[Path]) -> int:
-    """Renders a scan adds besides each chart's defaults: one per chart-testing
-    `ci/*-values.yaml` file (render/chartvalues.py)."""
-    return sum(1 for chart in charts for values in (chart / "ci").glob("*-values.yaml")
-               if values.is_file() and not values.is_symlink())
-
-
 def labelled_at(finding: dict, corpus: Path) -> tuple[str, int]:
     """Where a LABELS.tsv row (path relative to `corpus`, line) for `finding` sits.
 

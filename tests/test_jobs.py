@@ -67,14 +67,7 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("target", [
-    pytest.param("corpus", marks=pytest.mark.xfail(
-        _KLOG_FRAMED, strict=True,
-        reason="product bug, not a --jobs one: two runs of the same scan differ. The corpus's "
-               "vllm-project__aibrix/config/dependency/envoy-gateway kustomization has a remote resource, "
-               "so `kubectl kustomize` fails and its error is framed by klog as a multi-line value "
-               "(`E1203 09:39:28.738244  6907 run.go:72] \"command failed\" err=<` ... `>`); "
-               "gpulint/render/tools.py clean_message strips only the one-line form (_KLOG_RE, "
-               "`err=\"...\"`), so the GPU000 message keeps kubectl's time and pid.")),
+    "corpus",
     "generated",
 ])
 def test_the_corpus_and_a_generated_corpus_give_the_same_report(target: str, tmp_path: Path,
