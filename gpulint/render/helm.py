@@ -37,6 +37,7 @@ from gpulint.render.tools import (
     replace_paths,
     run,
     scratch_dir,
+    value_at,
     which,
 )
 from gpulint.render.values import (
@@ -358,7 +359,7 @@ class HelmMapper:
         rel = tuple(where.path)[len(obj.base):]
         target = None
         if isinstance(where, TextAt):
-            value = _value_at(obj.doc.data, tuple(where.path))
+            value = value_at(obj.doc.data, tuple(where.path))
             if isinstance(value, str):
                 target = value[where.start:where.end].split("\n", 1)[0] or None
         return mapper.locate(tpl, region, obj.data, rel, target)
@@ -411,13 +412,6 @@ def _region_kind(tpl: Template, region: tuple[int, int]) -> str | None:
     return None
 
 
-def _value_at(data: Any, path: tuple) -> Any:
-    for step in path:
-        if isinstance(step, int):
-            data = data[step] if isinstance(data, list) and 0 <= step < len(data) else None
-        else:
-            data = data.get(step) if isinstance(data, dict) else None
-    return data
 
 
 # --- piped output ---------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
-from gpulint.render.tools import real_path
+from gpulint.render.tools import real_path, value_at
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -304,7 +304,7 @@ def inline_patches(k: Kustomization) -> list[str]:
     out: list[str] = []
     for path in paths:
         node = doc.node(path)
-        value = _value_of(data, path)
+        value = value_at(data, path)
         if node is None or node.style != "|" or not isinstance(value, str):
             continue
         body = value.rstrip("\n").split("\n")
@@ -317,13 +317,6 @@ def inline_patches(k: Kustomization) -> list[str]:
     return out
 
 
-def _value_of(data: Any, path: tuple) -> Any:
-    for step in path:
-        if isinstance(step, int):
-            data = data[step] if isinstance(data, list) and 0 <= step < len(data) else None
-        else:
-            data = data.get(step) if isinstance(data, dict) else None
-    return data
 
 
 def references(k: Kustomization) -> list[Reference]:

@@ -17,6 +17,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # klog (kubectl) frames lines as: E1202 14:56:18.027 12345 run.go:72] "command failed" err="..."
 _KLOG_PREFIX_RE = re.compile(r"^([EWIF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [\w.\-]+:\d+\] ")
@@ -196,3 +197,13 @@ def replace_paths(message: str, replacements: list[tuple[str, str]]) -> str:
 def real_path(path: Path) -> Path:
     """`path` with symlinks resolved; unlike Path.resolve (before Python 3.13) it survives symlink loops."""
     return Path(os.path.realpath(path))
+
+
+def value_at(data: Any, path: tuple) -> Any:
+    """The value at document `path` in plain data (None where the path leads nowhere)."""
+    for step in path:
+        if isinstance(step, int):
+            data = data[step] if isinstance(data, list) and 0 <= step < len(data) else None
+        else:
+            data = data.get(step) if isinstance(data, dict) else None
+    return data
