@@ -107,6 +107,26 @@ def test_options_and_configuration_are_part_of_the_key(cached: Path, tmp_path: P
     assert scans.count == 3
 
 
+def test_a_baseline_named_by_the_configuration_is_part_of_the_key(cached: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The baseline the configuration names (outside the scanned folder) decides which findings are
+    suppressed: changing it scans again instead of answering with the verdicts of the old one."""
+    root = tmp_path / "repo"
+    manifests = root / "k8s"
+    manifests.mkdir(parents=True)
+    (manifests / "a-workload.yaml").write_text(_WORKLOAD)
+    (manifests / "z-config.yaml").write_text(_CONFIGMAP % "all")
+    assert run_cli("scan", "--no-cache", "--write-baseline", str(root / "base.json"), str(manifests))[0] == 0
+    (root / ".gpulint.yaml").write_text("baseline: base.json\n")
+    scans = _Scans(monkeypatch)
+    assert run_cli("scan", "--format", "json", str(manifests))[0] == 0        # all in the baseline
+    recorded = json.loads((root / "base.json").read_text())
+    (root / "base.json").write_text(json.dumps({**recorded, "entries": []}))
+    code, out, err = run_cli("scan", "--format", "json", str(manifests))
+    assert scans.count == 2, err
+    assert code == 1 and json.loads(out)["summary"]["findings"] == 1
+
+
 def test_a_corrupt_or_foreign_entry_is_ignored(cached: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     scans = _Scans(monkeypatch)

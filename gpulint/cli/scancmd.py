@@ -182,7 +182,7 @@ def _scan(v: dict[str, Any]) -> int:
     reader = ObservedReader(progress, run.scan.render)
     try:
         result = run_scan_engine(found.inputs, run.scan, reader=reader, jobs=v["jobs"],
-                                 progress=progress.file_scanned, cache=_result_cache(v, paths, run.writer))
+                                 progress=progress.file_scanned, cache=_result_cache(v, project, run.writer))
     finally:
         progress.erase()
     progress.finished(result, found.skipped)
@@ -267,20 +267,20 @@ def _refuse_to_overwrite_an_input(output: str, v: dict[str, Any], found: Any, pr
                          "the report would replace it (write it elsewhere)")
 
 
-def _result_cache(v: dict[str, Any], paths: list[str], writer: Any) -> Any:
+def _result_cache(v: dict[str, Any], project: Any, writer: Any) -> Any:
     """The result cache for this scan (gpulint.scan.cache), or None: --no-cache, GPULINT_NO_CACHE,
     or a scan that writes a baseline (a side effect a cached result would skip)."""
     if v["no_cache"] or os.environ.get("GPULINT_NO_CACHE", "") not in ("", "0") or writer is not None:
         return None
-    from gpulint.config.settings import find_config
     from gpulint.scan.cache import ResultCache, default_dir
 
     # What the scan's result depends on besides its inputs: the options that shape it, and the
-    # bytes of the configuration, baseline and values files they name.
+    # bytes of the configuration in effect (found from --stdin-filename too), the baselines and the
+    # values files they name.
     shaping = {k: value for k, value in sorted(v.items())
                if k not in ("output_format", "output", "category", "show_suppressed", "no_cache", "cache_dir",
                             "jobs", "paths")}
-    named = [v["config_file"] or str(find_config(paths) or ""), v["baseline"] or "", *v["values"]]
+    named = [str(project.file or ""), v["baseline"] or "", str(project.baseline or ""), *v["values"]]
     parts = [repr(shaping), os.getcwd()]
     for path in named:
         try:
