@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from gpulint.api import Severity
 from gpulint.config.render import DEFAULT_RELEASE, RenderOptions
 from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject
@@ -37,6 +38,8 @@ class RenderFailure:
     # The same failure as the chart's defaults render, already reported there: one
     # more render of the chart (render/chartvalues.py) only counts in the summary.
     repeat: bool = False
+    # Another severity than the rule's (an info note: what gpulint changed to render, nothing unchecked).
+    severity: Severity | None = None
 
 
 @dataclass
@@ -50,6 +53,9 @@ class Rendered:
     problems: list[RenderFailure] = field(default_factory=list)
     # Scanned as plain manifests instead of a build: (display path, real path, text; None: the file's).
     plain: list[tuple[str, Path, str | None]] = field(default_factory=list)
+    # A chart that did not render: its templates, read as literal text (each action a
+    # placeholder, as a loose template is), (display path, real path, None); its failure says so.
+    literal: list[tuple[str, Path, str | None]] = field(default_factory=list)
 
 
 def rendered_name(display: str) -> str:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from gpulint.api import KeyAt, TextAt, ValueAt
+from gpulint.api import KeyAt, Severity, TextAt, ValueAt
 from gpulint.config.render import ChartValues
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
@@ -28,6 +28,7 @@ from gpulint.render.base import (
 from gpulint.render.chartvalues import variant_name
 from gpulint.render.boundary import inside, repository_root
 from gpulint.render.chartcopy import copy_chart
+from gpulint.render.chartfix import STAND_IN, ChartFile, ChartFix, Dependency, apply, learn
 from gpulint.render.helmschema import remote_schema_reference
 from gpulint.render.mapping import TemplateMapper
 from gpulint.render.template import Template
@@ -174,16 +175,29 @@ def _chart_name(real: Path) -> str | None:
 
 def render_chart(real: Path, display: str, options: RenderOptions, values: ChartValues | None = None) -> Rendered:
     """`helm template` of the chart at `real`; `values`: one more render's values files
-    and --set pairs (given after the command line's), None for the chart's defaults."""
+    and --set pairs (given after the command line's), None for the chart's defaults.
+
+    What keeps Helm from loading the chart offline although its templates are fine (a
+    placeholder version, dependencies not in charts/) is changed in the private copy
+    (render/chartfix.py) and reported; a chart that still does not render has its
+    templates read as literal text (Rendered.literal, defaults render only)."""
     name = rendered_name(display) if values is None else variant_name(display, values)
     extra = values or ChartValues()
     chart_file = join_display(display, CHART_FILE)
     repository = repository_root(real, options.scan_roots)
     problems, plain = _root_files(real, display, chart_file)
+    chart = Chart(real, display, repository)
+    user_files = [read_values_file(Path(v), v) for v in options.values]
+    user_files += [read_values_file(Path(f), shown) for f, shown in zip(extra.files, extra.shown)]
+
+    def not_rendered(failure: RenderFailure) -> Rendered:
+        literal = literal_templates(chart) if values is None else []
+        return Rendered(name, failure=failure, problems=problems, literal=literal)
+
     try:
         helm = which(options.helm, "helm")
     except ToolMissing as missing:
-        return Rendered(name, failure=RenderFailure(
+        return not_rendered(RenderFailure(
             f"Helm chart not rendered: {missing}; {INSTALL_HINT.format(chart=display)}",
             chart_file, Span(1, 1, 1, 1), STATUS_CHART))
     with scratch_dir() as scratch:
@@ -205,25 +219,82 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
         if remote is not None:
             # Helm would fetch it to validate the values: validation is skipped instead.
             if not _supports(helm, "--skip-schema-validation", Path(scratch)):
-                return Rendered(name, failure=RenderFailure(
+                return not_rendered(RenderFailure(
                     f"Helm chart not rendered: {remote[0]} references {remote[1]}, which Helm would fetch "
                     "(gpulint never fetches; Helm 3.16 or later renders it without schema validation)",
                     join_display(display, remote[0]), Span(1, 1, 1, 1), STATUS_CHART))
             argv.append("--skip-schema-validation")
         argv += ["--", options.release, str(copied.root)]
-        result = run(argv, None, options.timeout, Path(scratch))
-        if not result.ok:
+        chart_yaml = ChartFile(copied.root)
+        conditions = ValuesChain.build([chart.values()], [], user_files, [])
+        fix = ChartFix()
+        # Each attempt Helm refuses for what the copy can change is followed by one more
+        # (a placeholder version hides the missing dependencies until it is replaced).
+        for _attempt in range(3):
+            result = run(argv, None, options.timeout, Path(scratch))
+            if result.ok:
+                break
             message = replace_paths(result.message, [(str(copied.root), display),
                                                      (scratch, "(temporary directory)"),
                                                      (str(real_path(real)), display)])
-            return Rendered(name, failure=_failure(message, real, display, chart_file, options, repository),
-                            problems=problems)
-    chart = Chart(real, display, repository)
-    user_files = [read_values_file(Path(v), v) for v in options.values]
-    user_files += [read_values_file(Path(f), shown) for f, shown in zip(extra.files, extra.shown)]
+            if not (learn(message, chart_yaml, fix, conditions) and apply(chart_yaml, fix)):
+                break
+        problems += _fix_problems(fix, chart_yaml, display)
+        if not result.ok:
+            return not_rendered(_failure(message, real, display, chart_file, options, repository))
     sets = [entry for text in (*options.sets, *extra.sets) for entry in parse_set(text)]
     mapper = HelmMapper(result.stdout, lambda n: chart if n == chart.name else None, user_files, sets)
     return Rendered(name, result.stdout, mapper, problems=problems, plain=plain)
+
+
+def _fix_problems(fix: ChartFix, chart_yaml: ChartFile, display: str) -> list[RenderFailure]:
+    """What the private copy changed, each said where it is written: a stand-in version
+    (info: everything was checked) and dependencies left out (their manifests were not)."""
+    out = []
+    for stand_in in fix.stand_ins:
+        written = (f"`{stand_in.field}: {stand_in.shown}` in Chart.yaml is not a {stand_in.field} Helm can load "
+                   "(a placeholder a release tool fills in?)" if stand_in.shown else
+                   f"Chart.yaml has no `{stand_in.field}`, which Helm requires")
+        out.append(RenderFailure(
+            f"{written}: the chart was rendered with the stand-in {stand_in.field} {STAND_IN} in gpulint's "
+            "private copy; its templates were checked as usual",
+            join_display(display, CHART_FILE), stand_in.span, STATUS_CHART, text=chart_yaml.text,
+            severity=Severity.INFO))
+    if fix.left_out:
+        first = fix.left_out[0]
+        names = ", ".join(dep.name for dep in fix.left_out)
+        states = "; ".join(_dependency_state(dep) for dep in fix.left_out)
+        text = chart_yaml.text if first.file == CHART_FILE else chart_yaml.req_text
+        out.append(RenderFailure(
+            f"chart dependencies missing in charts/: {names} ({states}): the chart was rendered without them, "
+            "so what they render was not checked; gpulint renders offline and never fetches dependencies: "
+            f"run `helm dependency build {display}` first",
+            join_display(display, first.file), first.span, STATUS_CHART, text=text))
+    return out
+
+
+def _dependency_state(dep: Dependency) -> str:
+    """Whether Helm would render the dependency with these values, and why."""
+    if dep.enabled is None:
+        return f"{dep.name} is enabled with these values"
+    state = "enabled" if dep.enabled else "disabled"
+    return f"{dep.name} is {state} by {dep.condition or 'its tags'} with these values"
+
+
+def literal_templates(chart: Chart) -> list[tuple[str, Path, str | None]]:
+    """The files Helm would render of a chart and its unpacked subcharts (all under
+    `templates/` but partials, `_*`, and NOTES.txt), to read as literal text."""
+    out: list[tuple[str, Path, str | None]] = []
+    for each in chart._all_charts():
+        templates = each.real / "templates"
+        if not templates.is_dir() or not each.readable(templates):
+            continue
+        for path in sorted(templates.rglob("*")):
+            if (path.name.startswith("_") or path.name == "NOTES.txt" or not path.is_file()
+                    or not each.readable(path)):
+                continue
+            out.append((join_display(each.display, path.relative_to(each.real).as_posix()), path, None))
+    return out
 
 
 # Files at a chart's root that are the chart's own (not templates Helm would render).

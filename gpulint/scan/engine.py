@@ -52,6 +52,7 @@ from gpulint.results.findings import (
     INVALID_INPUT,
     RENDER_FAILED,
     STATUS_BINARY,
+    STATUS_CHART,
     STATUS_ERROR,
     STATUS_NOT_KUBERNETES,
     STATUS_SCANNED,
@@ -167,6 +168,10 @@ def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
                 owners[item.real] = report
                 seen.update(key for key in map(_render_key, report.findings) if key is not None)
             continue
+        if owner.status == STATUS_CHART and report.status == STATUS_SCANNED:
+            # The defaults did not render and their templates were read as literal text; this
+            # render checked them rendered: its findings stand, the literal ones go.
+            owner.findings[:] = [finding for finding in owner.findings if finding.rule_id == RENDER_FAILED]
         for finding in report.findings:
             key = _render_key(finding)
             if key is None or key not in seen:
@@ -239,7 +244,7 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
                 text = rendered.text
                 texts = [(rendered.display, text)] if text is not None else []
                 texts += [(display, given if given is not None else _read_quietly(path))
-                          for display, path, given in rendered.plain]
+                          for display, path, given in (*rendered.plain, *rendered.literal)]
                 try:
                     mine[position] = ([source for display, part in texts
                                        if any(kind in part for kind in _INDEXED_KINDS)
@@ -372,6 +377,8 @@ def _scan_rendered(report: FileReport, rendered: Any, config: ScanConfig, contex
     if failure is not None:
         report.status = failure.status
         if not failure.repeat:   # a chart's other render failing as its defaults did: said once, there
+            if rendered.literal:
+                failure = _scan_literal(report, rendered.literal, failure, config, contexts)
             _render_problem(report, config, failure)
         return
     found = False
@@ -388,6 +395,31 @@ def _scan_rendered(report: FileReport, rendered: Any, config: ScanConfig, contex
         report.status = rendered.problems[0].status   # not built, and nothing of it scanned
     elif not found and not report.findings:
         report.status = STATUS_NOT_KUBERNETES
+
+
+def _scan_literal(report: FileReport, files: list, failure: Any, config: ScanConfig,
+                  contexts: RuleContexts) -> Any:
+    """A chart Helm did not render: its templates checked as literal text, as a loose template
+    is (load/unrendered.py), findings at template lines. No GPU011 per template: the chart's
+    failure (returned, its message completed) says it once, with what could not be read even so."""
+    import dataclasses
+
+    unread: list[tuple[str, LoadError]] = []
+    for display, path, given in files:
+        text = given if given is not None else _plain_text(report, config, display, path)
+        if text is None:
+            continue
+        errors: list[LoadError] = []
+        _scan_documents(report, display, load_documents(text, config.limits), config, contexts, None, text,
+                        unread=errors)
+        unread += [(display, error) for error in errors if error.kubernetes and not error.literal_checked]
+    message = (f"{failure.message}; the chart was not rendered, so its {len(files)} template "
+               f"{'file was' if len(files) == 1 else 'files were'} read as literal text instead: {LITERAL_NOTE}")
+    if unread:
+        display, first = unread[0]
+        message += (f"; {len(unread)} {'document' if len(unread) == 1 else 'documents'} could not be read even "
+                    f"so (first: {display}:{first.line}: {first.message})")
+    return dataclasses.replace(failure, message=message)
 
 
 def _plain_text(report: FileReport, config: ScanConfig, display: str, path: Any) -> str | None:
@@ -410,7 +442,8 @@ def _render_problem(report: FileReport, config: ScanConfig, problem: Any) -> Non
     rule = config.all_rules.get(RENDER_FAILED)
     if rule is None or not config.report_render_failed:
         return
-    finding = Finding(RENDER_FAILED, rule.name, config.severity_of(RENDER_FAILED, rule.severity),
+    severity = config.severity_of(RENDER_FAILED, problem.severity or rule.severity)
+    finding = Finding(RENDER_FAILED, rule.name, severity,
                       problem.message, problem.file, problem.span, field_path=f"line:{problem.span.line}")
     sctx = SuppressionContext(None, None, None, problem.text, problem.line_offset)
     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
@@ -502,7 +535,7 @@ def _text_done(report: FileReport, text: str, line_offset: int, config: ScanConf
 
 def _scan_documents(report: FileReport, display: str, documents: Iterable[Document | LoadError],
                     config: ScanConfig, contexts: RuleContexts, mapper: Mapper | None,
-                    file_text: str | None, plain: bool = True) -> bool:
+                    file_text: str | None, plain: bool = True, unread: list[LoadError] | None = None) -> bool:
     """Documents -> objects -> rules; whether the input is Kubernetes (it has objects, or a
     document that failed to load looks like one).
 
@@ -512,6 +545,8 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
     input is read: with `plain` (a file as written, not a renderer's output),
     those of an input that is not Kubernetes are dropped (its status says so),
     and an unrendered template is one GPU011 finding however many documents it has.
+    With `unread` (a chart's template read as literal text), load errors are handed
+    there instead of reported: Helm's failure is the chart's finding.
     """
     checks = contexts.checks()
     found_objects = False
@@ -564,6 +599,9 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                 hook.text_done(report, doc.text, doc.line_offset, config)
             hook.document_done(report, doc, workloads, config)
     kubernetes = found_objects or any(error.kubernetes for error in errors)
+    if unread is not None:
+        unread += errors + ([unlisted] if unlisted is not None else [])
+        return kubernetes
     if plain and not kubernetes and (errors or unlisted is not None):
         # Not a manifest: its syntax is not gpulint's business. Limits (nesting, alias bombs) still count.
         if unlisted is not None or any(error.syntax and not error.jsonc for error in errors):

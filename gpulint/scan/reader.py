@@ -71,6 +71,8 @@ class InputReader:
             from gpulint.render import render
 
             rendered = render(item.kind, item.real, item.display, self._render_options, item.values)
+            if item.values is not None and rendered.problems:
+                rendered = self._problems_once(item, rendered)
             if item.values is not None and rendered.failure is not None:
                 rendered = self._once(item, rendered)
             self._rendered[key] = rendered
@@ -89,6 +91,16 @@ class InputReader:
             return dataclasses.replace(rendered, failure=dataclasses.replace(failure, repeat=True))
         message = f"{failure.message} (rendered with {item.values.label})"
         return dataclasses.replace(rendered, failure=dataclasses.replace(failure, message=message))
+
+    def _problems_once(self, item: Input, rendered: Rendered) -> Rendered:
+        """Problems a chart's other render shares with its defaults (dependencies left out, a
+        stand-in version) are reported once, with the defaults."""
+        import dataclasses
+
+        assert item.values is not None
+        said = {(p.message, p.file, p.span) for p in self.rendered(dataclasses.replace(item, values=None)).problems}
+        return dataclasses.replace(rendered, problems=[p for p in rendered.problems
+                                                       if (p.message, p.file, p.span) not in said])
 
     def small(self, item: Input) -> bytes | None:
         """The bytes of a manifest whole, when small: kept ones (handed over once) or read
