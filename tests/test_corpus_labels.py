@@ -42,14 +42,15 @@ SYSTEM, OTHER = "system-component", "other"
 # Minimum (recall, precision) per category and group, asserted when the rule
 # exists: the values measured on the corpus (32 repositories), rounded down to 2
 # decimals, so that any regression fails; raise them as the rules improve. Where
-# a figure depends on helm being on PATH (it renders two of the corpus's five
-# charts; the other three cannot be rendered offline: ROCm's and fake-gpu-operator's
-# chart dependencies are not vendored, giantswarm's Chart.yaml version is a CI
-# placeholder), the lower one is the threshold. Labels inside an unrendered chart
-# cannot be found: the chart is one GPU000 at its Chart.yaml. Measured:
-#   node-direct-access, system: recall 26/32 = 0.81 (misses: a raw NVIDIA Helm
-#     template line the template-tolerant parse cannot reach, ROCm's labeller and
-#     four giantswarm lines in unrenderable charts), precision 26/26.
+# a figure depends on helm being on PATH (it renders four of the corpus's five
+# charts: ROCm's and fake-gpu-operator's without their dependencies, which are not
+# vendored, giantswarm's with a stand-in for its Chart.yaml version, a CI
+# placeholder; fake-gpu-operator's sample lacks its helpers template, so its
+# templates are read as literal text), the lower one is the threshold. Measured:
+#   node-direct-access, system: recall 29/32 = 0.90 (misses: a raw NVIDIA Helm
+#     template line the template-tolerant parse cannot reach, ROCm's labeller, which
+#     its chart renders only with labeller.enabled=true, and giantswarm's driver
+#     installer's /opt/nvidia, which GPU006 names instead), precision 29/29.
 #   node-direct-access, other: recall 8/8, precision 8/9 = 0.88 (extra: hostPath
 #     /dev/dri of ROCm's AMD device plugin, k8s-ds-amdgpu-dp-health.yaml:56; another
 #     vendor's GPU, labelled `none`: generality (issue 15)).
@@ -61,24 +62,25 @@ SYSTEM, OTHER = "system-component", "other"
 #   image-default-visible-devices, system: 16/16, 16/16. other: recall 27/31 = 0.87
 #     (see test_corpus_env_rules.py), precision 27/28 = 0.96 (the mig-parted
 #     Dockerfile's ENV line, a file labelled `none`).
-#   privileged-gpu, system: recall 48/52 = 0.92 (a raw NVIDIA Helm template line,
-#     three lines in unrenderable charts), precision 48/49 = 0.97 (the extra line is
-#     HAMi's vgpu-monitor SYS_ADMIN warning, which the labels do not cover).
+#   privileged-gpu, system: recall 50/52 = 0.96 (a raw NVIDIA Helm template line,
+#     giantswarm's device plugin, whose GPU evidence is only its image name), precision
+#     50/51 = 0.98 (the extra line is HAMi's vgpu-monitor SYS_ADMIN warning, which the
+#     labels do not cover).
 #   privileged-gpu, other: recall 5/5, precision 5/6 = 0.83 (extra: the privileged
 #     ROCm AMD device plugin, k8s-ds-amdgpu-dp-health.yaml:29: generality (issue 15)).
 #   gpu-request-invalid (all other): recall 2/3 = 0.66 (the miss is a debatable
 #     label on `nvidia.com/gpu: "<number_of_gpus>"`, a placeholder GPU103 leaves
 #     alone by design), precision 2/2.
-# Of the system-component rows found, 43/48 (privileged) and 8/11 without helm,
+# Of the system-component rows found, 44/50 (privileged) and 8/11 without helm,
 # 8/12 with (env) are reported suppressed: the rest are two generic images
 # (alpine, ubuntu) that no allowlist can recognise, raw Helm templates (read
-# literally, since they have no Chart.yaml beside them) whose image is
-# `{{ .Values.image }}`, which no allowlist can recognise either (rendered, the
-# same charts are recognised), and third-party GPU infrastructure the allowlist
-# does not list (utkuozdemir/nvidia_gpu_exporter).
+# literally, since they have no Chart.yaml beside them or their chart does not
+# render) whose image is `{{ .Values.image }}`, which no allowlist can recognise
+# either (rendered, the same charts are recognised), and third-party GPU
+# infrastructure the allowlist does not list (utkuozdemir/nvidia_gpu_exporter).
 MINIMUM: dict[tuple[str, str], tuple[float, float]] = {
     ("node-direct-access", OTHER): (1.0, 0.88),
-    ("node-direct-access", SYSTEM): (0.81, 1.0),
+    ("node-direct-access", SYSTEM): (0.9, 1.0),
     ("runtime-cli", OTHER): (1.0, 1.0),
     ("runtime-cli", SYSTEM): (0.8, 1.0),
     ("env-visible-devices", OTHER): (0.9, 0.9),      # no rows and no findings today
@@ -87,11 +89,11 @@ MINIMUM: dict[tuple[str, str], tuple[float, float]] = {
     ("image-default-visible-devices", OTHER): (0.87, 0.96),
     ("image-default-visible-devices", SYSTEM): (1.0, 1.0),
     ("privileged-gpu", OTHER): (1.0, 0.83),
-    ("privileged-gpu", SYSTEM): (0.92, 0.97),
+    ("privileged-gpu", SYSTEM): (0.96, 0.98),
     ("gpu-request-invalid", OTHER): (0.66, 1.0),
 }
 # Of the system-component rows found, the share that must be reported suppressed.
-MINIMUM_SUPPRESSED_SHARE = {"privileged-gpu": 0.89, "env-visible-devices": 0.66}
+MINIMUM_SUPPRESSED_SHARE = {"privileged-gpu": 0.88, "env-visible-devices": 0.66}
 # Labelled bypasses that are not system components but that the default allowlist
 # reports suppressed as one: a product bug, listed so that no other one can creep in
 # (the list must match exactly; remove an entry when the allowlist is fixed). Empty since the
