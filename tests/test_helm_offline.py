@@ -94,6 +94,9 @@ def test_missing_dependencies_are_left_out_and_named(helm: str, tmp_path: Path,
     _code, enabled = scan_json("--helm", helm, "--values", str(override), chart)
     [warning] = [f for f in enabled["findings"] if f["rule"] == "GPU010"]
     assert "(gpu-stack is enabled by gpuStack.enabled with these values; metrics is" in warning["message"]
+    _code, report = scan_json("--helm", helm, "--values", str(override), "--set", "gpuStack.enabled=false", chart)
+    [warning] = [f for f in report["findings"] if f["rule"] == "GPU010"]
+    assert "(gpu-stack is disabled by gpuStack.enabled with these values; metrics is" in warning["message"]
 
 
 def test_requirements_yaml_of_an_apiversion_v1_chart(helm: str, tmp_path: Path) -> None:
@@ -280,3 +283,20 @@ def test_corpus_chart_without_its_helpers_is_read_literally(helm: str, corpus: P
     gpu010 = [row for row in placed if row[1] == "GPU010"]
     assert gpu010 == [("Chart.yaml", "GPU010", 27, 11), ("templates/status-exporter/daemonset.yaml", "GPU010", 5, 11)]
     assert not [row for row in placed if row[1] in ("GPU000", "GPU011")]
+
+
+def test_dependency_conditions_and_tags_as_helm_reads_them() -> None:
+    from gpulint.load.yamlload import load_documents
+    from gpulint.render.chartfix import enabled
+    from gpulint.render.values import ValuesChain, ValuesFile, parse_set
+
+    doc = next(load_documents("a: {enabled: 'yes'}\nb: {enabled: false}\nc: {enabled: true}\n"
+                              "tags: {gpu: false, extra: true, off: false}\n"))
+    chain = ValuesChain.build([ValuesFile("values.yaml", doc)], [], [], [])
+    assert enabled("a.enabled, b.enabled", [], chain) is False      # a string is no boolean: the next path decides
+    assert enabled("missing.enabled,c.enabled", ["gpu"], chain) is True   # a condition wins over tags
+    assert enabled("", ["gpu", "extra"], chain) is True              # one tag true enables
+    assert enabled("", ["gpu", "off"], chain) is False               # all tags false disable
+    assert enabled("missing.enabled", ["unset"], chain) is None      # nothing decides: rendered
+    assert enabled("c.enabled", [], chain, parse_set("c.enabled=false")) is False
+    assert enabled("c.enabled", [], chain, parse_set("c.enabled.x=1")) is None

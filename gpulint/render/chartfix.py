@@ -30,7 +30,7 @@ from typing import Any
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
-from gpulint.render.values import ValuesChain
+from gpulint.render.values import SetEntry, ValuesChain
 
 CHART_FILE = "Chart.yaml"
 REQUIREMENTS_FILE = "requirements.yaml"
@@ -88,14 +88,14 @@ class ChartFile:
         return CHART_FILE, self.doc
 
 
-def learn(message: str, chart: ChartFile, fix: ChartFix, values: ValuesChain) -> bool:
+def learn(message: str, chart: ChartFile, fix: ChartFix, values: ValuesChain, sets: list[SetEntry] = ()) -> bool:
     """Add to `fix` what Helm's error `message` says the copy must change; whether anything was added."""
     added = False
     missing = _MISSING_RE.search(message)
     if missing:
         names = [name.strip() for name in missing.group(1).split(",") if name.strip()]
         known = {dep.name for dep in fix.left_out}
-        for dep in _dependencies(chart, values):
+        for dep in _dependencies(chart, values, list(sets)):
             if dep.name in names and dep.name not in known:
                 fix.left_out.append(dep)
                 known.add(dep.name)
@@ -196,7 +196,7 @@ def _excerpt(text: str, span: Span) -> str:
     return shown if len(shown) <= _SHOWN_MAX else shown[:_SHOWN_MAX - 3] + "..."
 
 
-def _dependencies(chart: ChartFile, values: ValuesChain) -> list[Dependency]:
+def _dependencies(chart: ChartFile, values: ValuesChain, sets: list[SetEntry]) -> list[Dependency]:
     where, doc = chart.dependencies_doc()
     if doc is None or not isinstance(doc.data, dict) or not isinstance(doc.data.get("dependencies"), list):
         return []
@@ -207,26 +207,37 @@ def _dependencies(chart: ChartFile, values: ValuesChain) -> list[Dependency]:
         condition = dep.get("condition") if isinstance(dep.get("condition"), str) else ""
         tags = [tag for tag in dep.get("tags") or [] if isinstance(tag, str)] if isinstance(dep.get("tags"), list) else []
         span = doc.span(("dependencies", i, "name")) or Span(1, 1, 1, 1)
-        out.append(Dependency(dep["name"], where, span, condition, enabled(condition, tags, values)))
+        out.append(Dependency(dep["name"], where, span, condition, enabled(condition, tags, values, sets)))
     return out
 
 
-def enabled(condition: str, tags: list[str], values: ValuesChain) -> bool | None:
-    """Whether Helm renders a dependency with these values, None when neither its condition nor
-    its tags decide (it is then rendered). As Helm does: the first condition path holding a
-    boolean wins; else a tag set true enables it and tags all set false disable it."""
+def enabled(condition: str, tags: list[str], values: ValuesChain, sets: list[SetEntry] = ()) -> bool | None:
+    """Whether Helm renders a dependency with these values (`sets`: the --set pairs, last one
+    winning), None when neither its condition nor its tags decide (it is then rendered). As
+    Helm does: the first condition path holding a boolean wins; else a tag set true enables
+    it and tags all set false disable it."""
+    def value_at(path: tuple) -> object:
+        for entry in reversed(list(sets)):
+            if entry.path == path:
+                return {"true": True, "false": False}.get(entry.value, entry.value)
+            if entry.path[:len(path)] == path:
+                return None                     # a map built by --set: not a boolean
+        return values.effective(path)
+
     for path in condition.split(","):
         path = path.strip()
         if not path:
             continue
-        value = values.effective(tuple(path.split(".")))
+        value = value_at(tuple(path.split(".")))
         if isinstance(value, bool):
             return value
-    switches = values.effective(("tags",))
-    if isinstance(switches, dict):
-        states = [switches[tag] for tag in tags if isinstance(switches.get(tag), bool)]
-        if any(states):
-            return True
-        if states:
-            return False
+    states = []
+    for tag in tags:
+        state = value_at(("tags", tag))
+        if isinstance(state, bool):
+            states.append(state)
+    if any(states):
+        return True
+    if states:
+        return False
     return None

@@ -227,6 +227,7 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
         argv += ["--", options.release, str(copied.root)]
         chart_yaml = ChartFile(copied.root)
         conditions = ValuesChain.build([chart.values()], [], user_files, [])
+        sets = [entry for text in (*options.sets, *extra.sets) for entry in parse_set(text)]
         fix = ChartFix()
         # Each attempt Helm refuses for what the copy can change is followed by one more
         # (a placeholder version hides the missing dependencies until it is replaced).
@@ -237,12 +238,11 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
             message = replace_paths(result.message, [(str(copied.root), display),
                                                      (scratch, "(temporary directory)"),
                                                      (str(real_path(real)), display)])
-            if not (learn(message, chart_yaml, fix, conditions) and apply(chart_yaml, fix)):
+            if not (learn(message, chart_yaml, fix, conditions, sets) and apply(chart_yaml, fix)):
                 break
         problems += _fix_problems(fix, chart_yaml, display)
         if not result.ok:
             return not_rendered(_failure(message, real, display, chart_file, options, repository))
-    sets = [entry for text in (*options.sets, *extra.sets) for entry in parse_set(text)]
     mapper = HelmMapper(result.stdout, lambda n: chart if n == chart.name else None, user_files, sets)
     return Rendered(name, result.stdout, mapper, problems=problems, plain=plain)
 

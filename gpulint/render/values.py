@@ -29,6 +29,7 @@ class ValuesFile:
 class SetEntry:
     path: Path_
     text: str                   # the `key=value` as written on the command line
+    value: str = ""             # the value as written (Helm reads `true`/`false` as booleans)
 
 
 @dataclass
@@ -64,7 +65,7 @@ def parse_set(text: str) -> list[SetEntry]:
     """Keys of one `--set a.b=c,d[0].e=f` argument (Helm's strvals syntax, keys only)."""
     entries: list[SetEntry] = []
     for part in _split_unescaped(text, ","):
-        key, eq, _value = _partition_unescaped(part, "=")
+        key, eq, value = _partition_unescaped(part, "=")
         if not eq or not key:
             continue
         path: list = []
@@ -79,7 +80,7 @@ def parse_set(text: str) -> list[SetEntry]:
                     path.append(int(index))
                 rest = rest[1:] if rest.startswith("[") else ""
         if path:
-            entries.append(SetEntry(tuple(path), part))
+            entries.append(SetEntry(tuple(path), part, value))
     return entries
 
 
