@@ -14,6 +14,33 @@ Reports a Helm chart or kustomization gpulint could not render as it is
 - a renderer that did not finish within `--render-timeout` seconds (it is
   stopped), or that is not installed.
 
+A chart Helm cannot load offline as it is, although its templates are fine, is
+rendered all the same from gpulint's private copy of it (the chart itself is
+never changed), and what was changed is reported where it is written:
+
+- chart dependencies declared in `Chart.yaml` (`requirements.yaml` for
+  apiVersion v1 charts) but missing from `charts/` (no `helm dependency build`
+  ran): the chart is rendered without them, and one warning at the first one
+  names them all, says whether each is enabled by its `condition`/`tags` with
+  the values used, that what they render was not checked, and how to fix it;
+- a `version` (or `appVersion`) Helm cannot load: a release tool's placeholder
+  such as `version: [[ .Version ]]` (a nested YAML list), `{{ .Version }}`,
+  `"${VERSION}"` (not SemVer), or no `version` at all: the chart is rendered
+  with the stand-in `0.0.0`, reported at **info** severity at the field's line:
+  nothing goes unchecked (only `.Chart.Version` renders differently), and such
+  a placeholder is the repository's normal state, so it does not fail a scan.
+
+A chart that still does not render (a template error, a helper defined
+nowhere, helm missing) is one finding, and its templates (every file Helm
+would render: under `templates/` of the chart and its unpacked subcharts, but
+`_*` partials and `NOTES.txt`) are checked as literal text, as a loose
+template is (see GPU011: lines holding only actions are blank, an action
+inside a line is a placeholder, findings about a placeholder are dropped), with
+findings at the template lines. There is no GPU011 per template on top: the
+chart's finding says its templates were read literally, and counts the
+documents that could not be read even so. When another render of the chart
+(a `ci/*-values.yaml` file) succeeds, its findings replace the literal ones.
+
 The message carries no timestamp, process id or temporary path: the same
 failure gives the same report on every run.
 
@@ -36,11 +63,15 @@ resources:
 Render what gpulint cannot, and scan the output:
 `kubectl kustomize overlays/prod | gpulint scan -`, or give the chart the
 values it needs with `--values`/`--set`. Vendor remote bases into the
-repository to have them checked with every change.
+repository to have them checked with every change. Run `helm dependency build
+CHART` before the scan (the GitHub Action's `helm-dependency-build: true`) to
+have a chart's dependencies checked; a placeholder version can stay, or be
+suppressed where it is written (`# gpulint: ignore[GPU010] filled in by CI`).
 
 ## References
 - Kustomize remote targets: https://github.com/kubernetes-sigs/kustomize/blob/master/examples/remoteBuild.md
 - Helm template functions `fail` and `required`: https://helm.sh/docs/howto/charts_tips_and_tricks/
+- Chart.yaml fields, dependencies, conditions and tags: https://helm.sh/docs/topics/charts/
 """
 
 from gpulint.api import Rule, Severity

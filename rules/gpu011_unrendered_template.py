@@ -16,6 +16,8 @@ in, such as the GPU Operator's `manifests/state-driver/0500_daemonset.yaml`)
 are rendered by the operator itself: they are reported at info severity.
 Reported by the engine; a template that does not look like a Kubernetes object
 at all (a Markdown or config template) is counted as not Kubernetes instead.
+The templates of a chart Helm cannot render are read literally the same way,
+but reported once for the chart (GPU010), not once per template.
 
 ## Why is this bad
 What a template renders to depends on values gpulint cannot see: a bypass
