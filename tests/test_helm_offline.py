@@ -300,3 +300,16 @@ def test_dependency_conditions_and_tags_as_helm_reads_them() -> None:
     assert enabled("missing.enabled", ["unset"], chain) is None      # nothing decides: rendered
     assert enabled("c.enabled", [], chain, parse_set("c.enabled=false")) is False
     assert enabled("c.enabled", [], chain, parse_set("c.enabled.x=1")) is None
+
+
+def test_a_literal_finding_can_be_suppressed_in_its_template(helm: str, tmp_path: Path) -> None:
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ include \"absent\" . }}\nspec:\n  containers:\n"
+           "  - name: c\n    image: busybox\n    env:\n"
+           "    - name: NVIDIA_VISIBLE_DEVICES  # gpulint: ignore[GPU003] the node has one GPU\n      value: all\n")
+    chart = _chart(tmp_path, "apiVersion: v2\nname: app\nversion: [[ .Version ]]\nappVersion: [[ .AppVersion ]]\n",
+                   {"pod.yaml": pod})
+    _code, report = scan_json("--helm", helm, str(chart))
+    rows = [(f["rule"], f["path"].rsplit("/", 1)[1], f["line"], f["severity"], bool(f["suppressed"]))
+            for f in report["findings"]]
+    assert rows == [("GPU010", "Chart.yaml", 3, "info", False), ("GPU010", "Chart.yaml", 4, "info", False),
+                    ("GPU010", "pod.yaml", 4, "warning", False), ("GPU003", "pod.yaml", 10, "error", True)]

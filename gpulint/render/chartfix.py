@@ -105,10 +105,10 @@ def learn(message: str, chart: ChartFile, fix: ChartFix, values: ValuesChain, se
     if _VERSION_INVALID_RE.search(message):
         wanted.append("version")
     wanted += [name for name in _UNMARSHAL_RE.findall(message) if name in FIELDS]
-    if "cannot load Chart.yaml" in message and not wanted:
-        # Chart.yaml is not YAML as written (`version: {{ .Version }}`): gpulint reads it with the
-        # template actions masked; a field that is then no string is what Helm stumbled on.
-        wanted = [name for name in FIELDS if _unusable(chart, name)]
+    if "cannot load Chart.yaml" in message:
+        # Helm names the first field it could not read, if any (`{{ .Version }}` is not YAML at
+        # all): every field gpulint reads as no string (template actions masked) is replaced at once.
+        wanted += [name for name in FIELDS if _unusable(chart, name)]
     done = {stand_in.field for stand_in in fix.stand_ins}
     for name in wanted:
         if name in done or chart.doc is None or not isinstance(chart.doc.data, dict):
