@@ -25,7 +25,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
@@ -67,9 +67,6 @@ class ChartFix:
     stand_ins: list[StandIn] = field(default_factory=list)
     left_out: list[Dependency] = field(default_factory=list)
 
-    def __bool__(self) -> bool:
-        return bool(self.stand_ins or self.left_out)
-
 
 class ChartFile:
     """A chart's Chart.yaml (and requirements.yaml), read as gpulint reads YAML."""
@@ -88,14 +85,15 @@ class ChartFile:
         return CHART_FILE, self.doc
 
 
-def learn(message: str, chart: ChartFile, fix: ChartFix, values: ValuesChain, sets: list[SetEntry] = ()) -> bool:
+def learn(message: str, chart: ChartFile, fix: ChartFix, values: ValuesChain,
+          sets: Sequence[SetEntry] = ()) -> bool:
     """Add to `fix` what Helm's error `message` says the copy must change; whether anything was added."""
     added = False
     missing = _MISSING_RE.search(message)
     if missing:
         names = [name.strip() for name in missing.group(1).split(",") if name.strip()]
         known = {dep.name for dep in fix.left_out}
-        for dep in _dependencies(chart, values, list(sets)):
+        for dep in _dependencies(chart, values, sets):
             if dep.name in names and dep.name not in known:
                 fix.left_out.append(dep)
                 known.add(dep.name)
@@ -196,7 +194,7 @@ def _excerpt(text: str, span: Span) -> str:
     return shown if len(shown) <= _SHOWN_MAX else shown[:_SHOWN_MAX - 3] + "..."
 
 
-def _dependencies(chart: ChartFile, values: ValuesChain, sets: list[SetEntry]) -> list[Dependency]:
+def _dependencies(chart: ChartFile, values: ValuesChain, sets: Sequence[SetEntry]) -> list[Dependency]:
     where, doc = chart.dependencies_doc()
     if doc is None or not isinstance(doc.data, dict) or not isinstance(doc.data.get("dependencies"), list):
         return []
@@ -205,19 +203,19 @@ def _dependencies(chart: ChartFile, values: ValuesChain, sets: list[SetEntry]) -
         if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
             continue
         condition = dep.get("condition") if isinstance(dep.get("condition"), str) else ""
-        tags = [tag for tag in dep.get("tags") or [] if isinstance(tag, str)] if isinstance(dep.get("tags"), list) else []
+        tags = [tag for tag in dep["tags"] if isinstance(tag, str)] if isinstance(dep.get("tags"), list) else []
         span = doc.span(("dependencies", i, "name")) or Span(1, 1, 1, 1)
         out.append(Dependency(dep["name"], where, span, condition, enabled(condition, tags, values, sets)))
     return out
 
 
-def enabled(condition: str, tags: list[str], values: ValuesChain, sets: list[SetEntry] = ()) -> bool | None:
+def enabled(condition: str, tags: list[str], values: ValuesChain, sets: Sequence[SetEntry] = ()) -> bool | None:
     """Whether Helm renders a dependency with these values (`sets`: the --set pairs, last one
     winning), None when neither its condition nor its tags decide (it is then rendered). As
     Helm does: the first condition path holding a boolean wins; else a tag set true enables
     it and tags all set false disable it."""
     def value_at(path: tuple) -> object:
-        for entry in reversed(list(sets)):
+        for entry in reversed(sets):
             if entry.path == path:
                 return {"true": True, "false": False}.get(entry.value, entry.value)
             if entry.path[:len(path)] == path:

@@ -1,8 +1,8 @@
 """Helm charts: render with `helm template`, map rendered objects back to templates and values.
 
-Rendering is offline: dependencies must already be in `charts/` (gpulint never
-runs `helm dependency update`), and Helm's configuration lives in a temporary
-directory. Helm writes `# Source: <chart>/templates/<file>` before each
+Rendering is offline: gpulint never runs `helm dependency update`, so a chart
+whose dependencies are not in `charts/` is rendered without them (chartfix.py),
+and Helm's configuration lives in a temporary directory. Helm writes `# Source: <chart>/templates/<file>` before each
 document; that names the template, and the chart tree on disk turns it into a
 repository path.
 """
@@ -225,10 +225,9 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
                     join_display(display, remote[0]), Span(1, 1, 1, 1), STATUS_CHART))
             argv.append("--skip-schema-validation")
         argv += ["--", options.release, str(copied.root)]
-        chart_yaml = ChartFile(copied.root)
-        conditions = ValuesChain.build([chart.values()], [], user_files, [])
         sets = [entry for text in (*options.sets, *extra.sets) for entry in parse_set(text)]
         fix = ChartFix()
+        chart_yaml: ChartFile | None = None      # read once Helm refuses the chart (rarely)
         # Each attempt Helm refuses for what the copy can change is followed by one more
         # (a placeholder version hides the missing dependencies until it is replaced).
         for _attempt in range(3):
@@ -238,9 +237,13 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
             message = replace_paths(result.message, [(str(copied.root), display),
                                                      (scratch, "(temporary directory)"),
                                                      (str(real_path(real)), display)])
+            if chart_yaml is None:
+                chart_yaml = ChartFile(copied.root)
+                conditions = ValuesChain.build([chart.values()], [], user_files, [])
             if not (learn(message, chart_yaml, fix, conditions, sets) and apply(chart_yaml, fix)):
                 break
-        problems += _fix_problems(fix, chart_yaml, display)
+        if chart_yaml is not None:
+            problems += _fix_problems(fix, chart_yaml, display)
         if not result.ok:
             return not_rendered(_failure(message, real, display, chart_file, options, repository))
     mapper = HelmMapper(result.stdout, lambda n: chart if n == chart.name else None, user_files, sets)
