@@ -235,7 +235,7 @@ def test_corpus_against_labels(corpus: Path, tmp_path: Path) -> None:
     summary = report["summary"]
     assert summary["internal_errors"] == 0
     # A file inside a Helm chart is not an input of its own: discovery scans its chart
-    # instead (rendered, or one GPU000 at Chart.yaml when helm is missing), once.
+    # instead (rendered, or its templates read as literal text with one GPU010 when it does not render), once.
     charts = helm_charts(corpus)
     inputs = inputs_of(files, charts)
     print(f"\n{len(files)} labelled files -> {len(inputs)} inputs ({len(charts)} Helm charts hold "
