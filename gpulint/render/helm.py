@@ -2,9 +2,9 @@
 
 Rendering is offline: gpulint never runs `helm dependency update`, so a chart
 whose dependencies are not in `charts/` is rendered without them (chartfix.py),
-and Helm's configuration lives in a temporary directory. Helm writes `# Source: <chart>/templates/<file>` before each
-document; that names the template, and the chart tree on disk turns it into a
-repository path.
+and Helm's configuration lives in a temporary directory. Helm writes
+`# Source: <chart>/templates/<file>` before each document; that names the
+template, and the chart tree on disk turns it into a repository path.
 """
 
 from __future__ import annotations
