@@ -33,8 +33,8 @@ reach no NVIDIA GPU, the same paths serve video, display and VM passthrough,
 so without a vendor's evidence a finding would cry wolf, and the only useful
 advice would be vendor-specific. Whole-node access (`/`, `/dev`, entering the
 host) is reported whatever the vendor; when the workload shows another
-vendor's evidence (e.g. it requests `amd.com/gpu` or tolerates
-`aws.amazon.com/neuron`) the advice names that vendor's device plugin instead of
+vendor's evidence (e.g. it requests `amd.com/gpu`, tolerates
+`aws.amazon.com/neuron` or runs an image of its software stack, `rocm/…`) the advice names that vendor's device plugin instead of
 `nvidia.com/gpu`.
 GPU Operator and device-plugin components need this access: they are
 recognised by the system-component allowlist, or by their role when their

@@ -12,7 +12,16 @@ Finds GPUs handed out by an image's own default:
   `tensorflow/serving` GPU tags, `pytorch/pytorch`, `horovod/horovod`,
   `rayproject/ray` GPU/CUDA tags, `rayproject/ray-ml` (except `-cpu`),
   `rayproject/ray-llm`, `vllm/vllm-openai`, `ollama/ollama`, `projecthami/hami`
-  and the ACK gpushare device plugin. References are compared the way registries
+  and the ACK gpushare device plugin. Without a list, an image is a GPU image by
+  what its reference says: NGC images (`nvcr.io/nvidia/…`, `nvcr.io/nim/…`);
+  copies of NVIDIA product images in another registry, under the same name or
+  with the path joined by `-` (`…/tritonserver`, `…/ai-dynamo-vllm-runtime`; the
+  names are data with sources); a repository name or tag that says CUDA
+  (`-cuda12.1`, `cu118`), or that says GPU the way frameworks name their CUDA
+  builds (`mindspore-gpu`, `:1.0-gpu`) — unless the name says the image is a
+  cluster component about GPUs (`gpu-operator`, `…-device-plugin`,
+  `…_gpu_exporter`) or names another vendor's stack (ROCm, oneAPI, Neuron).
+  References are compared the way registries
   read them: `docker.io/`, `index.docker.io/` and `library/` are implied, tags
   and digests are split off. Add your own images with the `gpu-images` setting.
 - **Dockerfiles and Containerfiles:** an image whose final stage sets
@@ -21,10 +30,16 @@ Finds GPUs handed out by an image's own default:
   UUIDs; line continuations, quotes and `${ARG}` defaults are read). A value set
   in a stage the final stage builds on (`FROM base`) counts; a build stage the
   final image does not build on does not; a later `ENV NVIDIA_VISIBLE_DEVICES=void`
-  cancels it. The finding points at the ENV line, at the variable's name.
+  cancels it. The finding points at the ENV line, at the variable's name. An
+  image that also asks for MIG configuration or monitoring
+  (`NVIDIA_MIG_CONFIG_DEVICES`, `NVIDIA_MIG_MONITOR_DEVICES`: only GPU management
+  components such as a MIG manager need them) is GPU infrastructure: its finding
+  is reported suppressed as a system component (`--no-default-exemptions` shows it).
 
-A container that requests a GPU (`resources.limits`, a DRA claim, or a GPU-share
-annotation) is not reported: the device plugin sets the variable to the GPUs it
+A container that requests a GPU (`resources.limits`, a DRA claim, a GPU-share
+annotation, or, in a custom resource, the GPUs its component declares for the
+operator to request: `resources.limits.gpu` beside a Dynamo service's pod spec,
+a Kubeflow Trainer `resourcesPerNode`) is not reported: the device plugin sets the variable to the GPUs it
 allocated. Neither is a container whose pod sets the variable itself: `void` or
 `none` hide GPUs, a literal `all` is GPU003's finding and a ConfigMap value is
 GPU004's. A `void` from an `envFrom` ConfigMap in the scan counts; an `envFrom`

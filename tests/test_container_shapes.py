@@ -57,3 +57,31 @@ def test_worker_in_a_nested_mapping_and_image_lists_are_not_containers() -> None
     assert pod.path == ("spec", "deployment")
     assert [c.name for c in pod.containers] == ["worker"]
     assert workloads["mirror"] is None
+
+
+def _workloads_of(path: str) -> dict[str, Workload | None]:
+    text = (FIXTURES / path).read_text(encoding="utf-8")
+    out = {}
+    for doc in load_documents(text):
+        assert isinstance(doc, Document)
+        for obj in objects_in(path, doc):
+            out[obj.ref.name] = workload_of(obj)
+    return out
+
+
+def test_a_components_declared_resources_belong_to_the_pods_its_operator_builds() -> None:
+    """NVIDIA Dynamo declares a service's GPUs beside its pod spec (`resources.limits.gpu`),
+    Kubeflow Trainer in the trainer itself (`resourcesPerNode`): the operator puts them on
+    the containers, so the model notes them on the pod spec."""
+    found = _workloads_of("rules/GPU005/good-evidence.yaml")
+    dynamo, trainer = found["operator-requests"], found["per-node"]
+    assert dynamo is not None and trainer is not None
+    [pod] = dynamo.pod_specs
+    assert pod.operator_resources_path == ("spec", "services", "Worker", "resources")
+    assert pod.operator_resources == {"gpu": "2"}
+    [pod] = trainer.pod_specs
+    assert pod.operator_resources_path == ("spec", "trainer", "resourcesPerNode")
+    assert pod.operator_resources == {"nvidia.com/gpu": 4}
+    # A built-in kind's own container resources are not an operator's.
+    components = found["components"]
+    assert components is not None and components.pod_specs[0].operator_resources_path is None

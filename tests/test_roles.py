@@ -34,6 +34,7 @@ REASONS = {
         "system component: driver installer, by its NVIDIA driver directory and host root mounts",
     "driver-installer-dev.yaml":
         "system component: driver installer, by its NVIDIA driver directory and host /dev mounts",
+    "mig-manager.Dockerfile": "system component: GPU management image, by its NVIDIA_MIG_CONFIG_DEVICES ENV",
 }
 
 

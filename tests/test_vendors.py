@@ -9,7 +9,12 @@ from conftest import FIXTURES, scan_json
 from tooling import find_tool
 
 from gpulint.knowledge.resources import resource_names
-from gpulint.knowledge.vendors import names_nvidia_hardware, nvidia_label_evidence, other_vendor_resource
+from gpulint.knowledge.vendors import (
+    image_vendor,
+    names_nvidia_hardware,
+    nvidia_label_evidence,
+    other_vendor_resource,
+)
 
 
 @pytest.mark.parametrize("key, values, expected", [
@@ -77,6 +82,48 @@ def test_other_vendor_host_access_gets_no_nvidia_advice() -> None:
     _code, report = scan_json(str(FIXTURES / "rules" / "GPU001" / "bad-other-vendor-host.yaml"))
     [finding] = report["findings"]
     assert (finding["rule"], finding["line"], finding["column"]) == ("GPU001", 18, 22)
+    assert "nvidia.com/gpu" not in finding["message"]
+    assert "request the AMD device through its device plugin's resource" in finding["message"]
+
+
+@pytest.mark.parametrize("repository, tag, vendor", [
+    ("rocm/k8s-device-plugin", "labeller-latest", "AMD"),
+    ("example/pytorch", "2.3-rocm6.1", "AMD"),
+    ("intel/intel-gpu-plugin", "0.30.0", "Intel"),
+    ("example/habana-pytorch", "1.16", "Intel"),
+    ("public.ecr.aws/neuron/pytorch-inference-neuronx", None, "AWS Neuron"),
+    ("nvidia/cuda", "12.4.1-base", None),
+    ("library/ubuntu", "22.04", None),
+    ("example/gamdock", None, None),          # a word inside another word says nothing
+    ("example/mindspore-gpu-example", "0.2.0", None),
+])
+def test_image_vendor(repository: str, tag: str | None, vendor: str | None) -> None:
+    assert image_vendor(repository, tag) == vendor
+
+
+def test_another_vendors_image_gives_its_advice(tmp_path: Path) -> None:
+    """A pod with no resource or taint of another vendor, but whose image is of its
+    software stack (ROCm's node labeller mounting the host /dev), gets that vendor's advice."""
+    path = tmp_path / "labeller.yaml"
+    path.write_text("""apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: labeller, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: labeller}}
+  template:
+    metadata: {labels: {app: labeller}}
+    spec:
+      containers:
+      - name: labeller
+        image: rocm/k8s-device-plugin:labeller-latest
+        volumeMounts: [{name: dev, mountPath: /dev}]
+      volumes:
+      - name: dev
+        hostPath: {path: /dev}
+""", encoding="utf-8")
+    _code, report = scan_json(str(path))
+    [finding] = report["findings"]
+    assert (finding["rule"], finding["line"], finding["column"]) == ("GPU001", 15, 26)
     assert "nvidia.com/gpu" not in finding["message"]
     assert "request the AMD device through its device plugin's resource" in finding["message"]
 

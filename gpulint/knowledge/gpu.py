@@ -18,6 +18,7 @@ from gpulint.knowledge.quantity import parse_quantity
 from gpulint.knowledge.vendors import (
     NVIDIA_LABEL_KEYS,
     nvidia_label_evidence,
+    image_vendor,
     other_device_path,
     other_vendor_resource,
 )
@@ -213,6 +214,13 @@ def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any
                     return True
     if container.resources.claims:
         return True
+    # A custom resource's operator requests what the component declares (`gpu: 2` is
+    # its own spelling of nvidia.com/gpu in NVIDIA Dynamo's services).
+    for name, quantity in pod.operator_resources.items():
+        if name == "gpu" or (gpu_re is not None and gpu_re.match(name) is not None):
+            amount = parse_quantity(quantity)
+            if amount is None or amount > 0:
+                return True
     annotations_re = setting_re(settings, "gpu-request-annotations")
     return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
 
@@ -376,7 +384,8 @@ NVIDIA_FIX = "request nvidia.com/gpu in resources.limits instead"
 
 def other_vendor_of(workload: Workload, settings: Mapping[str, Any], index: ConfigIndex | None = None) -> str | None:
     """The other accelerator vendor a workload is about (AMD, AWS Neuron...), when it shows
-    another vendor's evidence (resources, taints, device nodes) and no NVIDIA evidence."""
+    another vendor's evidence (resources, taints, device nodes, an image of its software
+    stack) and no NVIDIA evidence."""
     vendor: str | None = None
     for pod in workload.pod_specs:
         for toleration in pod.tolerations:
@@ -391,6 +400,9 @@ def other_vendor_of(workload: Workload, settings: Mapping[str, Any], index: Conf
             for section in (container.resources.limits, container.resources.requests):
                 for name in section:
                     vendor = vendor or other_vendor_resource(name)
+            ref = parse_image(container.image) if vendor is None and container.image else None
+            if ref is not None:
+                vendor = image_vendor(ref.repository, ref.tag)   # `rocm/...`: AMD's stack
     return vendor
 
 
@@ -508,7 +520,7 @@ def _image_rule(entry: Any) -> ImageRule:
 
 
 @functools.lru_cache(maxsize=1)
-def builtin_image_rules() -> tuple[ImageRule, ...]:
+def _image_data() -> dict:
     from importlib.resources import files
 
     from gpulint.load.yamlload import Document, load_documents
@@ -516,8 +528,26 @@ def builtin_image_rules() -> tuple[ImageRule, ...]:
     text = files("gpulint.knowledge").joinpath("data/gpu_images.yaml").read_text(encoding="utf-8")
     for doc in load_documents(text):
         if isinstance(doc, Document) and isinstance(doc.data, dict):
-            return tuple(_image_rule(e) for e in doc.data.get("images", []))
+            return doc.data
     raise RuntimeError("gpulint/knowledge/data/gpu_images.yaml is unreadable")
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_image_rules() -> tuple[ImageRule, ...]:
+    return tuple(_image_rule(e) for e in _image_data().get("images", []))
+
+
+@functools.lru_cache(maxsize=1)
+def ngc_mirror_names() -> dict[str, tuple[str, str]]:
+    """NGC repositories (under nvcr.io/nvidia/) recognisable when copied into another
+    registry: each name, and its flattened spelling (`ai-dynamo-vllm-runtime`), -> (name, source)."""
+    names: dict[str, tuple[str, str]] = {}
+    for entry in _image_data().get("ngc-mirrors", []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("repository"), str):
+            raise RuntimeError(f"gpulint/knowledge/data/gpu_images.yaml: bad ngc-mirrors entry {entry!r}")
+        repository = entry["repository"]
+        names[repository] = names[repository.replace("/", "-")] = (repository, str(entry.get("source", "")))
+    return names
 
 
 def image_visible_devices_default(image: str | None, settings: Mapping[str, Any]) -> ImageRule | None:
@@ -553,22 +583,46 @@ _NGC_PREFIXES = ("nvidia/", "nim/")
 # "cuda" as a word of the repository or tag (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`),
 # or a CUDA version tag (`cu118`, `cu121`, `cu12`).
 _CUDA_WORD_RE = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cu1\d{1,2})(?:$|[^a-z])", re.IGNORECASE)
+# "gpu" as a word of the repository's name or tag (`mindspore-gpu`, `2.13.0-gpu`,
+# `:gpu`): how frameworks name their CUDA builds; not in another vendor's image,
+# nor in a name that says the image is a cluster component about GPUs
+# (`gpu-operator`, `kubevirt-gpu-device-plugin`, `nvidia_gpu_exporter`), which
+# need not be built on CUDA at all.
+_GPU_WORD_RE = re.compile(r"(?:^|[^a-z0-9])gpus?(?:$|[^a-z])", re.IGNORECASE)
+_COMPONENT_WORD_RE = re.compile(
+    r"(?:^|[^a-z])(?:operator|plugin|exporter|scheduler|extender|controller|manager|discovery|monitor|"
+    r"label+er|validator|webhook|admission|driver|installer|toolkit|agent|feature)s?(?:$|[^a-z])",
+    re.IGNORECASE)
 
 
 def image_by_evidence(ref: ImageRef) -> ImageRule | None:
     """Whether an image is a CUDA image by what its reference says, without a list.
 
-    NGC images (`nvcr.io/nvidia/...`, `nvcr.io/nim/...`) and images whose
-    repository or tag says CUDA are built on `nvidia/cuda`, whose ENV sets
-    NVIDIA_VISIBLE_DEVICES=all. Exceptions (images that set `void`) come first
-    in data/gpu_images.yaml.
+    NGC images (`nvcr.io/nvidia/...`, `nvcr.io/nim/...`), copies of NGC images in
+    another registry (same repository name, or its path joined with `-`), and
+    images whose repository name or tag says CUDA or, unless it names another
+    vendor's stack (ROCm, oneAPI, Neuron...), GPU, are built on `nvidia/cuda`,
+    whose ENV sets NVIDIA_VISIBLE_DEVICES=all. Exceptions (images that set
+    `void`) come first in data/gpu_images.yaml.
     """
     if ref.registry == "nvcr.io" and ref.repository.startswith(_NGC_PREFIXES):
         return ImageRule(f"nvcr.io/{ref.repository.split('/', 1)[0]}/*", "all",
                          "NGC images are built on NVIDIA CUDA base images and set it (NVIDIA/k8s-device-plugin#203; "
                          "e.g. k8s-device-plugin, dcgm-exporter Dockerfiles: ENV NVIDIA_VISIBLE_DEVICES=all)")
     name = ref.repository.rpartition("/")[2]
-    if _CUDA_WORD_RE.search(name) or (ref.tag is not None and _CUDA_WORD_RE.search(ref.tag)):
+    tag = ref.tag or ""
+    if _CUDA_WORD_RE.search(name) or _CUDA_WORD_RE.search(tag):
         return ImageRule(ref.name, "all", "its repository or tag says CUDA: CUDA images are built on "
                                           "nvidia/cuda (ENV NVIDIA_VISIBLE_DEVICES=all)")
+    if image_vendor(ref.repository, ref.tag) is not None:
+        return None
+    mirrors = ngc_mirror_names()
+    two = "/".join(ref.repository.split("/")[-2:])
+    mirrored = next((n for n in (two, name) if n in mirrors), None)
+    if mirrored is not None:
+        original, source = mirrors[mirrored]
+        return ImageRule(ref.name, "all", f"a copy of the NGC image nvcr.io/nvidia/{original} ({source})")
+    if (_GPU_WORD_RE.search(name) or _GPU_WORD_RE.search(tag)) and not _COMPONENT_WORD_RE.search(name):
+        return ImageRule(ref.name, "all", "its repository or tag says GPU, as frameworks name their CUDA "
+                                          "builds (built on nvidia/cuda: ENV NVIDIA_VISIBLE_DEVICES=all)")
     return None

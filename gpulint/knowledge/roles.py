@@ -61,8 +61,16 @@ CDI_WRITER = Role("CDI spec writer", "its CDI spec directory mount", _PLUGIN_EXE
 INSTALLER_ROOT = Role("driver installer", "its NVIDIA driver directory and host root mounts", _INSTALLER_EXEMPT)
 INSTALLER_DEV = Role("driver installer", "its NVIDIA driver directory and host /dev mounts", _INSTALLER_EXEMPT)
 
+# An image built to manage GPUs: it asks the NVIDIA runtime for the MIG configuration
+# or monitoring capability (NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES,
+# which need CAP_SYS_ADMIN and which only management tools such as a MIG manager or
+# DCGM set). Its NVIDIA_VISIBLE_DEVICES=all is what it needs, not a default it leaks.
+GPU_MANAGEMENT_IMAGE = Role("GPU management image", "its MIG configuration or monitoring ENV",
+                            frozenset({"GPU005"}))
+_MANAGEMENT_ENV = ("NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES")
+
 # Every rule some role is exempt from (others need not look for roles at all).
-ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT
+ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT | GPU_MANAGEMENT_IMAGE.exempt
 
 # (node directory, role), first match wins; paths in their /run form.
 _MOUNT_ROLES: tuple[tuple[str, Role], ...] = (
@@ -110,6 +118,15 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
         elif "/dev" in paths:
             roles.append(INSTALLER_DEV)
     return tuple(roles)
+
+
+def image_role(env: Mapping[str, str]) -> Role | None:
+    """The role an image built from a Dockerfile shows by its ENV (`env`: name -> value), or None."""
+    for name in _MANAGEMENT_ENV:
+        value = env.get(name, "").strip()
+        if value and value.lower() != "void":
+            return Role(GPU_MANAGEMENT_IMAGE.name, f"its {name} ENV", GPU_MANAGEMENT_IMAGE.exempt)
+    return None
 
 
 def role_for(rule_id: str, roles: tuple[Role, ...]) -> Role | None:

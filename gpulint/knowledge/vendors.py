@@ -90,6 +90,34 @@ _OTHER_VALUE_RE = re.compile(r"amd|radeon|instinct|mi\d{2,3}|intel|gaudi|neuron|
                              re.IGNORECASE)
 
 
+# Words in an image's repository path or tag naming another vendor's accelerator
+# software stack (ROCm is AMD's, oneAPI/XPU Intel's, Neuron AWS's...): an image
+# saying one belongs to that vendor, and its `gpu` word is never CUDA evidence.
+_OTHER_IMAGE_WORDS: tuple[tuple[str, str], ...] = (
+    (r"rocm|amd|amdgpu|radeon|instinct", "AMD"),
+    (r"intel|oneapi|xpu|habana|gaudi", "Intel"),    # Habana Gaudi is Intel's
+    (r"neuron|inferentia|trainium", "AWS Neuron"),
+    (r"tpu", "Google TPU"),
+    (r"ascend|cann", "Huawei Ascend"),
+)
+_OTHER_IMAGE_RE = re.compile(
+    "|".join(rf"(?P<v{i}>(?:^|[^a-z0-9])(?:{words})(?:$|[^a-z]))" for i, (words, _) in enumerate(_OTHER_IMAGE_WORDS)),
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def image_vendor(repository: str, tag: str | None) -> str | None:
+    """The other accelerator vendor an image's repository path or tag names
+    (`rocm/k8s-device-plugin` -> AMD, `intel/intel-gpu-plugin` -> Intel), or None."""
+    for text in (repository, tag or ""):
+        for part in text.split("/"):
+            match = _OTHER_IMAGE_RE.search(part)
+            if match is not None:
+                return _OTHER_IMAGE_WORDS[int(match.lastgroup[1:])][1]   # type: ignore[index]
+    return None
+
+
 @functools.lru_cache(maxsize=1024)
 def other_vendor_resource(name: str) -> str | None:
     """The vendor of another accelerator's resource name (`amd.com/gpu` -> AMD), or None."""

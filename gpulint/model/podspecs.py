@@ -101,16 +101,59 @@ def _pod_specs(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
         extra = _kserve_extras(obj, rel) if kserve else None
         pod = build_pod_spec(obj, rel, _label(rel), problems, extra_containers=extra)
         if pod is not None:
-            yield pod
+            yield _with_operator_resources(obj, rel, pod)
     if kserve:
         yield from _kserve_shorthand(obj, problems)
-    yield from _loose_pods(obj, loose, problems)
+    for pod, rels in _loose_pods(obj, loose, problems):
+        for rel in rels:   # the first container whose component declares resources
+            if _with_operator_resources(obj, rel, pod).operator_resources_path is not None:
+                break
+        yield pod
 
 
-def _loose_pods(obj: KubeObject, loose: list[tuple], problems: Problems) -> Iterator[PodSpec]:
-    """Pod specs of the loose containers, grouped by the mapping that gives their pod-level fields."""
+# Keys under which a custom resource declares the resources of a component its
+# operator builds pods for (NVIDIA Dynamo `services.<name>.resources`, Kubeflow
+# Trainer `trainer.resourcesPerNode`).
+_OPERATOR_RESOURCE_KEYS = ("resources", "resourcesPerNode")
+
+
+def _with_operator_resources(obj: KubeObject, rel: tuple, pod: PodSpec) -> PodSpec:
+    """Note on `pod` the resources the nearest component of the custom resource declares
+    for the pod spec or container at `rel`: a `resources` mapping with limits or requests
+    in an enclosing mapping, or `resourcesPerNode` there or in the mapping at `rel`."""
+    chain: list[tuple[tuple, dict]] = []
+    data: Any = obj.data
+    for i in range(len(rel) + 1):
+        if isinstance(data, dict) and i:   # the object's root is no component
+            chain.append((rel[:i], data))
+        if i < len(rel):
+            try:
+                data = data[rel[i]]
+            except (KeyError, IndexError, TypeError):
+                return pod
+    for where, holder in reversed(chain):
+        for key in _OPERATOR_RESOURCE_KEYS:
+            if key == "resources" and (where == rel or rel[:len(where) + 1] == where + (key,)):
+                continue   # the container's own resources, or the pod spec sits under it
+            value = holder.get(key)
+            if isinstance(value, dict) and any(isinstance(value.get(s), dict) for s in ("limits", "requests")):
+                merged: dict = {}
+                for section in ("requests", "limits"):
+                    if isinstance(value.get(section), dict):
+                        merged.update({str(k): v for k, v in value[section].items()})
+                pod.operator_resources = merged
+                pod.operator_resources_path = where + (key,)
+                return pod
+    return pod
+
+
+def _loose_pods(obj: KubeObject, loose: list[tuple], problems: Problems) -> Iterator[tuple[PodSpec, list[tuple]]]:
+    """Pod specs of the loose containers, grouped by the mapping that gives their pod-level
+    fields, each with the paths of its containers."""
     groups: dict[tuple, list[tuple[tuple, dict, str, str]]] = {}
+    rels: dict[tuple, list[tuple]] = {}
     for rel, pod_rel in loose:
+        rels.setdefault(pod_rel, []).append(rel)
         parent = rel[:-1]
         if len(parent) == len(pod_rel) + 1 and parent[:-1] == pod_rel and parent[-1] in _POD_LISTS:
             groups.setdefault(pod_rel, [])  # `sidecars`/`initContainers`: build_pod_spec reads the list
@@ -120,7 +163,7 @@ def _loose_pods(obj: KubeObject, loose: list[tuple], problems: Problems) -> Iter
     for pod_rel, extra in groups.items():
         pod = build_pod_spec(obj, pod_rel, _label(pod_rel), problems, extra_containers=extra)
         if pod is not None:
-            yield pod
+            yield pod, rels[pod_rel]
 
 
 def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder: tuple,

@@ -187,6 +187,11 @@ class PodSpec:
     resource_claims: list
     containers: list[Container]
     raw: dict = field(repr=False, default_factory=dict)
+    # Resources a custom resource declares for the component whose pods its operator
+    # creates (`services.<name>.resources.limits.gpu`, `resourcesPerNode`), name -> quantity
+    # as written, limits and requests together; the operator puts them on the containers.
+    operator_resources: dict = field(default_factory=dict)
+    operator_resources_path: tuple | None = None
 
     def volume(self, name: str) -> Volume | None:
         for volume in self.volumes:

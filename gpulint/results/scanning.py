@@ -30,6 +30,7 @@ class SuppressionContext:
     obj: KubeObject | None
     text: str | None                   # text of the document (or Dockerfile) the finding is in
     line_offset: int                   # 0-based file line of the first line of `text`
+    image_env: dict[str, str] | None = None   # a Dockerfile's: the ENV of the image it builds
 
     def line(self, number: int) -> str | None:
         """Text of 1-based file line `number`, when it is inside `text`."""

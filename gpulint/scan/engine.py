@@ -724,6 +724,7 @@ def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanCo
     from gpulint.load import dockerfile as dockerfile_mod
 
     parsed = dockerfile_mod.parse(display, text)
+    image_env = {name: pair.value for name, pair in parsed.effective_env().items()}
     report.documents += 1
     for rule in config.rules:
         if rule.check_dockerfile is None:
@@ -736,7 +737,7 @@ def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanCo
                 rule.id, rule.name, violation.severity or config.severity_of(rule.id, rule.severity),
                 violation.message, display, span, field_path=f"line:{span.line}",
             )
-            sctx = SuppressionContext(None, None, None, text, 0)
+            sctx = SuppressionContext(None, None, None, text, 0, image_env)
             report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
 
 

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE
 from gpulint.knowledge.gpu import pod_requests_gpu, settings_with
-from gpulint.knowledge.roles import ROLE_RULES, Role, pod_roles, role_for
+from gpulint.knowledge.roles import ROLE_RULES, Role, image_role, pod_roles, role_for
 from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
@@ -245,6 +245,11 @@ class SystemComponentSuppressor:
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
+        if workload is None and ctx.image_env is not None and self.roles:
+            role = image_role(ctx.image_env)   # a Dockerfile: the image it builds
+            if role is not None and finding.rule_id in role.exempt:
+                return Suppression(KIND, "system component: " + role.reason)
+            return None
         if workload is None or not (self.components or self.roles):
             return None
         candidates = self._exempt.get(finding.rule_id)
