@@ -7,7 +7,7 @@ through the scheduler:
   `/dev/nvidiactl`, `/dev/nvidia-uvm*`), `/dev/char`, the whole `/dev`, the
   host root `/`, and NVIDIA driver paths
   (`/usr/local/nvidia`, `/run/nvidia`, `/run/nvidia/driver...`,
-  `/home/kubernetes/bin/nvidia...`, any `libnvidia-*` file, `nvidia-smi`);
+  `/home/kubernetes/bin/nvidia...`, `/opt/nvidia...`, any `libnvidia-*` file, `nvidia-smi`);
 - commands that enter the node: `nsenter` into PID 1 (`-t 1`, `--target 1`,
   `--mount=/proc/1/ns/mnt`) in a pod with `hostPID: true`, or into a host
   `/proc` mounted by hostPath; `chroot` into a hostPath mount of the host root

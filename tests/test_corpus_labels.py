@@ -47,27 +47,26 @@ SYSTEM, OTHER = "system-component", "other"
 # vendored, giantswarm's with a stand-in for its Chart.yaml version, a CI
 # placeholder; fake-gpu-operator's sample lacks its helpers template, so its
 # templates are read as literal text), the lower one is the threshold. Measured:
-#   node-direct-access, system: recall 29/32 = 0.90 (misses: a raw NVIDIA Helm
-#     template line the template-tolerant parse cannot reach, ROCm's labeller, which
-#     its chart renders only with labeller.enabled=true, and giantswarm's driver
-#     installer's /opt/nvidia, which GPU006 names instead), precision 29/29.
-#   node-direct-access, other: recall 8/8, precision 8/9 = 0.88 (extra: hostPath
-#     /dev/dri of ROCm's AMD device plugin, k8s-ds-amdgpu-dp-health.yaml:56; another
-#     vendor's GPU, labelled `none`: generality (issue 15)).
+#   node-direct-access, system: recall 30/32 = 0.93 with helm, 31/32 without (misses:
+#     a raw NVIDIA Helm template line whose path is a template expression, and, with
+#     helm, ROCm's labeller, which its chart renders only with labeller.enabled=true;
+#     without helm the chart is read literally and the line is found), precision 1.00.
+#   node-direct-access, other: recall 8/8, precision 8/8.
 #   runtime-cli, system: recall 4/5 = 0.80 without helm, 5/5 with (the Neuron
 #     device plugin's host /run, in its chart), precision 1.00. other: 4/4, 4/4.
 #   env-visible-devices, system: recall 11/12 = 0.91 without helm, 12/12 with (the
 #     nvidia_gpu_exporter chart's `nvidiaVisibleDevices: all`), precision 1.00.
 #   env-request-indirect (all other): recall 7/7, precision 7/7.
-#   image-default-visible-devices, system: 16/16, 16/16. other: recall 27/31 = 0.87
-#     (see test_corpus_env_rules.py), precision 27/28 = 0.96 (the mig-parted
-#     Dockerfile's ENV line, a file labelled `none`).
+#   image-default-visible-devices, system: recall 16/16, precision 16/17 = 0.94 (the
+#     extra is the mig-parted Dockerfile's ENV line, reported suppressed: a GPU
+#     management image by its NVIDIA_MIG_CONFIG_DEVICES ENV). other: recall 30/31 = 0.96
+#     (the miss: an image built FROM pytorch/pytorch by a Dockerfile beside the manifest,
+#     whose name shows no evidence), precision 30/30.
 #   privileged-gpu, system: recall 50/52 = 0.96 (a raw NVIDIA Helm template line,
 #     giantswarm's device plugin, whose GPU evidence is only its image name), precision
 #     50/51 = 0.98 (the extra line is HAMi's vgpu-monitor SYS_ADMIN warning, which the
 #     labels do not cover).
-#   privileged-gpu, other: recall 5/5, precision 5/6 = 0.83 (extra: the privileged
-#     ROCm AMD device plugin, k8s-ds-amdgpu-dp-health.yaml:29: generality (issue 15)).
+#   privileged-gpu, other: recall 5/5, precision 5/5.
 #   gpu-request-invalid (all other): recall 2/3 = 0.66 (the miss is a debatable
 #     label on `nvidia.com/gpu: "<number_of_gpus>"`, a placeholder GPU103 leaves
 #     alone by design), precision 2/2.
@@ -79,8 +78,8 @@ SYSTEM, OTHER = "system-component", "other"
 # either (rendered, the same charts are recognised), and third-party GPU
 # infrastructure the allowlist does not list (utkuozdemir/nvidia_gpu_exporter).
 MINIMUM: dict[tuple[str, str], tuple[float, float]] = {
-    ("node-direct-access", OTHER): (1.0, 0.88),
-    ("node-direct-access", SYSTEM): (0.9, 1.0),
+    ("node-direct-access", OTHER): (1.0, 1.0),
+    ("node-direct-access", SYSTEM): (0.93, 1.0),
     ("runtime-cli", OTHER): (1.0, 1.0),
     ("runtime-cli", SYSTEM): (0.8, 1.0),
     ("env-visible-devices", OTHER): (0.9, 0.9),      # no rows and no findings today
@@ -88,12 +87,13 @@ MINIMUM: dict[tuple[str, str], tuple[float, float]] = {
     ("env-request-indirect", OTHER): (1.0, 1.0),
     ("image-default-visible-devices", OTHER): (0.96, 1.0),
     ("image-default-visible-devices", SYSTEM): (1.0, 0.94),
-    ("privileged-gpu", OTHER): (1.0, 0.83),
+    ("privileged-gpu", OTHER): (1.0, 1.0),
     ("privileged-gpu", SYSTEM): (0.96, 0.98),
     ("gpu-request-invalid", OTHER): (0.66, 1.0),
 }
-# Labelled rows found, over every category (issue 15 asks for 0.95): what is measured.
-MINIMUM_OVERALL_RECALL = 0.93
+# Labelled rows found, over every category (issue 15 asks for 0.95): 169/175 = 0.966 with
+# helm and without (measured).
+MINIMUM_OVERALL_RECALL = 0.96
 # Of the system-component rows found, the share that must be reported suppressed.
 MINIMUM_SUPPRESSED_SHARE = {"privileged-gpu": 0.88, "env-visible-devices": 0.66}
 # Labelled bypasses that are not system components but that the default allowlist

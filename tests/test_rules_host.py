@@ -208,9 +208,6 @@ KNOWN_FALSE: dict[str, set[tuple[str, int]]] = {
 # below (the test prints which of them are found); remove an entry once it is always found.
 KNOWN_MISSED: dict[str, set[tuple[str, int]]] = {
     "GPU001": {
-        # hostPath /opt/nvidia of giantswarm's driver installer (its driver install dir): GPU006
-        # names it as the container's GPU evidence, GPU001 does not report it as a host GPU path.
-        ("giantswarm__kubernetes-gpu/helm/kubernetes-gpu-app/templates/nvidia-driver-ds.yaml", 35),
         # ROCm's labeller (AMD, debatable): its chart renders it only with labeller.enabled=true,
         # and templates no render produces are not read (found without helm, read literally).
         ("ROCm__k8s-device-plugin/helm/amd-gpu/templates/labeller.yaml", 62),

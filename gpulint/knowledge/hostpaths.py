@@ -44,6 +44,7 @@ _DEVICE_DIRS = (
     ("/dev/char", "the node's character devices, GPUs included"),
     ("/usr/local/nvidia", "the node's NVIDIA driver"),
     ("/run/nvidia/driver", "the node's NVIDIA driver"),
+    ("/opt/nvidia", "the node's NVIDIA driver"),   # the install prefix of CoreOS/Flatcar driver installers
 )
 
 
