@@ -22,7 +22,9 @@ never changed), and what was changed is reported where it is written:
   apiVersion v1 charts) but missing from `charts/` (no `helm dependency build`
   ran): the chart is rendered without them, and one warning at the first one
   names them all, says whether each is enabled by its `condition`/`tags` with
-  the values used, that what they render was not checked, and how to fix it;
+  the values used, that what they render was not checked, and how to fix it
+  (at **info** severity when every one left out is disabled with those values:
+  Helm would not render them either, so nothing goes unchecked);
 - a `version` (or `appVersion`) Helm cannot load: a release tool's placeholder
   such as `version: [[ .Version ]]` (a nested YAML list), `{{ .Version }}`,
   `"${VERSION}"` (not SemVer), or no `version` at all: the chart is rendered

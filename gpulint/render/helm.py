@@ -268,6 +268,14 @@ def _fix_problems(fix: ChartFix, chart_yaml: ChartFile, display: str) -> list[Re
         names = ", ".join(dep.name for dep in fix.left_out)
         states = "; ".join(_dependency_state(dep) for dep in fix.left_out)
         text = chart_yaml.text if first.file == CHART_FILE else chart_yaml.req_text
+        if all(dep.enabled is False for dep in fix.left_out):
+            # Helm would not render them with these values either: nothing went unchecked.
+            out.append(RenderFailure(
+                f"chart dependencies missing in charts/: {names} ({states}): the chart was rendered without "
+                "them, as Helm renders it with these values; values that enable them are checked only once "
+                f"they are vendored (`helm dependency build {display}`)",
+                join_display(display, first.file), first.span, STATUS_CHART, text=text, severity=Severity.INFO))
+            return out
         out.append(RenderFailure(
             f"chart dependencies missing in charts/: {names} ({states}): the chart was rendered without them, "
             "so what they render was not checked; gpulint renders offline and never fetches dependencies: "
