@@ -9,7 +9,10 @@ repository path.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, Callable
 
@@ -32,6 +35,8 @@ from gpulint.render.helmschema import remote_schema_reference
 from gpulint.render.mapping import TemplateMapper
 from gpulint.render.template import Template
 from gpulint.render.tools import (
+    RunResult,
+    SharedRuns,
     ToolMissing,
     real_path,
     replace_paths,
@@ -172,9 +177,14 @@ def _chart_name(real: Path) -> str | None:
 # --- rendering ------------------------------------------------------------------
 
 
-def render_chart(real: Path, display: str, options: RenderOptions, values: ChartValues | None = None) -> Rendered:
+def render_chart(real: Path, display: str, options: RenderOptions, values: ChartValues | None = None,
+                 shared: SharedRuns | None = None) -> Rendered:
     """`helm template` of the chart at `real`; `values`: one more render's values files
-    and --set pairs (given after the command line's), None for the chart's defaults."""
+    and --set pairs (given after the command line's), None for the chart's defaults.
+
+    `shared`: the scan's runs, so that a chart rendered with the same values as another
+    render of the scan (the same chart contents, values files of the same contents, the
+    same settings) is not rendered again: Helm's output depends on nothing else."""
     name = rendered_name(display) if values is None else variant_name(display, values)
     extra = values or ChartValues()
     chart_file = join_display(display, CHART_FILE)
@@ -211,10 +221,19 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
                     join_display(display, remote[0]), Span(1, 1, 1, 1), STATUS_CHART))
             argv.append("--skip-schema-validation")
         argv += ["--", options.release, str(copied.root)]
-        result = run(argv, None, options.timeout, Path(scratch))
+
+        def start() -> tuple[RunResult, tuple[str, str]]:
+            return run(argv, None, options.timeout, Path(scratch)), (str(copied.root), scratch)
+
+        if shared is None:
+            result, (root_used, scratch_used) = start()
+        else:
+            files = (*options.values, *extra.files)
+            result, (root_used, scratch_used) = shared.run(
+                _run_key(argv, files, copied), (str(real_path(real)), tuple(map(_real, files))), start)
         if not result.ok:
-            message = replace_paths(result.message, [(str(copied.root), display),
-                                                     (scratch, "(temporary directory)"),
+            message = replace_paths(result.message, [(root_used, display),
+                                                     (scratch_used, "(temporary directory)"),
                                                      (str(real_path(real)), display)])
             return Rendered(name, failure=_failure(message, real, display, chart_file, options, repository),
                             problems=problems)
@@ -224,6 +243,33 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
     sets = [entry for text in (*options.sets, *extra.sets) for entry in parse_set(text)]
     mapper = HelmMapper(result.stdout, lambda n: chart if n == chart.name else None, user_files, sets)
     return Rendered(name, result.stdout, mapper, problems=problems, plain=plain)
+
+
+def _run_key(argv: list[str], files: tuple[str, ...], copied: Any) -> tuple:
+    """What `helm template` output depends on: the command line with each values file given by
+    its contents and the chart by its copy's digest (and directory name)."""
+    contents = {}
+    for path in files:
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise OSError("not a regular file")     # (a named pipe would stall the read)
+            with open(path, "rb") as handle:
+                contents[path] = ("values", hashlib.sha256(handle.read()).hexdigest())
+        except OSError:
+            contents[path] = ("unread", path)       # not shared with another path
+    key: list[Any] = []
+    for i, arg in enumerate(argv):
+        if i > 0 and argv[i - 1] == "--values" and arg in contents:
+            key.append(contents[arg])
+        elif arg == str(copied.root) and i == len(argv) - 1:
+            key.append(("chart", copied.root.name, copied.digest.hexdigest()))
+        else:
+            key.append(arg)
+    return tuple(key)
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
 
 
 # Files at a chart's root that are the chart's own (not templates Helm would render).
