@@ -361,7 +361,8 @@ def _write(root: Path, files: dict[str, str]) -> None:
         path.write_text(text)
 
 
-def generate_repository(out: Path, plain: int = 40, seed: int = 17) -> list[tuple[str, ...]]:
+def generate_repository(out: Path, plain: int = 40, overlays: int = 12, charts: int = 6,
+                        seed: int = 17) -> list[tuple[str, ...]]:
     """A tree shaped like a deployment repository, and the renders a scan of it runs.
 
     3 kustomize bases (k8s/bases) × 12 overlays (k8s/overlays/ENV/BASE: a patch, a
@@ -369,7 +370,8 @@ def generate_repository(out: Path, plain: int = 40, seed: int = 17) -> list[tupl
     (charts/NAME: helpers, a Deployment, a Service, a ConfigMap) with two chart-testing
     values files each, one of them with a third identical to another; one chart vendored
     twice, identical (teams/*/charts/shared-worker). `plain` manifests (manifests/). No
-    `.git`: the tree is its own repository.
+    `.git`: the tree is its own repository. `overlays` and `charts` (at most 12 and 6)
+    make it smaller, for tests.
 
     Returns the renders gpulint runs, in no particular order: ("kustomize", overlay
     directory) and ("helm", chart directory, values file or "") — identical ones included,
@@ -379,12 +381,12 @@ def generate_repository(out: Path, plain: int = 40, seed: int = 17) -> list[tupl
     renders: list[tuple[str, ...]] = []
     for base in REPO_BASES:
         _write(out / "k8s" / "bases" / base, _base(base, rng))
-    for env in REPO_ENVS:
+    for env in REPO_ENVS[:overlays]:
         for base in REPO_BASES:
             directory = out / "k8s" / "overlays" / env / base
             _write(directory, _overlay(base, env, rng))
             renders.append(("kustomize", str(directory)))
-    charts = [out / "charts" / name for name in REPO_CHARTS]
+    charts = [out / "charts" / name for name in REPO_CHARTS[:max(1, charts)]]
     for directory in charts:
         _write(directory, _chart(directory.name, rng))
     (charts[0] / "ci" / "smoke-values.yaml").write_text((charts[0] / "ci" / "gpu-values.yaml").read_text())
