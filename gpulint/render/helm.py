@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import stat
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -221,19 +222,10 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
                     join_display(display, remote[0]), Span(1, 1, 1, 1), STATUS_CHART))
             argv.append("--skip-schema-validation")
         argv += ["--", options.release, str(copied.root)]
-
-        def start() -> tuple[RunResult, tuple[str, str]]:
-            return run(argv, None, options.timeout, Path(scratch)), (str(copied.root), scratch)
-
-        if shared is None:
-            result, (root_used, scratch_used) = start()
-        else:
-            files = (*options.values, *extra.files)
-            result, (root_used, scratch_used) = shared.run(
-                _run_key(argv, files, copied), (str(real_path(real)), tuple(map(_real, files))), start)
+        result = _run_shared(shared, argv, (*options.values, *extra.files), copied, real, options.timeout, scratch)
         if not result.ok:
-            message = replace_paths(result.message, [(root_used, display),
-                                                     (scratch_used, "(temporary directory)"),
+            message = replace_paths(result.message, [(str(copied.root), display),
+                                                     (scratch, "(temporary directory)"),
                                                      (str(real_path(real)), display)])
             return Rendered(name, failure=_failure(message, real, display, chart_file, options, repository),
                             problems=problems)
@@ -245,9 +237,28 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
     return Rendered(name, result.stdout, mapper, problems=problems, plain=plain)
 
 
+def _run_shared(shared: SharedRuns | None, argv: list[str], files: tuple[str, ...], copied: Any, real: Path,
+                timeout: float, scratch: str, attempt: int = 0) -> RunResult:
+    """`helm template` (run()), or the result of an identical run of the scan (`shared`), its
+    message naming this run's temporary directory as the identical run's named its own.
+    `attempt`: the how-manieth run of this render (a retry runs on a changed copy)."""
+    if shared is None:
+        return run(argv, None, timeout, Path(scratch))
+
+    def start() -> tuple[RunResult, str]:
+        return run(argv, None, timeout, Path(scratch)), scratch
+
+    key = (attempt, *_run_key(argv, files, copied))
+    result, owner_scratch = shared.run(key, (str(real_path(real)), tuple(map(_real, files))), start)
+    if owner_scratch != scratch and result.message:
+        result = replace(result, message=result.message.replace(owner_scratch, scratch))
+    return result
+
+
 def _run_key(argv: list[str], files: tuple[str, ...], copied: Any) -> tuple:
     """What `helm template` output depends on: the command line with each values file given by
-    its contents and the chart by its copy's digest (and directory name)."""
+    its contents and the chart by its copy's digest and directory name (the copy's path, in
+    the temporary directory, is the same but for that directory)."""
     contents = {}
     for path in files:
         try:
