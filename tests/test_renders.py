@@ -307,3 +307,26 @@ def test_renders_run_jobs_at_a_time_and_one_per_cpu_by_default(monkeypatch: pyte
     assert parallel.render_workers(1, 10) == 1
     assert parallel.render_workers(2, 10) == 2
     assert parallel.render_workers(8, 0) == 1
+
+
+def test_a_failed_run_is_shared_by_renders_of_the_same_files_only(helm: str, tmp_path: Path) -> None:
+    """A configured `charts:` entry naming a ci values file renders what the ci file renders:
+    one run, each render's failure reported with its own name. A copy of the chart elsewhere
+    fails on its own run, its message naming its own files."""
+    repo = _failing_tree(tmp_path)
+    shutil.rmtree(repo / "a")
+    shutil.rmtree(repo / "k8s")
+    shutil.copytree(repo / "picky", repo / "vendor" / "picky")
+    (repo / ".gpulint.yaml").write_text("charts:\n- path: picky\n  values: [picky/ci/strict-values.yaml]\n")
+    wrapper, log = _logging_helm(tmp_path, helm)
+    code, out, _err = run_cli("scan", "--no-cache", "--jobs", "2", "--helm", str(wrapper), "--format", "json",
+                              str(repo))
+    # b/broken once; picky: defaults, gpu, strict (shared by the configured entry); the vendored
+    # copy: defaults and gpu shared with picky, strict failing on its own.
+    assert code == 1 and _template_runs(log) == 5
+    failed = [(f["path"], f["line"], f["message"].rsplit(" (rendered with ", 1)[-1])
+              for f in json.loads(out)["findings"] if f["rule"] == "GPU010" and "picky" in f["path"]]
+    assert failed == [
+        (str(repo / "picky" / "templates" / "pod.yaml"), 12, f"{repo / 'picky' / 'ci' / 'strict-values.yaml'})"),
+        (str(repo / "picky" / "templates" / "pod.yaml"), 12, "ci/strict-values.yaml)"),
+        (str(repo / "vendor" / "picky" / "templates" / "pod.yaml"), 12, "ci/strict-values.yaml)")]
