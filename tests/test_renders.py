@@ -330,3 +330,20 @@ def test_a_failed_run_is_shared_by_renders_of_the_same_files_only(helm: str, tmp
         (str(repo / "picky" / "templates" / "pod.yaml"), 12, f"{repo / 'picky' / 'ci' / 'strict-values.yaml'})"),
         (str(repo / "picky" / "templates" / "pod.yaml"), 12, "ci/strict-values.yaml)"),
         (str(repo / "vendor" / "picky" / "templates" / "pod.yaml"), 12, "ci/strict-values.yaml)")]
+
+
+def test_a_shared_failure_names_each_renders_own_paths(tmp_path: Path) -> None:
+    """A message naming the private copy reads, for a render that took another's run, as its own run's."""
+    from gpulint.render.helm import render_chart
+
+    repo = _slow_tree(tmp_path)
+    helm = tmp_path / "helm"
+    helm.write_text('#!/bin/sh\neval last=\\${$#}\necho "Error: cannot load $last/Chart.yaml" >&2\nexit 1\n')
+    helm.chmod(0o755)
+    options = RenderOptions(helm=str(helm), scan_roots=(str(repo),))
+    shared = tools.SharedRuns()
+    first, second = (render_chart(repo / "c1", shown, options, None, shared) for shown in ("c1", "again/c1"))
+    assert shared.runs == 1
+    assert first.failure is not None and second.failure is not None
+    assert first.failure.message == "helm template failed: cannot load c1/Chart.yaml"
+    assert second.failure.message == "helm template failed: cannot load again/c1/Chart.yaml"
