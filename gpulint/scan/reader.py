@@ -97,11 +97,6 @@ class InputReader:
                 self._pending.clear()
                 tools.resume_running()
 
-    @property
-    def render_runs(self) -> int:
-        """Renderer runs of chart renders made so far (identical ones are shared)."""
-        return self._shared.runs if self._shared is not None else 0
-
     def render_started(self, item: Input) -> None:
         """Called when the scan first needs `item`'s render (a hook for progress reports)."""
 
