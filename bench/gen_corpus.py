@@ -7,6 +7,10 @@ clean workloads, GPU bypasses, ConfigMaps and Services), OUT_DIR/json/*.json
 (`kubectl get -o json` style lists) and OUT_DIR/helm-template.yaml, one large
 helm-template-style stream with `# Source:` comments. The same arguments always
 produce byte-identical files.
+
+`--repository` writes instead a tree shaped like a real deployment repository
+(generate_repository): kustomize bases with many overlays, small Helm charts with
+chart-testing values, a chart vendored twice, plain manifests.
 """
 
 from __future__ import annotations
@@ -276,6 +280,134 @@ def big_stream(path: Path, megabytes: int, configmap_share: float = 0.28, seed: 
             repetition += 1
 
 
+# --- a repository-shaped tree: renders (bench/run.py figure 7) ----------------------------
+
+REPO_BASES = ("api", "worker", "trainer")
+REPO_ENVS = tuple(f"{env}-{region}" for env in ("dev", "staging", "prod") for region in ("us", "eu", "ap", "sa"))
+REPO_CHARTS = ("inference", "batch-jobs", "notebooks", "feature-store", "embeddings", "monitoring")
+
+
+def _base(name: str, rng: random.Random) -> dict[str, str]:
+    gpu = name != "api"
+    limits = "          limits:\n            cpu: \"2\"\n            memory: 4Gi\n" + (
+        "            nvidia.com/gpu: 1\n" if gpu else "")
+    deployment = (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  labels:\n    app: {name}\n"
+                  f"spec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: {name}\n  template:\n"
+                  f"    metadata:\n      labels:\n        app: {name}\n    spec:\n      containers:\n"
+                  f"      - name: {name}\n        image: {rng.choice(IMAGES)}\n        envFrom:\n"
+                  f"        - configMapRef:\n            name: {name}-env\n        ports:\n"
+                  f"        - containerPort: 8080\n          name: http\n        resources:\n"
+                  f"          requests:\n            cpu: 500m\n            memory: 1Gi\n{limits}")
+    service = (f"apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\nspec:\n  selector:\n    app: {name}\n"
+               "  ports:\n  - port: 80\n    targetPort: http\n")
+    config = (f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-env\ndata:\n  LOG_LEVEL: info\n"
+              f"  NVIDIA_VISIBLE_DEVICES: {'void' if gpu else 'none'}\n")
+    return {"deployment.yaml": deployment, "service.yaml": service, "configmap.yaml": config,
+            "kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                                  "resources:\n- deployment.yaml\n- service.yaml\n- configmap.yaml\n"}
+
+
+def _overlay(base: str, env: str, rng: random.Random) -> dict[str, str]:
+    bypass = rng.random() < 0.15
+    env_lines = ("        env:\n        - name: NVIDIA_VISIBLE_DEVICES\n          value: all\n" if bypass else
+                 "        env:\n        - name: REGION\n          value: " + env.split("-")[1] + "\n")
+    patch = (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {base}\nspec:\n"
+             f"  replicas: {rng.choice([1, 2, 3, 4])}\n  template:\n    spec:\n      containers:\n"
+             f"      - name: {base}\n{env_lines}")
+    kustomization = ("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                     f"namespace: {env}\nnamePrefix: {env}-\nlabels:\n- pairs:\n    environment: {env}\n"
+                     f"resources:\n- ../../../bases/{base}\npatches:\n- path: patch.yaml\n"
+                     f"configMapGenerator:\n- name: {base}-settings\n  literals:\n  - ENVIRONMENT={env}\n"
+                     f"  - SHARDS={rng.randint(1, 16)}\n")
+    return {"kustomization.yaml": kustomization, "patch.yaml": patch}
+
+
+def _chart(name: str, rng: random.Random) -> dict[str, str]:
+    helpers = (f'{{{{- define "{name}.labels" -}}}}\napp.kubernetes.io/name: {name}\n'
+               'app.kubernetes.io/instance: {{ .Release.Name }}\n{{- end }}\n'
+               f'{{{{- define "{name}.gpuEnv" -}}}}\n{{{{- if .Values.gpu.visibleDevices }}}}\n'
+               '- name: NVIDIA_VISIBLE_DEVICES\n  value: {{ .Values.gpu.visibleDevices | quote }}\n{{- end }}\n'
+               '{{- end }}\n')
+    deployment = (f'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{{{ .Release.Name }}}}-{name}\n'
+                  f'  labels:\n    {{{{- include "{name}.labels" . | nindent 4 }}}}\nspec:\n'
+                  '  replicas: {{ .Values.replicas }}\n  selector:\n    matchLabels:\n'
+                  f'      {{{{- include "{name}.labels" . | nindent 6 }}}}\n  template:\n    metadata:\n'
+                  f'      labels:\n        {{{{- include "{name}.labels" . | nindent 8 }}}}\n    spec:\n'
+                  '      containers:\n      - name: main\n        image: {{ .Values.image }}\n'
+                  f'        env:\n        - name: MODE\n          value: {{{{ .Values.mode }}}}\n'
+                  f'        {{{{- include "{name}.gpuEnv" . | nindent 8 }}}}\n        resources:\n          limits:\n'
+                  '            cpu: {{ .Values.cpu | quote }}\n            {{- if .Values.gpu.count }}\n'
+                  '            nvidia.com/gpu: {{ .Values.gpu.count }}\n            {{- end }}\n'
+                  '        {{- if .Values.privileged }}\n        securityContext:\n          privileged: true\n'
+                  '        {{- end }}\n')
+    service = (f'apiVersion: v1\nkind: Service\nmetadata:\n  name: {{{{ .Release.Name }}}}-{name}\nspec:\n'
+               f'  selector:\n    {{{{- include "{name}.labels" . | nindent 4 }}}}\n  ports:\n  - port: 80\n')
+    config = (f'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{{{ .Release.Name }}}}-{name}-config\ndata:\n'
+              '  mode: {{ .Values.mode | quote }}\n')
+    values = (f"image: {rng.choice(IMAGES)}\nreplicas: 1\nmode: serve\ncpu: \"2\"\nprivileged: false\n"
+              "gpu:\n  count: 1\n  visibleDevices: \"\"\n")
+    return {"Chart.yaml": f"apiVersion: v2\nname: {name}\nversion: 0.{rng.randint(1, 9)}.0\ntype: application\n",
+            "values.yaml": values, "templates/_helpers.tpl": helpers, "templates/deployment.yaml": deployment,
+            "templates/service.yaml": service, "templates/configmap.yaml": config,
+            "ci/gpu-values.yaml": f"gpu:\n  count: {rng.choice([2, 4, 8])}\nmode: train\n",
+            "ci/cpu-values.yaml": "gpu:\n  count: 0\n" + (
+                "  visibleDevices: all\n" if rng.random() < 0.3 else "") + "cpu: \"8\"\n"}
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def generate_repository(out: Path, plain: int = 40, overlays: int = 12, charts: int = 6,
+                        seed: int = 17) -> list[tuple[str, ...]]:
+    """A tree shaped like a deployment repository, and the renders a scan of it runs.
+
+    3 kustomize bases (k8s/bases) × 12 overlays (k8s/overlays/ENV/BASE: a patch, a
+    namespace and prefix, a ConfigMap generator): 36 builds. 6 small Helm charts
+    (charts/NAME: helpers, a Deployment, a Service, a ConfigMap) with two chart-testing
+    values files each, one of them with a third identical to another; one chart vendored
+    twice, identical (teams/*/charts/shared-worker). `plain` manifests (manifests/). No
+    `.git`: the tree is its own repository. `overlays` and `charts` (at most 12 and 6)
+    make it smaller, for tests.
+
+    Returns the renders gpulint runs, in no particular order: ("kustomize", overlay
+    directory) and ("helm", chart directory, values file or "") — identical ones included,
+    which gpulint runs once (a duplicate's entry repeats the first one's arguments).
+    """
+    rng = random.Random(seed)
+    renders: list[tuple[str, ...]] = []
+    for base in REPO_BASES:
+        _write(out / "k8s" / "bases" / base, _base(base, rng))
+    for env in REPO_ENVS[:overlays]:
+        for base in REPO_BASES:
+            directory = out / "k8s" / "overlays" / env / base
+            _write(directory, _overlay(base, env, rng))
+            renders.append(("kustomize", str(directory)))
+    charts = [out / "charts" / name for name in REPO_CHARTS[:max(1, charts)]]
+    for directory in charts:
+        _write(directory, _chart(directory.name, rng))
+    (charts[0] / "ci" / "smoke-values.yaml").write_text((charts[0] / "ci" / "gpu-values.yaml").read_text())
+    shared = _chart("shared-worker", rng)
+    for team in ("team-a", "team-b"):
+        directory = out / "teams" / team / "charts" / "shared-worker"
+        _write(directory, shared)
+        charts.append(directory)
+    for directory in charts:
+        renders.append(("helm", str(directory), ""))
+        for values in sorted((directory / "ci").glob("*-values.yaml")):
+            renders.append(("helm", str(directory), str(values)))
+    for i in range(plain):
+        kind = KINDS[i % len(KINDS)]
+        docs = [workload(rng, kind, i)] + extras(rng, i)
+        path = out / "manifests" / f"{kind.lower()}-{i:03d}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("---\n".join(d if d.endswith("\n") else d + "\n" for d in docs))
+    return renders
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -283,8 +415,12 @@ def main() -> None:
     parser.add_argument("--big-docs", type=int, default=3000)
     parser.add_argument("--references", type=int, metavar="DOCS",
                         help="write instead the index-lookup corpus of this many documents (see generate_references)")
+    parser.add_argument("--repository", action="store_true",
+                        help="write instead a repository-shaped tree with charts and overlays (generate_repository)")
     args = parser.parse_args()
-    if args.references:
+    if args.repository:
+        generate_repository(args.out)
+    elif args.references:
         generate_references(args.out, args.references)
     else:
         generate(args.out, args.files, args.big_docs)

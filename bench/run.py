@@ -1,7 +1,7 @@
 """gpulint benchmark: speed as ratios against baselines measured in the same run.
 
     python bench/run.py [--files N] [--big-docs N] [--references N] [--repeat N] [--jobs N] [--memory-mb N]
-                        [--skip-memory] [--gpulint PATH] [--checkov PATH] [--corpus DIR] [--check]
+                        [--skip-memory] [--gpulint PATH] [--checkov PATH] [--corpus DIR] [--check] [--only 7]
 
 Machines here are noisy, so every figure is a ratio against a baseline timed
 in the same run, on the same files:
@@ -25,6 +25,16 @@ in the same run, on the same files:
 6. the result cache: an unchanged re-scan vs `--no-cache` (target >= 10x).
 2b. the default `--jobs` vs `--jobs 1` on the benchmark corpus and the
    index-lookup corpus of figure 1b (target: never slower).
+7. renders: `gpulint scan --no-cache` of a repository-shaped tree
+   (gen_corpus.generate_repository: 3 kustomize bases × 12 overlays, 6 small
+   charts with chart-testing values, one chart vendored twice, a ci values file
+   identical to another, 40 plain manifests) against the sum of the times of
+   the renders a scan once ran one after the other (each `helm template` and
+   `kubectl kustomize`/`kustomize build` timed alone, in turn, in the same run;
+   identical renders counted each time), with `--jobs 1`, the default and
+   `--jobs 2` (target: the default never slower than `--jobs 1`). Needs helm
+   and kubectl or kustomize on PATH (or in .ci/bin); skipped, saying so, without.
+   `--only 7` runs this figure alone.
 
 Figures 1-4 pass `--no-cache` (when the gpulint timed has it): they time scans.
 
@@ -51,7 +61,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from gen_corpus import big_stream, generate, generate_references  # noqa: E402
+from gen_corpus import big_stream, generate, generate_references, generate_repository  # noqa: E402
 
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS")}
 ENV["NO_COLOR"] = "1"
@@ -223,6 +233,80 @@ def _default_jobs_figure(gpulint: str, corpora: list[Path], repeat: int, no_cach
             "within noise)", worst is not None and worst >= 0.97)
 
 
+def _renderers() -> tuple[str | None, str | None]:
+    """helm, and kustomize or kubectl: on PATH, else in the repository's .ci/bin."""
+    ci_bin = HERE.parent / ".ci" / "bin"
+
+    def find(name: str) -> str | None:
+        return shutil.which(name) or (str(ci_bin / name) if (ci_bin / name).is_file() else None)
+
+    return find("helm"), find("kustomize") or find("kubectl")
+
+
+def _render_seconds(renders: list[tuple[str, ...]], helm: str, kustomize: str) -> float:
+    """The renders run one after the other, each as gpulint once ran it (wall time, summed)."""
+    total = 0.0
+    for render in renders:
+        if render[0] == "helm":
+            cmd = [helm, "template", "--namespace", "default"]
+            if render[2]:
+                cmd += ["--values", render[2]]
+            cmd += ["--", "release-name", render[1]]
+        elif Path(kustomize).name.startswith("kubectl"):
+            cmd = [kustomize, "kustomize", render[1]]
+        else:
+            cmd = [kustomize, "build", render[1]]
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+        total += time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode()[-1000:]}")
+    return total
+
+
+def _renders_figure(gpulint: str, work: Path, repeat: int) -> tuple[str, str, bool | None]:
+    """Figure 7: a repository's renders, in parallel and shared, vs their times one after the other."""
+    helm, kustomize = _renderers()
+    name = "7. renders: repository-shaped tree"
+    if helm is None or kustomize is None:
+        missing = " and ".join(tool for tool, found in (("helm", helm), ("kubectl or kustomize", kustomize))
+                               if found is None)
+        return name, f"skipped: {missing} not on PATH nor in .ci/bin", None
+    tree = work / "repository"
+    renders = generate_repository(tree)
+    builds = sum(1 for render in renders if render[0] == "kustomize")
+    charts = len(renders) - builds
+    files = sum(1 for p in tree.rglob("*") if p.is_file())
+    base = [gpulint, "scan", "--no-cache", "--helm", helm, "--kustomize", kustomize, "--format", "json"]
+    cmds = {"--jobs 1": [*base, "--jobs", "1", str(tree)], "default": [*base, str(tree)],
+            "--jobs 2": [*base, "--jobs", "2", str(tree)]}
+    for cmd in cmds.values():
+        _run(cmd)                     # warm-up (bytecode caches, the tools' first start)
+    times: dict[str, list[float]] = {"renders": [], **{label: [] for label in cmds}}
+    for _ in range(repeat):           # in turn: a slow spell of the machine hits every command alike
+        times["renders"].append(_render_seconds(renders, helm, kustomize))
+        for label, cmd in cmds.items():
+            times[label].append(_run(cmd))
+    median = {label: statistics.median(values) for label, values in times.items()}
+    renders_sum, one, default = median["renders"], median["--jobs 1"], median["default"]
+    parts = [f"{label} {median[label]:.2f} s = {median[label] / renders_sum:.2f}x the renders' sum"
+             for label in cmds]
+    return (f"{name} ({builds} kustomize builds, {charts} chart renders, {files} files)",
+            f"renders one after the other {renders_sum:.2f} s; " + "; ".join(parts)
+            + f"; default {one / default:.2f}x as fast as --jobs 1, --jobs 2 {one / median['--jobs 2']:.2f}x "
+            "(target: default never slower than --jobs 1, >= 0.97x)", one / default >= 0.97)
+
+
+def _print_results(results: list[tuple[str, str, bool | None]], check: bool) -> int:
+    width = max(len(r[0]) for r in results)
+    missed = False
+    for name, value, ok in results:
+        mark = "" if ok is None else ("  ok" if ok else "  MISSED")
+        missed |= ok is False
+        print(f"{name:<{width}}  {value}{mark}")
+    return 1 if check and missed else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="gpulint benchmark (ratios against same-run baselines)")
     parser.add_argument("--files", type=int, default=3000)
@@ -237,6 +321,7 @@ def main() -> int:
     parser.add_argument("--checkov", help="checkov executable (default: checkov on PATH, if any)")
     parser.add_argument("--corpus", type=Path, help="an existing gen_corpus.py output to use instead")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--only", help="only these figures, comma-separated (so far only `7` can be run alone)")
     args = parser.parse_args()
 
     gpulint = args.gpulint or shutil.which("gpulint")
@@ -250,6 +335,12 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="gpulint-bench-"))
     results: list[tuple[str, str, bool | None]] = []
     print(f"machine: {machine()}", flush=True)
+    only = set(args.only.split(",")) if args.only else None
+    if only is not None and only <= {"7"}:
+        try:
+            return _print_results([_renders_figure(gpulint, work, args.repeat)], args.check)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     try:
         corpus = args.corpus or work / "corpus"
         if args.corpus is None:
@@ -314,16 +405,11 @@ def main() -> int:
         else:
             results.append(("5. Checkov", "not installed (install it in a separate venv, pass --checkov PATH)",
                             None))
+        if only is None or "7" in only:
+            results.append(_renders_figure(gpulint, work, args.repeat))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-    width = max(len(r[0]) for r in results)
-    missed = False
-    for name, value, ok in results:
-        mark = "" if ok is None else ("  ok" if ok else "  MISSED")
-        missed |= ok is False
-        print(f"{name:<{width}}  {value}{mark}")
-    return 1 if args.check and missed else 0
+    return _print_results(results, args.check)
 
 
 if __name__ == "__main__":

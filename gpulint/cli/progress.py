@@ -132,20 +132,20 @@ class Progress:
 
 
 class ObservedReader(InputReader):
-    """The scan's reader, telling `progress` when a chart or kustomization is rendered and how long it took."""
+    """The scan's reader, telling `progress` when a chart or kustomization is rendered and how long it took
+    (once per directory, whatever its renders; from the scan's thread, in the scan's order)."""
 
     def __init__(self, progress: Progress, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.progress = progress
         self._seen: set[str] = set()
 
-    def rendered(self, item: Input) -> Any:
+    def render_started(self, item: Input) -> None:
+        if str(item.real) not in self._seen:
+            self.progress.render_started(item)
+
+    def render_done(self, item: Input, seconds: float, failed: bool) -> None:
         key = str(item.real)
-        if key in self._seen:
-            return super().rendered(item)
-        self._seen.add(key)
-        self.progress.render_started(item)
-        started = time.monotonic()
-        rendered = super().rendered(item)
-        self.progress.render_done(item, time.monotonic() - started, rendered.failure is not None)
-        return rendered
+        if key not in self._seen:
+            self._seen.add(key)
+            self.progress.render_done(item, seconds, failed)

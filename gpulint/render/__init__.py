@@ -21,22 +21,25 @@ from gpulint.render.base import (
 
 if TYPE_CHECKING:
     from gpulint.config.render import ChartValues
+    from gpulint.render.tools import SharedRuns
 
 __all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "render",
            "source_mapper"]
 
 
 def render(kind: str, real: "object", display: str, options: RenderOptions,
-           values: "ChartValues | None" = None) -> Rendered:
+           values: "ChartValues | None" = None, shared: "SharedRuns | None" = None) -> Rendered:
     """Render a "chart" or "kustomization" input (a chart with `values`: one of its
-    renders besides the defaults, see render/chartvalues.py)."""
+    renders besides the defaults, see render/chartvalues.py). `shared`: the scan's
+    renderer runs (render.tools.SharedRuns), so that identical chart renders run once;
+    a function of a scan may call it from several threads at once."""
     from pathlib import Path
 
     path = Path(str(real))
     if kind == "chart":
         from gpulint.render.helm import render_chart
 
-        return render_chart(path, display, options, values)
+        return render_chart(path, display, options, values, shared)
     from gpulint.render.kustomize import render_kustomization
 
     return render_kustomization(path, display, options)

@@ -5,12 +5,15 @@ Helm follows symbolic links in a chart (templates, `charts/`, files read with
 the repository (it is copied as the file or directory it points at); a link out
 of the repository is left out and named, never followed. Only regular files and
 directories are copied, so a named pipe or device in the tree cannot stall Helm.
+
+The copy is digested as it is made (names, kinds and bytes, in order): two charts
+with the same digest render the same, so a scan renders them once (helm.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +26,8 @@ from gpulint.render.tools import real_path
 class Copied:
     root: Path                                          # the copy of the chart directory
     outside: list[str] = field(default_factory=list)    # links left out, relative to the chart
+    # What was copied: every directory and file name (relative to the chart) and file's bytes, in order.
+    digest: "hashlib._Hash" = field(default_factory=hashlib.sha256)
 
 
 def copy_chart(chart: Path, repository: Path, into: Path) -> Copied:
@@ -30,6 +35,8 @@ def copy_chart(chart: Path, repository: Path, into: Path) -> Copied:
     source = real_path(chart)
     result = Copied(into / (source.name or "chart"))
     _copy_dir(source, result.root, "", repository, {source}, result)
+    for shown in result.outside:
+        result.digest.update(b"o" + shown.encode("utf-8", "surrogateescape") + b"\0")
     return result
 
 
@@ -61,9 +68,14 @@ def _copy_dir(source: Path, target: Path, rel: str, repository: Path, ancestors:
             real = real_path(path)
             if real in ancestors:
                 continue                                  # a link back up the tree: copied once
+            result.digest.update(b"d" + shown.encode("utf-8", "surrogateescape") + b"\0")
             _copy_dir(real, target / name, shown + "/", repository, ancestors | {real}, result)
         elif stat.S_ISREG(info.st_mode):
             try:
-                shutil.copyfile(path, target / name)
+                with open(path, "rb") as handle:
+                    data = handle.read()
+                (target / name).write_bytes(data)
             except OSError:
                 continue
+            result.digest.update(b"f%d:" % len(data) + shown.encode("utf-8", "surrogateescape") + b"\0")
+            result.digest.update(data)

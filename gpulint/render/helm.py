@@ -9,7 +9,11 @@ template, and the chart tree on disk turns it into a repository path.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import stat
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,6 +37,8 @@ from gpulint.render.helmschema import remote_schema_reference
 from gpulint.render.mapping import TemplateMapper
 from gpulint.render.template import Template
 from gpulint.render.tools import (
+    RunResult,
+    SharedRuns,
     ToolMissing,
     real_path,
     replace_paths,
@@ -173,14 +179,19 @@ def _chart_name(real: Path) -> str | None:
 # --- rendering ------------------------------------------------------------------
 
 
-def render_chart(real: Path, display: str, options: RenderOptions, values: ChartValues | None = None) -> Rendered:
+def render_chart(real: Path, display: str, options: RenderOptions, values: ChartValues | None = None,
+                 shared: SharedRuns | None = None) -> Rendered:
     """`helm template` of the chart at `real`; `values`: one more render's values files
     and --set pairs (given after the command line's), None for the chart's defaults.
 
     What keeps Helm from loading the chart offline although its templates are fine (a
     placeholder version, dependencies not in charts/) is changed in the private copy
     (render/chartfix.py) and reported; a chart that still does not render has its
-    templates read as literal text (Rendered.literal, defaults render only)."""
+    templates read as literal text (Rendered.literal, defaults render only).
+
+    `shared`: the scan's runs, so that a chart rendered with the same values as another
+    render of the scan (the same chart contents, values files of the same contents, the
+    same settings) is not rendered again: Helm's output depends on nothing else."""
     name = rendered_name(display) if values is None else variant_name(display, values)
     extra = values or ChartValues()
     chart_file = join_display(display, CHART_FILE)
@@ -230,8 +241,9 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
         chart_yaml: ChartFile | None = None      # read once Helm refuses the chart (rarely)
         # Each attempt Helm refuses for what the copy can change is followed by one more
         # (a placeholder version hides the missing dependencies until it is replaced).
-        for _attempt in range(3):
-            result = run(argv, None, options.timeout, Path(scratch))
+        for attempt in range(3):
+            result = _run_shared(shared, argv, (*options.values, *extra.files), copied, real, options.timeout,
+                                 scratch, attempt=attempt)
             if result.ok:
                 break
             message = replace_paths(result.message, [(str(copied.root), display),
@@ -306,6 +318,52 @@ def literal_templates(chart: Chart) -> list[tuple[str, Path, str | None]]:
                 continue
             out.append((join_display(each.display, path.relative_to(each.real).as_posix()), path, None))
     return out
+
+
+def _run_shared(shared: SharedRuns | None, argv: list[str], files: tuple[str, ...], copied: Any, real: Path,
+                timeout: float, scratch: str, attempt: int = 0) -> RunResult:
+    """`helm template` (run()), or the result of an identical run of the scan (`shared`), its
+    message naming this run's temporary directory as the identical run's named its own.
+    `attempt`: the how-manieth run of this render (a retry runs on a changed copy)."""
+    if shared is None:
+        return run(argv, None, timeout, Path(scratch))
+
+    def start() -> tuple[RunResult, str]:
+        return run(argv, None, timeout, Path(scratch)), scratch
+
+    key = (attempt, *_run_key(argv, files, copied))
+    result, owner_scratch = shared.run(key, (str(real_path(real)), tuple(map(_real, files))), start)
+    if owner_scratch != scratch and result.message:
+        result = replace(result, message=result.message.replace(owner_scratch, scratch))
+    return result
+
+
+def _run_key(argv: list[str], files: tuple[str, ...], copied: Any) -> tuple:
+    """What `helm template` output depends on: the command line with each values file given by
+    its contents and the chart by its copy's digest and directory name (the copy's path, in
+    the temporary directory, is the same but for that directory)."""
+    contents = {}
+    for path in files:
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise OSError("not a regular file")     # (a named pipe would stall the read)
+            with open(path, "rb") as handle:
+                contents[path] = ("values", hashlib.sha256(handle.read()).hexdigest())
+        except OSError:
+            contents[path] = ("unread", path)       # not shared with another path
+    key: list[Any] = []
+    for i, arg in enumerate(argv):
+        if i > 0 and argv[i - 1] == "--values" and arg in contents:
+            key.append(contents[arg])
+        elif arg == str(copied.root) and i == len(argv) - 1:
+            key.append(("chart", copied.root.name, copied.digest.hexdigest()))
+        else:
+            key.append(arg)
+    return tuple(key)
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
 
 
 # Files at a chart's root that are the chart's own (not templates Helm would render).

@@ -4,6 +4,11 @@ Rendering never touches the network and never reads or writes the user's Helm
 configuration: every run gets fresh HELM_* and KUBECONFIG locations inside a
 temporary directory that is removed afterwards. Tool messages are cleaned
 before they reach a report (no temporary path ever appears in output).
+
+Renders may run at once in threads of one scan (scan/reader.py): each run is a
+process group of its own, and every one still running can be stopped at once
+(stop_running: the scan was interrupted). SharedRuns lets identical runs of a
+scan happen once.
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Hashable
 
 # klog (kubectl) frames lines as: E1202 14:56:18.027 12345 run.go:72] "command failed" err="..."
 _KLOG_PREFIX_RE = re.compile(r"^([EWIF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [\w.\-]+:\d+\] ")
@@ -65,11 +71,16 @@ def run(argv: list[str], cwd: str | None, timeout: float, scratch: Path) -> RunR
     """
     env = _isolated_env(scratch)
     tool = Path(argv[0]).name
-    try:
-        process = subprocess.Popen(offline_prefix() + argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as error:
-        return RunResult(False, "", f"cannot run {tool}: {error.strerror or error}")
+    prefix = offline_prefix()
+    with _LIVE_LOCK:
+        if _stopping.is_set():
+            return RunResult(False, "", f"{tool} was not run: the scan was interrupted")
+        try:
+            process = subprocess.Popen(prefix + argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as error:
+            return RunResult(False, "", f"cannot run {tool}: {error.strerror or error}")
+        _LIVE.add(process)
     try:
         out, err = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -80,11 +91,81 @@ def run(argv: list[str], cwd: str | None, timeout: float, scratch: Path) -> RunR
     except BaseException:
         _kill_group(process)
         raise
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(process)
     stdout = out.decode("utf-8", errors="replace")
     if process.returncode != 0:
         stderr = err.decode("utf-8", errors="replace")
         return RunResult(False, stdout, clean_message(stderr) or f"{tool} exited with status {process.returncode}")
     return RunResult(True, stdout, "")
+
+
+# The renderers running now (in any thread of this process), for stop_running.
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+_stopping = threading.Event()
+
+
+def stop_running() -> None:
+    """Kill the process group of every renderer running now and start no other: the scan was
+    interrupted (each waiting thread then returns at once, its run failed)."""
+    with _LIVE_LOCK:
+        _stopping.set()
+        running = list(_LIVE)
+    for process in running:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def resume_running() -> None:
+    """Allow runs again (after stop_running, for the next scan of this process)."""
+    _stopping.clear()
+
+
+class SharedRuns:
+    """Runs of one scan shared by identical requests: the first request of a key runs, the
+    others wait for it and take its result. A failed run is shared only by requests with
+    the same `paths` (what a message may name: the chart's and the values files' real paths);
+    another request runs itself, so that each message names its own files."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[Hashable, _Shared] = {}
+        self.runs = 0           # runs made (the others were shared)
+
+    def run(self, key: Hashable, paths: Hashable, start: Callable[[], tuple[RunResult, Any]]) -> tuple[RunResult, Any]:
+        """`start()` -> (result, what the caller needs to read it: e.g. the paths it ran on),
+        or the same pair from an identical run of this scan."""
+        with self._lock:
+            shared = self._runs.get(key)
+            mine = shared is None
+            if shared is None:
+                shared = self._runs[key] = _Shared(paths)
+        if not mine:
+            shared.done.wait()
+            if shared.outcome is not None and (shared.outcome[0].ok or shared.paths == paths):
+                return shared.outcome
+            return self._start(start)
+        try:
+            shared.outcome = self._start(start)
+            return shared.outcome
+        finally:
+            shared.done.set()       # an exception leaves outcome None: the others run themselves
+
+    def _start(self, start: Callable[[], tuple[RunResult, Any]]) -> tuple[RunResult, Any]:
+        with self._lock:
+            self.runs += 1
+        return start()
+
+
+class _Shared:
+    def __init__(self, paths: Hashable) -> None:
+        self.paths = paths
+        self.done = threading.Event()
+        self.outcome: tuple[RunResult, Any] | None = None
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -106,10 +187,16 @@ def _kill_group(process: subprocess.Popen) -> None:
 # settings send HTTP(S) to a closed local port and git may use no transport at all.
 _DEAD_PROXY = "http://127.0.0.1:9"     # the discard port: nothing listens there
 _offline: list[str] | None = None
+_OFFLINE_LOCK = threading.Lock()
 
 
 def offline_prefix() -> list[str]:
     """`unshare -rn --` when this system allows it (tried once per process), else nothing."""
+    with _OFFLINE_LOCK:
+        return list(_probe_offline())
+
+
+def _probe_offline() -> list[str]:
     global _offline
     if _offline is None:
         _offline = []
@@ -122,7 +209,7 @@ def offline_prefix() -> list[str]:
                     _offline = [unshare, "--net", "--map-root-user", "--"]
             except (OSError, subprocess.TimeoutExpired):
                 pass
-    return list(_offline)
+    return _offline
 
 
 def _isolated_env(scratch: Path) -> dict[str, str]:

@@ -65,14 +65,13 @@ from gpulint.results.findings import (
     stable_path,
 )
 from gpulint.results.scanning import ScanConfig, ScanResult, SuppressionContext
-from gpulint.scan.reader import InputReader
+from gpulint.scan.reader import RENDERED_KINDS, InputReader
 from gpulint.suppress.core import apply as apply_suppressors
 
 if TYPE_CHECKING:
     from gpulint.render import Mapper
     from gpulint.scan.cache import ResultCache
 
-RENDERED_KINDS = ("chart", "kustomization")
 HELM_RENDER_HINT = ("scan its chart directory, or render it first, e.g. "
                     "`helm template RELEASE CHART | gpulint scan -`")
 LITERAL_NOTE = "only its literal text was checked, each action read as a placeholder"
@@ -104,17 +103,37 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
     `progress(done, total)` is called as inputs are scanned (by a parallel scan, once
     all are). `cache`: where an unchanged scan's result is read from and a new one stored (cache.py)."""
     reader = reader or InputReader(config.render)
-    key = cache.key(inputs, config, reader) if cache is not None else None
-    if key is not None:
-        assert cache is not None
-        cached = cache.load(key)
-        if cached is not None:
-            return cached
-    result = _scan(inputs, config, reader, jobs, progress)
+    jobs = _start_renders(inputs, reader, jobs)
+    try:
+        key = cache.key(inputs, config, reader) if cache is not None else None
+        if key is not None:
+            assert cache is not None
+            cached = cache.load(key)
+            if cached is not None:
+                return cached
+        result = _scan(inputs, config, reader, jobs, progress)
+    except BaseException:
+        reader.finish_renders(interrupted=True)    # no renderer outlives the scan
+        raise
+    finally:
+        reader.finish_renders()
     if key is not None:
         assert cache is not None
         cache.store(key, result)
     return result
+
+
+def _start_renders(inputs: list[Input], reader: InputReader, jobs: int | None) -> int | None:
+    """Start the scan's renders in the background (parallel.render_workers at a time); the jobs
+    the scan then plans with: the default is taken now, before the renders load the machine."""
+    renders = sum(1 for item in inputs if item.kind in RENDERED_KINDS)
+    if not renders:
+        return jobs
+    from gpulint.scan import parallel
+
+    planned = parallel.default_jobs() if jobs is None else jobs
+    reader.start_renders(inputs, parallel.render_workers(jobs, renders))
+    return planned
 
 
 def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: int | None,
@@ -125,6 +144,8 @@ def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: in
         from gpulint.scan import parallel
 
         workers, sizes = parallel.plan(inputs, config, reader, jobs)
+        if workers > 1:
+            reader.finish_renders()    # processes are forked next: no render thread may run then
     index = build_index(inputs, reader, config.limits, result.internal_errors, sizes if workers > 1 else None)
     if workers > 1:
         parallel.scan_parallel(inputs, config, index, reader, workers, sizes, result,
@@ -235,8 +256,12 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
 
         helper = IndexHelper.start(inputs, reader, limits, sizes, index_input)
     mine: dict[int, tuple[list[ConfigSource], list[str]]] = {}
+    # Files first, renders last: renders still running in the background (InputReader.start_renders)
+    # go on meanwhile. The index takes the inputs in their order whatever the order they are read in.
+    order = sorted(range(len(inputs)), key=lambda position: inputs[position].kind in RENDERED_KINDS)
     try:
-        for position, item in enumerate(inputs):
+        for position in order:
+            item = inputs[position]
             if helper is not None and position in helper.positions:
                 continue
             if item.kind in RENDERED_KINDS:

@@ -103,6 +103,15 @@ def default_jobs() -> int:
     return max(1, min(total, int(total - busy) + 1))
 
 
+def render_workers(jobs: int | None, renders: int) -> int:
+    """Renders to run at once (threads of this process, each waiting on its renderer): `jobs`
+    of them, or by default one per CPU whatever the load. A render is a process of its own,
+    not a fork of this one: running a second one beside the first costs no copy of the scan
+    and no report sent back, and on a busy machine two at once take no longer than one
+    after the other, so the default never makes renders slower than `--jobs 1`."""
+    return max(1, min(renders, cpus() if jobs is None else jobs))
+
+
 def can_fork() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork")
 

@@ -2,13 +2,19 @@
 
 The index pass hands the bytes (and the ConfigMap/Secret documents it parsed) of
 small files to the scan through the reader, so a file is never read twice.
+
+Renders run in the background, several at once (start_renders: threads, each
+waiting on its `helm` or `kustomize` process), while the scan reads its other
+inputs; `rendered` hands each over in the scan's order, the same result as a
+render made then. Identical chart renders of the scan run once (render.tools.SharedRuns).
 """
 
 from __future__ import annotations
 
 import io
 import sys
-from typing import IO, TYPE_CHECKING
+import time
+from typing import IO, TYPE_CHECKING, Any
 
 from gpulint.config.render import RenderOptions
 from gpulint.inputs.discovery import Input
@@ -17,7 +23,12 @@ from gpulint.load.decode import read_small_file
 from gpulint.load.yamlload import ParsedChunks
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from gpulint.render import Rendered
+    from gpulint.render.tools import SharedRuns
+
+RENDERED_KINDS = ("chart", "kustomization")
 
 
 class InputReader:
@@ -42,6 +53,70 @@ class InputReader:
         self._kept_size = 0
         self._parsed: dict[str, ParsedChunks] = {}
         self._parsed_size = 0
+        self._pending: dict[tuple, Future] = {}     # renders started in the background, not handed over yet
+        self._pool: ThreadPoolExecutor | None = None
+        self._shared: SharedRuns | None = None
+
+    # --- renders ---------------------------------------------------------------------------
+
+    def start_renders(self, inputs: list[Input], workers: int) -> None:
+        """Render the charts and kustomizations of `inputs` in the background, in their order,
+        `workers` at a time (each a thread waiting on its renderer's process)."""
+        todo: dict[tuple, Input] = {}
+        for item in inputs:
+            key = (str(item.real), item.values)
+            if item.kind in RENDERED_KINDS and key not in self._rendered and key not in self._pending:
+                todo.setdefault(key, item)
+        if not todo:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        from gpulint.render import tools
+
+        tools.resume_running()
+        shared = self._runs()
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="gpulint-render")
+        for key, item in todo.items():
+            self._pending[key] = self._pool.submit(self._render, item, shared)
+
+    def finish_renders(self, interrupted: bool = False) -> None:
+        """Wait until no render runs in the background (before a fork: no thread may run then; the
+        finished ones are still handed over). `interrupted`: the scan stops, its renderers are killed."""
+        if self._pool is None:
+            return
+        from gpulint.render import tools
+
+        if interrupted:
+            tools.stop_running()
+        try:
+            self._pool.shutdown(wait=True, cancel_futures=interrupted)
+        finally:
+            self._pool = None
+            if interrupted:
+                self._pending.clear()
+                tools.resume_running()
+
+    def render_started(self, item: Input) -> None:
+        """Called when the scan first needs `item`'s render (a hook for progress reports)."""
+
+    def render_done(self, item: Input, seconds: float, failed: bool) -> None:
+        """Called when `item`'s render is handed to the scan; `seconds`: how long it took to make."""
+
+    def _runs(self) -> SharedRuns:
+        if self._shared is None:
+            from gpulint.render.tools import SharedRuns
+
+            self._shared = SharedRuns()
+        return self._shared
+
+    def _render(self, item: Input, shared: Any) -> tuple[Rendered, float]:
+        """`item` rendered (in any thread), and the seconds it took."""
+        from gpulint.render import render
+
+        started = time.monotonic()
+        rendered = render(item.kind, item.real, item.display, self._render_options, item.values, shared)
+        return rendered, time.monotonic() - started
 
     def keep_parsed(self, item: Input, chunks: ParsedChunks, size: int) -> None:
         """Remember the chunks the index pass parsed in a file whose bytes are kept (`size`: its characters)."""
@@ -66,11 +141,13 @@ class InputReader:
             self._kept_size += len(data)
 
     def rendered(self, item: Input) -> Rendered:
+        """`item` rendered: started in the background (waited for), else made now."""
         key = (str(item.real), item.values)
         if key not in self._rendered:
-            from gpulint.render import render
-
-            rendered = render(item.kind, item.real, item.display, self._render_options, item.values)
+            self.render_started(item)
+            future = self._pending.pop(key, None)
+            rendered, seconds = future.result() if future is not None else self._render(item, self._runs())
+            self.render_done(item, seconds, rendered.failure is not None)
             if item.values is not None and rendered.problems:
                 rendered = self._problems_once(item, rendered)
             if item.values is not None and rendered.failure is not None:
