@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, run_cli, scan_json
 from expectations import read
-from tooling import find_tool
+from tooling import find_tool, process_gone, sleeper
 
 from gpulint.render import tools
 from gpulint.render.tools import clean_message
@@ -289,31 +289,14 @@ def test_files_outside_a_kustomization_inside_the_repository_still_build(kustomi
 # --- bounded time -----------------------------------------------------------------
 
 
-def _sleeper(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    """A renderer that starts a child and never finishes; the child's pid is written down."""
-    pids = tmp_path / f"{name}.pids"
-    script = tmp_path / name
-    script.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pids}\nwait\n")
-    script.chmod(0o755)
-    return script, pids
-
-
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")
-
-
 def test_a_renderer_that_never_finishes_is_stopped(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     _chart(repo, "slow", {"pod.yaml": POD_ENV.format(name="p", value="none")})
     app = repo / "app"
     app.mkdir()
     (app / "kustomization.yaml").write_text("resources: []\n")
-    helm, helm_pids = _sleeper(tmp_path, "helm")
-    kustomize, kustomize_pids = _sleeper(tmp_path, "kustomize")
+    helm, helm_pids = sleeper(tmp_path, "helm")
+    kustomize, kustomize_pids = sleeper(tmp_path, "kustomize")
     started = time.monotonic()
     code, report = scan_json("--helm", str(helm), "--kustomize", str(kustomize), "--render-timeout", "1", str(repo))
     assert time.monotonic() - started < 15
@@ -322,14 +305,14 @@ def test_a_renderer_that_never_finishes_is_stopped(tmp_path: Path) -> None:
     assert messages[0].startswith("helm template failed: helm did not finish within 1 seconds and was stopped")
     assert messages[1].startswith("kustomize build failed: kustomize did not finish within 1 seconds and was stopped")
     for pids in (helm_pids, kustomize_pids):
-        assert _gone(int(pids.read_text()))          # the whole process group, not only the script
+        assert process_gone(int(pids.read_text()))          # the whole process group, not only the script
 
 
 def test_the_timeout_comes_from_the_configuration(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     _chart(repo, "slow", {"pod.yaml": POD_ENV.format(name="p", value="none")})
     (repo / ".gpulint.yaml").write_text("render-timeout: 1\n")
-    helm, _pids = _sleeper(tmp_path, "helm")
+    helm, _pids = sleeper(tmp_path, "helm")
     _code, report = scan_json("--helm", str(helm), str(repo))
     [finding] = report["findings"]
     assert "within 1 seconds" in finding["message"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, mask_klog_headers, run_cli
-from tooling import find_tool
+from tooling import find_tool, process_gone, sleeper
 
 from gpulint.config.render import RenderOptions
 from gpulint.inputs.discovery import discover, with_chart_values
@@ -231,23 +231,6 @@ def test_render_failures_in_parallel_are_reported_as_before(helm: str, kustomize
         ("GPU003", f"{repo / 'picky'} (rendered with ci/gpu-values.yaml)")]
 
 
-def _sleeper(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    """A renderer that starts a child and never finishes; each child's pid is written down."""
-    pids = tmp_path / f"{name}.pids"
-    script = tmp_path / name
-    script.write_text(f"#!/bin/sh\nsleep 300 &\necho $! >> {pids}\nwait\n")
-    script.chmod(0o755)
-    return script, pids
-
-
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")
-
-
 def _slow_tree(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     for name in ("c1", "c2", "c3"):
@@ -263,8 +246,8 @@ def _slow_tree(tmp_path: Path) -> Path:
 
 def test_timeouts_in_parallel_are_reported_and_stop_every_renderer(tmp_path: Path) -> None:
     repo = _slow_tree(tmp_path)
-    helm, helm_pids = _sleeper(tmp_path, "helm")
-    kustomize, kustomize_pids = _sleeper(tmp_path, "kustomize")
+    helm, helm_pids = sleeper(tmp_path, "helm")
+    kustomize, kustomize_pids = sleeper(tmp_path, "kustomize")
     args = ["--no-cache", "--helm", str(helm), "--kustomize", str(kustomize), "--render-timeout", "1",
             "--format", "json", str(repo)]
     one = run_cli("scan", "--jobs", "1", *args)
@@ -279,12 +262,12 @@ def test_timeouts_in_parallel_are_reported_and_stop_every_renderer(tmp_path: Pat
                for f in findings)
     pids = [int(pid) for path in (helm_pids, kustomize_pids) for pid in path.read_text().split()]
     assert len(pids) == 2 * 5
-    assert all(_gone(pid) for pid in pids)          # every process group, not only the scripts
+    assert all(process_gone(pid) for pid in pids)          # every process group, not only the scripts
 
 
 def test_an_interrupted_scan_leaves_no_renderer_running(tmp_path: Path) -> None:
     repo = _slow_tree(tmp_path)
-    helm, helm_pids = _sleeper(tmp_path, "helm")
+    helm, helm_pids = sleeper(tmp_path, "helm")
     options = RenderOptions(helm=str(helm), timeout=120, scan_roots=(str(repo),))
     inputs = [item for item in with_chart_values(discover([str(repo)]).inputs) if item.kind == "chart"]
     reader = InputReader(options)
@@ -295,7 +278,7 @@ def test_an_interrupted_scan_leaves_no_renderer_running(tmp_path: Path) -> None:
         time.sleep(0.05)
     reader.finish_renders(interrupted=True)
     pids = [int(pid) for pid in helm_pids.read_text().split()]
-    assert len(pids) == 2 and all(_gone(pid) for pid in pids)   # killed, the third never started
+    assert len(pids) == 2 and all(process_gone(pid) for pid in pids)   # killed, the third never started
     # The next scan of this process renders again.
     assert InputReader(RenderOptions(helm=shutil.which("true") or "/bin/true", scan_roots=(str(repo),))).rendered(
         inputs[0]).failure is None

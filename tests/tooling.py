@@ -69,3 +69,22 @@ def rendered_root(finding: dict) -> str:
     path = finding["path"]
     assert path.endswith(" (rendered)"), path
     return Path(path[: -len(" (rendered)")]).name
+
+
+def sleeper(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A renderer that starts a child and never finishes; each child's pid is written down
+    (one line per run)."""
+    pids = tmp_path / f"{name}.pids"
+    script = tmp_path / name
+    script.write_text(f"#!/bin/sh\nsleep 300 &\necho $! >> {pids}\nwait\n")
+    script.chmod(0o755)
+    return script, pids
+
+
+def process_gone(pid: int) -> bool:
+    """Whether process `pid` has ended (gone, or a zombie waiting for its parent)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
