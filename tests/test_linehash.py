@@ -93,3 +93,32 @@ def test_agrees_with_a_streaming_implementation_under_node() -> None:
     for sample in _samples():
         proc = subprocess.run([node, "-e", _NODE_HASH], input=sample, capture_output=True, check=True)
         assert list(all_hashes(sample)) == json.loads(proc.stdout), sample
+
+
+def _reference(data: bytes) -> list[str]:
+    """Every line's hash from windows cut out of the whole normalised text (the plain reading of the algorithm)."""
+    from gpulint.report.linehash import hash_window, normalise
+
+    units = normalise(data)
+    starts = [0] + [at + 1 for at, unit in enumerate(units) if unit == "\n"]
+    seen: dict[str, int] = {}
+    out = []
+    for start in starts:
+        value = hash_window(units[start:start + 100])
+        seen[value] = seen.get(value, 0) + 1
+        out.append(f"{value}:{seen[value]}")
+    return out
+
+
+@pytest.mark.parametrize("lines", [300, 5000])   # below and above the size where lines are grouped
+def test_windows_joined_from_lines_agree_with_the_whole_text(lines: int) -> None:
+    rng = random.Random(lines)
+    pieces = ["- name: main", "  image: nvidia/cuda:12.4.1", "", "\t", "key: value  ", "x" * 120, "x" * 99,
+              "---", "a\r", "é😀"]
+    data = "\n".join(rng.choice(pieces) for _ in range(lines)).encode()
+    expected = _reference(data)
+    assert all_hashes(data) == expected
+    hashes = FileLineHashes(data)                 # lines asked for in any order, as results come
+    order = list(range(1, len(expected) + 1))
+    rng.shuffle(order)
+    assert all(hashes.get(line) == expected[line - 1] for line in order[:200])

@@ -20,7 +20,9 @@ The algorithm, as upload-sarif documents and implements it:
 
 A line's hash depends only on text from its own start on, so lines inserted or
 removed above a finding do not change it. Here the rolling computation is done
-per line asked for; the `:N` count compares the 100-unit windows themselves
+per line asked for, its window joined from the lines that start there (a SARIF
+report asks for a few lines of each of thousands of files: nothing is computed
+for every line of a file); the `:N` count compares the 100-unit windows themselves
 (identical windows are exactly the lines whose hashes are equal, barring a
 64-bit collision), and only of lines that start with the same text.
 """
@@ -57,12 +59,6 @@ def normalise(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "") + EOF
 
 
-def line_starts(lines: list[str]) -> list[int]:
-    """Where each line starts in the units, from the units split at LF (every LF starts a line)."""
-    # The lengths before line i, plus one LF per earlier line: all in C.
-    return list(map(add, accumulate(map(len, lines[:-1]), initial=0), range(len(lines))))
-
-
 def hash_window(window: str) -> str:
     """The hex hash of up to 100 units (zeros pad a window cut by the end of the text)."""
     codes = list(map(ord, window))
@@ -76,17 +72,31 @@ class FileLineHashes:
     def __init__(self, data: bytes) -> None:
         self._units = normalise(data)
         self._lines = self._units.split("\n")
-        self._starts = line_starts(self._lines)
+        self._starts: list[int] | None = None   # where each line starts: made when lines are grouped
         self._by_prefix: dict[str, list[int]] | None = None   # first 100 units -> the lines
-        self._groups: dict[str, dict[str, list[int]]] = {}    # ... -> {window: the lines}
+        self._groups: dict[str, tuple[dict[str, list[int]], int]] = {}   # ... -> ({window: the lines}, members seen)
 
     @property
     def lines(self) -> int:
-        return len(self._starts)
+        return len(self._lines)
 
     def _window(self, index: int) -> str:
-        start = self._starts[index]
-        return self._units[start:start + BLOCK]
+        """The 100 units from the start of line `index` (fewer at the end of the text)."""
+        if self._starts is not None:
+            start = self._starts[index]
+            return self._units[start:start + BLOCK]
+        lines = self._lines
+        first = lines[index]
+        if len(first) >= BLOCK:
+            return first[:BLOCK]
+        parts = [first]
+        size = len(first)
+        for line in lines[index + 1:index + 1 + BLOCK]:   # each line adds at least its LF
+            if size >= BLOCK:
+                break
+            parts.append(line)
+            size += 1 + len(line)
+        return "\n".join(parts)[:BLOCK]
 
     def _occurrence(self, index: int) -> int:
         """N of `hash:N`: the lines up to this one whose window is this line's window.
@@ -95,7 +105,7 @@ class FileLineHashes:
         line: the same line), so only those are compared. In a small file a
         line that is unique (most are) costs one list search, in C; otherwise
         the lines are grouped by their first 100 units in one pass, and the
-        windows of a group are compared once."""
+        windows of a group's lines are compared once, up to the line asked for."""
         lines = self._lines
         key = lines[index][:BLOCK]
         if self._by_prefix is None:
@@ -106,21 +116,24 @@ class FileLineHashes:
             for i, line in enumerate(lines):
                 by_prefix.setdefault(line[:BLOCK], []).append(i)
             self._by_prefix = by_prefix
+            # The lines after each line are gathered into windows from here on: index them.
+            self._starts = list(map(add, accumulate(map(len, lines[:-1]), initial=0), range(len(lines))))
         members = self._by_prefix[key]
         if len(members) == 1:
             return 1
-        group = self._groups.get(key)
-        if group is None:
-            units, starts = self._units, self._starts
-            group = self._groups[key] = {}
-            for i in members:                     # in line order: each list is sorted
-                group.setdefault(units[starts[i]:starts[i] + BLOCK], []).append(i)
+        # {window: its lines}, filled in line order only as far as asked: results come
+        # in line order, and a line repeated all over a large file is not compared whole.
+        group, done = self._groups.get(key) or ({}, 0)
+        while done < len(members) and members[done] <= index:
+            group.setdefault(self._window(members[done]), []).append(members[done])
+            done += 1
+        self._groups[key] = (group, done)
         return bisect_right(group[self._window(index)], index)
 
     def get(self, line: int) -> str | None:
         """`hash:N` for 1-based `line`, None past the end of the file."""
         index = line - 1
-        if not 0 <= index < len(self._starts):
+        if not 0 <= index < len(self._lines):
             return None
         return f"{hash_window(self._window(index))}:{self._occurrence(index)}"
 
