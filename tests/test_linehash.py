@@ -110,15 +110,18 @@ def _reference(data: bytes) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("lines", [300, 5000])   # below and above the size where lines are grouped
-def test_windows_joined_from_lines_agree_with_the_whole_text(lines: int) -> None:
-    rng = random.Random(lines)
-    pieces = ["- name: main", "  image: nvidia/cuda:12.4.1", "", "\t", "key: value  ", "x" * 120, "x" * 99,
-              "---", "a\r", "é😀"]
+@pytest.mark.parametrize("lines", [300, 5000])
+@pytest.mark.parametrize("names", [0, 40])   # few different lines (searched for), many (grouped)
+@pytest.mark.parametrize("long_lines", [False, True])
+def test_windows_joined_from_lines_agree_with_the_whole_text(lines: int, names: int, long_lines: bool) -> None:
+    rng = random.Random(lines + names)
+    pieces = ["- name: main", "  image: nvidia/cuda:12.4.1", "", "\t", "key: value  ", "x" * 99, "---", "a\r",
+              "é😀", *(f"  name: n{i}" for i in range(names))] + (["x" * 120, "x" * 120 + "y"] if long_lines else [])
     data = "\n".join(rng.choice(pieces) for _ in range(lines)).encode()
     expected = _reference(data)
     assert all_hashes(data) == expected
-    hashes = FileLineHashes(data)                 # lines asked for in any order, as results come
-    order = list(range(1, len(expected) + 1))
-    rng.shuffle(order)
-    assert all(hashes.get(line) == expected[line - 1] for line in order[:200])
+    for asked in (200, 10):                       # lines asked for in any order, as results come
+        hashes = FileLineHashes(data)
+        order = list(range(1, len(expected) + 1))
+        rng.shuffle(order)
+        assert [hashes.get(line) for line in order[:asked]] == [expected[line - 1] for line in order[:asked]]

@@ -38,7 +38,9 @@ from typing import Iterable
 BLOCK = 100
 MOD = 1 << 64
 EOF = "\uffff"
-_SEARCH_LINES = 2000   # up to this many lines, a unique line is found by searching, not grouping
+# A file's first this many different short lines asked about are found by searching its
+# lines (in C); past them, all its lines are grouped in one (Python) pass.
+_SEARCHED_KEYS = 16
 _POWERS = tuple(pow(37, BLOCK - 1 - k, MOD) for k in range(BLOCK))
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
@@ -61,8 +63,7 @@ def normalise(data: bytes) -> str:
 
 def hash_window(window: str) -> str:
     """The hex hash of up to 100 units (zeros pad a window cut by the end of the text)."""
-    codes = list(map(ord, window))
-    value = sum(map(mul, codes, _POWERS)) % MOD   # missing units are zeros: they add nothing
+    value = sum(map(mul, map(ord, window), _POWERS)) % MOD   # missing units are zeros: they add nothing
     return format(value, "x")
 
 
@@ -73,8 +74,10 @@ class FileLineHashes:
         self._units = normalise(data)
         self._lines = self._units.split("\n")
         self._starts: list[int] | None = None   # where each line starts: made when lines are grouped
-        self._by_prefix: dict[str, list[int]] | None = None   # first 100 units -> the lines
+        self._members: dict[str, list[int]] = {}   # first 100 units of a line -> the lines starting so
+        self._grouped = False                       # whether _members holds every line's
         self._groups: dict[str, tuple[dict[str, list[int]], int]] = {}   # ... -> ({window: the lines}, members seen)
+        self._hashes: dict[int, str] = {}
 
     @property
     def lines(self) -> int:
@@ -91,38 +94,54 @@ class FileLineHashes:
             return first[:BLOCK]
         parts = [first]
         size = len(first)
-        for line in lines[index + 1:index + 1 + BLOCK]:   # each line adds at least its LF
-            if size >= BLOCK:
-                break
+        following = index + 1
+        end = len(lines)
+        while size < BLOCK and following < end:
+            line = lines[following]
             parts.append(line)
             size += 1 + len(line)
+            following += 1
         return "\n".join(parts)[:BLOCK]
+
+    def _lines_starting(self, key: str) -> list[int]:
+        """The lines whose first 100 units are `key`, in order.
+
+        A line shorter than 100 units is found where the whole line equals it, by
+        list searches (in C); a file asked about many different lines (or long ones)
+        has all its lines grouped in one pass instead."""
+        members = self._members.get(key)
+        if members is not None or self._grouped:
+            return members or []
+        lines = self._lines
+        if len(key) < BLOCK and len(self._members) < _SEARCHED_KEYS:
+            members = []
+            at = lines.index(key)
+            try:
+                while True:
+                    members.append(at)
+                    at = lines.index(key, at + 1)
+            except ValueError:
+                pass
+            self._members[key] = members
+            return members
+        grouped: dict[str, list[int]] = {}
+        for i, line in enumerate(lines):
+            grouped.setdefault(line[:BLOCK], []).append(i)
+        self._members, self._grouped = grouped, True
+        # Windows of many lines are compared from here on: index where lines start.
+        self._starts = list(map(add, accumulate(map(len, lines[:-1]), initial=0), range(len(lines))))
+        return grouped[key]
 
     def _occurrence(self, index: int) -> int:
         """N of `hash:N`: the lines up to this one whose window is this line's window.
 
         Equal windows need lines with the same first 100 units (for a shorter
-        line: the same line), so only those are compared. In a small file a
-        line that is unique (most are) costs one list search, in C; otherwise
-        the lines are grouped by their first 100 units in one pass, and the
-        windows of a group's lines are compared once, up to the line asked for."""
-        lines = self._lines
-        key = lines[index][:BLOCK]
-        if self._by_prefix is None:
-            if len(lines) <= _SEARCH_LINES and len(key) < BLOCK and lines.index(key) == index \
-                    and key not in lines[index + 1:]:
-                return 1                          # the only line with this text
-            by_prefix: dict[str, list[int]] = {}
-            for i, line in enumerate(lines):
-                by_prefix.setdefault(line[:BLOCK], []).append(i)
-            self._by_prefix = by_prefix
-            # The lines after each line are gathered into windows from here on: index them.
-            self._starts = list(map(add, accumulate(map(len, lines[:-1]), initial=0), range(len(lines))))
-        members = self._by_prefix[key]
+        line: the same line), so only those are compared, each window once, and
+        only up to the line asked for (results come in line order)."""
+        key = self._lines[index][:BLOCK]
+        members = self._lines_starting(key)
         if len(members) == 1:
-            return 1
-        # {window: its lines}, filled in line order only as far as asked: results come
-        # in line order, and a line repeated all over a large file is not compared whole.
+            return 1                              # the only line with this text
         group, done = self._groups.get(key) or ({}, 0)
         while done < len(members) and members[done] <= index:
             group.setdefault(self._window(members[done]), []).append(members[done])
@@ -132,10 +151,13 @@ class FileLineHashes:
 
     def get(self, line: int) -> str | None:
         """`hash:N` for 1-based `line`, None past the end of the file."""
-        index = line - 1
-        if not 0 <= index < len(self._lines):
-            return None
-        return f"{hash_window(self._window(index))}:{self._occurrence(index)}"
+        found = self._hashes.get(line)   # several results on one line
+        if found is None:
+            index = line - 1
+            if not 0 <= index < len(self._lines):
+                return None
+            found = self._hashes[line] = f"{hash_window(self._window(index))}:{self._occurrence(index)}"
+        return found
 
 
 def all_hashes(data: bytes) -> Iterable[str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from urllib.parse import quote
 
@@ -33,7 +32,7 @@ class RepoPath:
     root: Path | None
     relative: str
 
-    @cached_property   # (a frozen dataclass still has a __dict__ to keep it in)
+    @property
     def uri(self) -> str:
         """A URI reference: relative (percent-encoded) or an absolute file URI."""
         if self.root is None and self.relative.startswith("/"):

@@ -60,6 +60,7 @@ INFORMATION_URI = "https://github.com/gpulint/gpulint"
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "gpulint/v1"
 LINE_HASH_KEY = "primaryLocationLineHash"
+assert FINGERPRINT_KEY < LINE_HASH_KEY   # the order a result's partialFingerprints are written in
 GITHUB_KEPT_RESULTS = 5000          # GitHub keeps this many results per run and drops the rest
 DEFAULT_MAX_RESULTS = 4500          # ours: below that, leaving room for notifications to be seen
 GITHUB_DESCRIPTION_LIMIT = 1024     # shortDescription / fullDescription
@@ -324,7 +325,7 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
         "level": LEVELS[finding.severity],
         "locations": [location],
         "message": {"text": message},
-        "partialFingerprints": dict(sorted(partial.items())),
+        "partialFingerprints": partial,   # its keys in sorted order (see FINGERPRINT_KEY)
     }
     if properties:
         result["properties"] = properties
@@ -393,11 +394,7 @@ def _physical(path: RepoPath, span: Any, bases: "_BaseIds") -> dict[str, Any]:
     end_column = max(span.end_column, 1)
     if end_line == line:
         end_column = max(end_column, column)
-    artifact = {"uri": path.uri}
-    base = bases.id_for(path)
-    if base is not None:
-        artifact["uriBaseId"] = base
-    return {"artifactLocation": artifact,
+    return {"artifactLocation": bases.artifact(path),
             "region": {"endColumn": end_column, "endLine": end_line, "startColumn": column, "startLine": line}}
 
 
@@ -458,6 +455,7 @@ class _BaseIds:
         # first use, so the output stays deterministic.
         self._home = locator.cwd_repository
         self._ids: dict = {}
+        self._artifacts: dict[RepoPath, dict[str, str]] = {}
 
     def id_for(self, path: RepoPath) -> str | None:
         if path.root is None:
@@ -468,6 +466,17 @@ class _BaseIds:
             else:
                 self._ids[path.root] = f"ROOT{sum(1 for v in self._ids.values() if v != SRCROOT) + 1}"
         return self._ids[path.root]
+
+    def artifact(self, path: RepoPath) -> dict[str, str]:
+        """The `artifactLocation` of `path`, made once per file (results share it: it is
+        only read, then written out)."""
+        artifact = self._artifacts.get(path)
+        if artifact is None:
+            artifact = self._artifacts[path] = {"uri": path.uri}
+            base = self.id_for(path)
+            if base is not None:
+                artifact["uriBaseId"] = base
+        return artifact
 
     def declarations(self) -> dict[str, om.ArtifactLocation]:
         # A base URI must end with a slash (SARIF §3.14.14).
