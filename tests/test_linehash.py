@@ -83,6 +83,9 @@ def _samples() -> list[bytes]:
     samples = [b"", b"\xef\xbb\xbfkind: Pod\n", ("x" * 250 + "\n").encode() * 3]
     for _ in range(40):
         samples.append(b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 400))))
+    ascii_pieces = [piece for piece in pieces if piece.isascii()]   # the ASCII path drops spaces as bytes
+    for _ in range(20):
+        samples.append(b"".join(rng.choice(ascii_pieces) for _ in range(rng.randrange(0, 400))))
     return samples
 
 

@@ -31,15 +31,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from itertools import accumulate
-from operator import add, mul
+from operator import mul
 from typing import Iterable
 
 BLOCK = 100
 MOD = 1 << 64
 EOF = "\uffff"
-# A file's first this many different short lines asked about are found by searching its
-# lines (in C); past them, all its lines are grouped in one (Python) pass.
+# A file's first this many different lines asked about are searched for one by one.
 _SEARCHED_KEYS = 16
 _POWERS = tuple(pow(37, BLOCK - 1 - k, MOD) for k in range(BLOCK))
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -53,12 +51,22 @@ def _utf16_units(char: re.Match) -> str:
 
 def normalise(data: bytes) -> str:
     """The units the hash runs over: decoded, whitespace dropped, line ends as LF, then EOF."""
-    text = data.decode("utf-8", "replace")
-    if not text.isascii() and _ASTRAL.search(text):
-        text = _ASTRAL.sub(_utf16_units, text)
+    return _normalised_text(data) + EOF
+
+
+def _normalised_text(data: bytes) -> str:
+    """normalise(data) without its EOF (which, not being ASCII, would make a copy of the
+    text with two bytes a character)."""
     # Order matters: CRLF first; then a lone CR; spaces and tabs last, so that
     # "CR space LF" stays two line ends, as upload-sarif counts it.
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "") + EOF
+    if data.isascii():
+        # Bytes are characters: spaces and tabs go in one pass over the bytes (dropping
+        # each through str.replace cost more than the rest of the report).
+        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").translate(None, b" \t").decode("ascii")
+    text = data.decode("utf-8", "replace")   # first: an invalid sequence must not join across a space
+    if _ASTRAL.search(text):
+        text = _ASTRAL.sub(_utf16_units, text)
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "")
 
 
 def hash_window(window: str) -> str:
@@ -71,9 +79,10 @@ class FileLineHashes:
     """Line hashes of one file, computed for the lines asked for."""
 
     def __init__(self, data: bytes) -> None:
-        self._units = normalise(data)
-        self._lines = self._units.split("\n")
-        self._starts: list[int] | None = None   # where each line starts: made when lines are grouped
+        text = _normalised_text(data)
+        self._lines = text.split("\n")
+        self._lines[-1] += EOF
+        self._padded = "\n" + text + "\n"   # every line between two LFs (the last without its EOF)
         self._members: dict[str, list[int]] = {}   # first 100 units of a line -> the lines starting so
         self._grouped = False                       # whether _members holds every line's
         self._groups: dict[str, tuple[dict[str, list[int]], int]] = {}   # ... -> ({window: the lines}, members seen)
@@ -85,9 +94,6 @@ class FileLineHashes:
 
     def _window(self, index: int) -> str:
         """The 100 units from the start of line `index` (fewer at the end of the text)."""
-        if self._starts is not None:
-            start = self._starts[index]
-            return self._units[start:start + BLOCK]
         lines = self._lines
         first = lines[index]
         if len(first) >= BLOCK:
@@ -103,34 +109,37 @@ class FileLineHashes:
             following += 1
         return "\n".join(parts)[:BLOCK]
 
-    def _lines_starting(self, key: str) -> list[int]:
-        """The lines whose first 100 units are `key`, in order.
+    def _lines_starting(self, key: str, index: int) -> list[int]:
+        """The lines whose first 100 units are `key` (line `index`'s), in order.
 
-        A line shorter than 100 units is found where the whole line equals it, by
-        list searches (in C); a file asked about many different lines (or long ones)
-        has all its lines grouped in one pass instead."""
+        Found by searching the text (in C) for the key after a line end, and before
+        one when it is a whole line; a match's line is the count of line ends before it.
+        Each search reads the whole text: past _SEARCHED_KEYS keys, a file's lines are
+        grouped in one pass instead."""
         members = self._members.get(key)
         if members is not None or self._grouped:
-            return members or []
-        lines = self._lines
-        if len(key) < BLOCK and len(self._members) < _SEARCHED_KEYS:
+            return members or [index]
+        if len(self._members) >= _SEARCHED_KEYS:   # many lines asked about: group them all at once
+            grouped: dict[str, list[int]] = {}
+            for i, line in enumerate(self._lines):
+                grouped.setdefault(line[:BLOCK], []).append(i)
+            self._members, self._grouped = grouped, True
+            return grouped[key]
+        if EOF in key:   # the last line's: no other holds EOF
+            members = [index]
+        else:
+            padded = self._padded
+            needle = "\n" + key + ("\n" if len(key) < BLOCK else "")
             members = []
-            at = lines.index(key)
-            try:
-                while True:
-                    members.append(at)
-                    at = lines.index(key, at + 1)
-            except ValueError:
-                pass
-            self._members[key] = members
-            return members
-        grouped: dict[str, list[int]] = {}
-        for i, line in enumerate(lines):
-            grouped.setdefault(line[:BLOCK], []).append(i)
-        self._members, self._grouped = grouped, True
-        # Windows of many lines are compared from here on: index where lines start.
-        self._starts = list(map(add, accumulate(map(len, lines[:-1]), initial=0), range(len(lines))))
-        return grouped[key]
+            line, counted = -1, 0
+            at = padded.find(needle)
+            while at != -1:
+                line += padded.count("\n", counted, at + 1)
+                counted = at + 1
+                members.append(line)   # (the last line, here without its EOF, has a window of its own)
+                at = padded.find(needle, at + 1)
+        self._members[key] = members
+        return members
 
     def _occurrence(self, index: int) -> int:
         """N of `hash:N`: the lines up to this one whose window is this line's window.
@@ -139,7 +148,7 @@ class FileLineHashes:
         line: the same line), so only those are compared, each window once, and
         only up to the line asked for (results come in line order)."""
         key = self._lines[index][:BLOCK]
-        members = self._lines_starting(key)
+        members = self._lines_starting(key, index)
         if len(members) == 1:
             return 1                              # the only line with this text
         group, done = self._groups.get(key) or ({}, 0)
