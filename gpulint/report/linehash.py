@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from operator import mul
+from itertools import accumulate
+from operator import add, mul
 from typing import Iterable
 
 BLOCK = 100
 MOD = 1 << 64
 EOF = "\uffff"
-# A file's first this many different lines asked about are searched for one by one.
+# A file's first this many different short lines asked about are found by searching its
+# lines (in C); past them, all its lines are grouped in one (Python) pass.
 _SEARCHED_KEYS = 16
 _POWERS = tuple(pow(37, BLOCK - 1 - k, MOD) for k in range(BLOCK))
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -51,22 +53,26 @@ def _utf16_units(char: re.Match) -> str:
 
 def normalise(data: bytes) -> str:
     """The units the hash runs over: decoded, whitespace dropped, line ends as LF, then EOF."""
-    return _normalised_text(data) + EOF
+    return "\n".join(normalised_lines(data))
 
 
-def _normalised_text(data: bytes) -> str:
-    """normalise(data) without its EOF (which, not being ASCII, would make a copy of the
-    text with two bytes a character)."""
+def normalised_lines(data: bytes) -> list[str]:
+    """normalise(data) split at LF. EOF is added to the last line alone: on the whole text it
+    would make a copy of it with two bytes a character (one is no longer ASCII)."""
     # Order matters: CRLF first; then a lone CR; spaces and tabs last, so that
     # "CR space LF" stays two line ends, as upload-sarif counts it.
     if data.isascii():
         # Bytes are characters: spaces and tabs go in one pass over the bytes (dropping
         # each through str.replace cost more than the rest of the report).
-        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").translate(None, b" \t").decode("ascii")
-    text = data.decode("utf-8", "replace")   # first: an invalid sequence must not join across a space
-    if _ASTRAL.search(text):
-        text = _ASTRAL.sub(_utf16_units, text)
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "")
+        text = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").translate(None, b" \t").decode("ascii")
+    else:  # decoded first: an invalid sequence must not be joined across a dropped space
+        text = data.decode("utf-8", "replace")
+        if _ASTRAL.search(text):
+            text = _ASTRAL.sub(_utf16_units, text)
+        text = text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "")
+    lines = text.split("\n")
+    lines[-1] += EOF
+    return lines
 
 
 def hash_window(window: str) -> str:
@@ -79,10 +85,9 @@ class FileLineHashes:
     """Line hashes of one file, computed for the lines asked for."""
 
     def __init__(self, data: bytes) -> None:
-        text = _normalised_text(data)
-        self._lines = text.split("\n")
-        self._lines[-1] += EOF
-        self._padded = "\n" + text + "\n"   # every line between two LFs (the last without its EOF)
+        self._lines = normalised_lines(data)
+        self._units = ""                        # the lines joined, with _starts
+        self._starts: list[int] | None = None   # where each line starts: made when lines are grouped
         self._members: dict[str, list[int]] = {}   # first 100 units of a line -> the lines starting so
         self._grouped = False                       # whether _members holds every line's
         self._groups: dict[str, tuple[dict[str, list[int]], int]] = {}   # ... -> ({window: the lines}, members seen)
@@ -94,6 +99,9 @@ class FileLineHashes:
 
     def _window(self, index: int) -> str:
         """The 100 units from the start of line `index` (fewer at the end of the text)."""
+        if self._starts is not None:
+            start = self._starts[index]
+            return self._units[start:start + BLOCK]
         lines = self._lines
         first = lines[index]
         if len(first) >= BLOCK:
@@ -109,37 +117,35 @@ class FileLineHashes:
             following += 1
         return "\n".join(parts)[:BLOCK]
 
-    def _lines_starting(self, key: str, index: int) -> list[int]:
-        """The lines whose first 100 units are `key` (line `index`'s), in order.
+    def _lines_starting(self, key: str) -> list[int]:
+        """The lines whose first 100 units are `key`, in order.
 
-        Found by searching the text (in C) for the key after a line end, and before
-        one when it is a whole line; a match's line is the count of line ends before it.
-        Each search reads the whole text: past _SEARCHED_KEYS keys, a file's lines are
-        grouped in one pass instead."""
+        A line shorter than 100 units is found where the whole line equals it, by
+        list searches (in C); a file asked about many different lines (or long ones)
+        has all its lines grouped in one pass instead."""
         members = self._members.get(key)
         if members is not None or self._grouped:
-            return members or [index]
-        if len(self._members) >= _SEARCHED_KEYS:   # many lines asked about: group them all at once
-            grouped: dict[str, list[int]] = {}
-            for i, line in enumerate(self._lines):
-                grouped.setdefault(line[:BLOCK], []).append(i)
-            self._members, self._grouped = grouped, True
-            return grouped[key]
-        if EOF in key:   # the last line's: no other holds EOF
-            members = [index]
-        else:
-            padded = self._padded
-            needle = "\n" + key + ("\n" if len(key) < BLOCK else "")
+            return members or []
+        lines = self._lines
+        if len(key) < BLOCK and len(self._members) < _SEARCHED_KEYS:
             members = []
-            line, counted = -1, 0
-            at = padded.find(needle)
-            while at != -1:
-                line += padded.count("\n", counted, at + 1)
-                counted = at + 1
-                members.append(line)   # (the last line, here without its EOF, has a window of its own)
-                at = padded.find(needle, at + 1)
-        self._members[key] = members
-        return members
+            at = lines.index(key)
+            try:
+                while True:
+                    members.append(at)
+                    at = lines.index(key, at + 1)
+            except ValueError:
+                pass
+            self._members[key] = members
+            return members
+        grouped: dict[str, list[int]] = {}
+        for i, line in enumerate(lines):
+            grouped.setdefault(line[:BLOCK], []).append(i)
+        self._members, self._grouped = grouped, True
+        # Windows of many lines are compared from here on: index where lines start.
+        self._units = "\n".join(lines)
+        self._starts = list(map(add, accumulate(map(len, lines[:-1]), initial=0), range(len(lines))))
+        return grouped[key]
 
     def _occurrence(self, index: int) -> int:
         """N of `hash:N`: the lines up to this one whose window is this line's window.
@@ -148,7 +154,7 @@ class FileLineHashes:
         line: the same line), so only those are compared, each window once, and
         only up to the line asked for (results come in line order)."""
         key = self._lines[index][:BLOCK]
-        members = self._lines_starting(key, index)
+        members = self._lines_starting(key)
         if len(members) == 1:
             return 1                              # the only line with this text
         group, done = self._groups.get(key) or ({}, 0)
