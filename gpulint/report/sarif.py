@@ -39,7 +39,7 @@ import json
 import os
 import re
 import sys
-from typing import Any, Iterable, Mapping
+from typing import IO, Any, Iterable, Mapping
 
 import attr
 import sarif_om as om
@@ -92,11 +92,49 @@ def render(
     `problems` tool-level errors (e.g. missing paths) that, like the scan's
     internal errors, become error notifications and make the run unsuccessful.
     """
+    import io
+
+    out = io.StringIO()
+    write(result, rules, out, enabled, category, max_results, problems, locator, show_suppressed)
+    return out.getvalue()
+
+
+def write(
+    result: ScanResult,
+    rules: Mapping[str, Rule],
+    out: IO[str],
+    enabled: Iterable[str] | None = None,
+    category: str | None = None,
+    max_results: int = DEFAULT_MAX_RESULTS,
+    problems: Iterable[str] = (),
+    locator: Locator | None = None,
+    show_suppressed: bool = False,
+) -> None:
+    """Write what `render` gives to `out`, result by result: the log's text is never held
+    whole (the JSON encoder's pieces of 5 MB of results and their join took memory, and
+    the page faults of a fresh process's memory are time)."""
     data = to_json(build(result, rules, enabled, category, max_results, problems, locator, show_suppressed))
+    [run] = data["runs"]
+    results = run["results"]
+    run["results"] = _RESULTS_MARK
     ordered = {key: data[key] for key in ("$schema", "version", "runs")}
     # Compact: json's C encoder (with `indent` it falls back to pure Python, which
     # made SARIF several times slower to write than the scan's JSON report).
-    return json_safe(json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))) + "\n"
+    head, tail = _encode(ordered).split(_encode(_RESULTS_MARK))
+    out.write(head + "[")
+    separator = ""
+    for item in results:
+        out.write(separator + _encode(item))
+        separator = ","
+    out.write("]" + tail + "\n")
+
+
+def _encode(value: Any) -> str:
+    """Compact JSON, `\\udcNN` for lone surrogates (safetext.py): the same bytes piece by piece as whole."""
+    return json_safe(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+_RESULTS_MARK = "\0gpulint results\0"   # where the results go (no result or name is this text)
 
 
 def build(
