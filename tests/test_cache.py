@@ -180,3 +180,108 @@ def test_the_default_folder_is_the_user_cache(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_mod.default_dir() == str(tmp_path / "home" / ".cache" / "gpulint")
+
+
+def test_an_answer_from_the_cache_writes_nothing(cached: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unchanged re-scan reads its entry and leaves it as it is: no second write."""
+    target = str(FIXTURES / "rules" / "GPU004")
+    run_cli("scan", "--format", "json", target)
+    [entry] = _entries(cached)
+    before = entry.stat()
+    stored = []
+    monkeypatch.setattr(cache_mod.ResultCache, "store", lambda self, key, result: stored.append(key))
+    run_cli("scan", "--format", "json", target)
+    after = entry.stat()
+    assert stored == []
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert sorted(cached.rglob("*.tmp")) == []
+
+
+def _scan_inputs(root: Path) -> tuple[list, object]:
+    from gpulint.inputs.discovery import discover
+    from gpulint.results.scanning import ScanConfig
+
+    return discover([str(root)]).inputs, ScanConfig(rules=[])
+
+
+def test_a_large_file_is_keyed_by_its_content_read_as_a_stream(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    """A file too large to read whole is hashed chunk by chunk (never whole in memory), and
+    not kept for the scan; its content still decides the key."""
+    from gpulint.load import decode
+    from gpulint.scan.reader import InputReader
+
+    monkeypatch.setattr(decode, "WHOLE_MAX", 64)
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "big.yaml").write_text(_CONFIGMAP % ("x" * 100))
+    (root / "small.yaml").write_text("a: 1\n")
+    inputs, config = _scan_inputs(root)
+    cache = cache_mod.ResultCache(str(tmp_path / "cache"), "context")
+    reader = InputReader()
+    first = cache.key(inputs, config, reader)
+    assert reader.kept_size(inputs[0]) is None and reader.kept_size(inputs[1]) == 5
+    assert cache.key(inputs, config, InputReader()) == first
+    (root / "big.yaml").write_text(_CONFIGMAP % ("x" * 99 + "y"))    # same size, other bytes
+    assert cache.key(inputs, config, InputReader()) != first
+
+
+def _one_finding_entry(cached: Path) -> tuple[Path, dict]:
+    run_cli("scan", "--format", "json", str(FIXTURES / "rules" / "GPU004"))
+    [entry] = _entries(cached)
+    return entry, json.loads(entry.read_text())
+
+
+@pytest.mark.parametrize(("field", "bad"), [
+    (0, 4),                                    # rule id
+    (2, "fatal"),                              # not a severity
+    (2, ["error"]),
+    (3, None),                                 # message
+    (5, [1, 2, 3]),                            # span of three
+    (5, [1, 2, 3, "4"]),
+    (5, [1, 2, 3, True]),                      # a bool is no line number
+    (6, ["v1", "Pod", 7, None]),               # object name
+    (6, ["v1", "Pod", "a", 3]),                # object namespace
+    (7, 3),                                    # container
+    (9, {"template": 3}),                      # source
+    (9, [["template", "x"]]),
+    (10, ["inline"]),                          # suppression
+    (10, ["inline", None]),
+    (11, [["template", "a.yaml", [1, 1, 1], ""]]),   # mapped location
+    (11, [["template", "a.yaml", [1, 1, 1, 2], None]]),
+])
+def test_every_field_of_a_cached_finding_is_checked(cached: Path, field: int, bad: object) -> None:
+    entry, stored = _one_finding_entry(cached)
+    report = next(r for r in stored["result"]["files"] if r["findings"])
+    finding = report["findings"][0]
+    key = stored["key"]
+    cache = cache_mod.ResultCache(str(cached), "")
+    assert cache.load(key) is not None
+    finding[field] = bad
+    entry.write_text(json.dumps(stored))
+    assert cache.load(key) is None
+
+
+@pytest.mark.parametrize("field", ["file", "status", "documents", "objects", "workloads"])
+def test_every_field_of_a_cached_file_report_is_checked(cached: Path, field: str) -> None:
+    entry, stored = _one_finding_entry(cached)
+    stored["result"]["files"][0][field] = 1.5 if field in ("file", "status") else "1"
+    entry.write_text(json.dumps(stored))
+    assert cache_mod.ResultCache(str(cached), "").load(stored["key"]) is None
+
+
+def test_loading_an_entry_leaves_the_collector_as_it_was(cached: Path) -> None:
+    import gc
+
+    entry, stored = _one_finding_entry(cached)
+    cache = cache_mod.ResultCache(str(cached), "")
+    assert gc.isenabled()
+    assert cache.load(stored["key"]) is not None and gc.isenabled()
+    entry.write_bytes(b"\x00garbage")
+    assert cache.load(stored["key"]) is None and gc.isenabled()
+    gc.disable()
+    try:
+        cache.load(stored["key"])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -289,3 +289,26 @@ def test_suppressor_is_one_pipeline_entry(tmp_path: Path) -> None:
     findings = json.loads(out)["findings"]
     assert code == 1
     assert [(f["container"], f["suppressed"]) for f in findings] == [("plugin", True), ("miner", False)]
+
+
+def test_the_shipped_components_are_read_when_a_finding_first_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Making the suppressor reads nothing (a scan answered from the result cache asks no
+    question); the first finding reads the shipped list once, ahead of the configuration's."""
+    from gpulint.suppress import exemptions
+
+    reads = []
+    real = exemptions.builtin_components
+
+    def counting() -> tuple:
+        reads.append(1)
+        return real()
+
+    monkeypatch.setattr(exemptions, "builtin_components", counting)
+    suppress = system_component_suppressor([MIRROR])
+    assert reads == []
+    workload = _pod("nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "busybox")
+    assert suppress(_finding(), _ctx(workload, "a")) is not None
+    suppress(_finding(), _ctx(workload, "a"))
+    assert len(reads) == 1
+    assert suppress.components[:-1] == real()
+    assert suppress.components[-1].name == "mirrored device plugin"

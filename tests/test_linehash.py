@@ -83,6 +83,9 @@ def _samples() -> list[bytes]:
     samples = [b"", b"\xef\xbb\xbfkind: Pod\n", ("x" * 250 + "\n").encode() * 3]
     for _ in range(40):
         samples.append(b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 400))))
+    ascii_pieces = [piece for piece in pieces if piece.isascii()]   # the ASCII path drops spaces as bytes
+    for _ in range(20):
+        samples.append(b"".join(rng.choice(ascii_pieces) for _ in range(rng.randrange(0, 400))))
     return samples
 
 
@@ -93,3 +96,35 @@ def test_agrees_with_a_streaming_implementation_under_node() -> None:
     for sample in _samples():
         proc = subprocess.run([node, "-e", _NODE_HASH], input=sample, capture_output=True, check=True)
         assert list(all_hashes(sample)) == json.loads(proc.stdout), sample
+
+
+def _reference(data: bytes) -> list[str]:
+    """Every line's hash from windows cut out of the whole normalised text (the plain reading of the algorithm)."""
+    from gpulint.report.linehash import hash_window, normalise
+
+    units = normalise(data)
+    starts = [0] + [at + 1 for at, unit in enumerate(units) if unit == "\n"]
+    seen: dict[str, int] = {}
+    out = []
+    for start in starts:
+        value = hash_window(units[start:start + 100])
+        seen[value] = seen.get(value, 0) + 1
+        out.append(f"{value}:{seen[value]}")
+    return out
+
+
+@pytest.mark.parametrize("lines", [300, 5000])
+@pytest.mark.parametrize("names", [0, 40])   # few different lines (searched for), many (grouped)
+@pytest.mark.parametrize("long_lines", [False, True])
+def test_windows_joined_from_lines_agree_with_the_whole_text(lines: int, names: int, long_lines: bool) -> None:
+    rng = random.Random(lines + names)
+    pieces = ["- name: main", "  image: nvidia/cuda:12.4.1", "", "\t", "key: value  ", "x" * 99, "---", "a\r",
+              "é😀", *(f"  name: n{i}" for i in range(names))] + (["x" * 120, "x" * 120 + "y"] if long_lines else [])
+    data = "\n".join(rng.choice(pieces) for _ in range(lines)).encode()
+    expected = _reference(data)
+    assert all_hashes(data) == expected
+    for asked in (200, 10):                       # lines asked for in any order, as results come
+        hashes = FileLineHashes(data)
+        order = list(range(1, len(expected) + 1))
+        rng.shuffle(order)
+        assert [hashes.get(line) for line in order[:asked]] == [expected[line - 1] for line in order[:asked]]

@@ -738,3 +738,24 @@ def test_line_hashes_read_only_files_of_the_repository(monkeypatch: pytest.Monke
     assert "primaryLocationLineHash" in inside["partialFingerprints"]
     assert "primaryLocationLineHash" not in through_link["partialFingerprints"]
     assert not any("secret" in name for name in opened)
+
+
+@pytest.mark.parametrize("many", [True, False])   # results of every rule's fixtures; none
+def test_the_log_written_result_by_result_is_its_compact_encoding(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path, many: bool) -> None:
+    """sarif.write encodes the log around its results and each result apart: the text is what
+    encoding the whole log at once gives (compact, keys in order, one line)."""
+    rules = load_rules()
+    if many:
+        monkeypatch.chdir(ROOT)
+        target = str((FIXTURES / "rules").relative_to(ROOT))
+    else:
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "good.yaml").write_text(GOOD)
+        target = "good.yaml"
+    result = scan(discover([target]).inputs, ScanConfig(rules=list(rules.values()), all_rules=rules))
+    text = sarif.render(result, rules)
+    doc = json.loads(text)
+    assert text == json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
+    assert (len(doc["runs"][0]["results"]) > 1) is many
+    assert "gpulint results" not in text

@@ -357,8 +357,8 @@ def _write_report(output_format: str, result: Any, out: Any, to_stdout: bool, *,
     elif output_format == "sarif":
         from gpulint.report import sarif  # bounded by its maximum number of results
 
-        out.write(sarif.render(result, rules, enabled, category=category, problems=problems,
-                               show_suppressed=show_suppressed))
+        sarif.write(result, rules, out, enabled, category=category, problems=problems,
+                    show_suppressed=show_suppressed)
     elif output_format == "github":
         from gpulint.report import github
 

@@ -6,10 +6,12 @@ name's bytes back."""
 
 from __future__ import annotations
 
+from json.encoder import encode_basestring as q
 from typing import IO
 
 from gpulint import __version__
 from gpulint.report import summary
+from gpulint.report.jsonstream import dumps
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import ScanResult
 
@@ -70,10 +72,6 @@ def write(result: ScanResult, out: IO[str]) -> None:
 
 def finding_text(finding: Finding) -> str:
     """`jsonstream.dumps(as_dict(finding), 2)`, written out: reports have many findings."""
-    from json.encoder import encode_basestring as q
-
-    from gpulint.report.jsonstream import dumps
-
     s = finding.span
     obj = finding.obj
     if obj is None:
@@ -88,11 +86,12 @@ def finding_text(finding: Finding) -> str:
     mapped = dumps([as_dict_mapped(m) for m in finding.mapped], 3) if finding.mapped else "[]"
     return (f'{{\n      "rule": {q(finding.rule_id)},\n      "name": {q(finding.rule_name)},\n'
             f'      "severity": {q(finding.severity.value)},\n      "message": {q(finding.message)},\n'
-            f'      "path": {q(finding.file)},\n      "line": {dumps(s.line)},\n      "column": {dumps(s.column)},\n'
-            f'      "end_line": {dumps(s.end_line)},\n      "end_column": {dumps(s.end_column)},\n'
+            f'      "path": {q(finding.file)},\n      "line": {s.line:d},\n      "column": {s.column:d},\n'
+            f'      "end_line": {s.end_line:d},\n      "end_column": {s.end_column:d},\n'
             f'      "object": {obj_text},\n'
             f'      "container": {"null" if finding.container is None else q(finding.container)},\n'
-            f'      "field_path": {q(finding.field_path)},\n      "source": {dumps(finding.source, 3)},\n'
+            f'      "field_path": {q(finding.field_path)},\n'
+            f'      "source": {"null" if finding.source is None else dumps(finding.source, 3)},\n'
             f'      "suppressed": {"false" if suppressed is None else "true"},\n'
             f'      "suppression": {suppression},\n      "mapped": {mapped}\n    }}')
 

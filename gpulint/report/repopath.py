@@ -56,6 +56,10 @@ class Locator:
         self.cwd = Path(os.path.realpath(cwd or os.getcwd()))
         self._roots: dict[Path, Path | None] = {}
         self._cache: dict[str, RepoPath] = {}
+        self._real_dirs: dict[str, str] = {}
+        self._dir_roots: dict[str, Path | None] = {}
+        self._cwd_text = str(self.cwd)
+        self._cwd_prefix = self._cwd_text.rstrip("/") + "/"
 
     @property
     def cwd_repository(self) -> Path | None:
@@ -76,13 +80,40 @@ class Locator:
     def _locate(self, path: str) -> RepoPath:
         if path == STDIN:
             return RepoPath(None, STDIN_NAME)
-        real = Path(os.path.realpath(os.path.join(self.cwd, path)))
+        real = self._realpath(os.path.join(self.cwd, path))
+        if os.sep != "/":  # drives and backslashes: pathlib says it
+            return self._locate_path(Path(real))
+        # Strings, not pathlib: a report names thousands of files (real and the cwd are
+        # absolute and normalised, so a prefix is a parent).
+        directory = os.path.dirname(real)
+        root = self._dir_roots.get(directory, False)
+        if root is False:
+            root = self._dir_roots[directory] = self._root_of(Path(directory))
+        if root is None and (real == self._cwd_text or real.startswith(self._cwd_prefix)):
+            root = self.cwd
+        if root is None:
+            return RepoPath(None, real)
+        top = str(root)
+        return RepoPath(root, "." if real == top else real[len(top):].lstrip("/"))
+
+    def _locate_path(self, real: Path) -> RepoPath:
         root = self._root_of(real.parent)
         if root is None and _is_within(real, self.cwd):
             root = self.cwd
         if root is None:
             return RepoPath(None, real.as_posix())
         return RepoPath(root, real.relative_to(root).as_posix())
+
+    def _realpath(self, path: str) -> str:
+        """os.path.realpath, resolving each directory once: a report names thousands of
+        files of a few directories. A file that is a symlink is resolved whole."""
+        head, tail = os.path.split(path)
+        if tail in ("", ".", "..") or os.path.islink(path):
+            return os.path.realpath(path)
+        real_head = self._real_dirs.get(head)
+        if real_head is None:
+            real_head = self._real_dirs[head] = os.path.realpath(head)
+        return os.path.join(real_head, tail)
 
     def exists_in_repo(self, path: str) -> bool:
         """True for an existing regular file that lies in a repository (or cwd)."""

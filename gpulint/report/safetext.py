@@ -31,9 +31,13 @@ def json_safe(text: str) -> str:
 
     A raw surrogate can only be inside a JSON string, so replacing it with
     its six-character escape keeps the document's meaning."""
-    if text.isascii() or _SURROGATE.search(text) is None:
+    if text.isascii():
         return text
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    try:
+        text.encode("utf-8")   # fails exactly on a lone surrogate; in C, faster than a search
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
 
 
 def _escape(match: re.Match) -> str:

@@ -39,7 +39,7 @@ import json
 import os
 import re
 import sys
-from typing import Any, Iterable, Mapping
+from typing import IO, Any, Iterable, Mapping
 
 import attr
 import sarif_om as om
@@ -60,6 +60,7 @@ INFORMATION_URI = "https://github.com/gpulint/gpulint"
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "gpulint/v1"
 LINE_HASH_KEY = "primaryLocationLineHash"
+assert FINGERPRINT_KEY < LINE_HASH_KEY   # the order a result's partialFingerprints are written in
 GITHUB_KEPT_RESULTS = 5000          # GitHub keeps this many results per run and drops the rest
 DEFAULT_MAX_RESULTS = 4500          # ours: below that, leaving room for notifications to be seen
 GITHUB_DESCRIPTION_LIMIT = 1024     # shortDescription / fullDescription
@@ -91,11 +92,49 @@ def render(
     `problems` tool-level errors (e.g. missing paths) that, like the scan's
     internal errors, become error notifications and make the run unsuccessful.
     """
+    import io
+
+    out = io.StringIO()
+    write(result, rules, out, enabled, category, max_results, problems, locator, show_suppressed)
+    return out.getvalue()
+
+
+def write(
+    result: ScanResult,
+    rules: Mapping[str, Rule],
+    out: IO[str],
+    enabled: Iterable[str] | None = None,
+    category: str | None = None,
+    max_results: int = DEFAULT_MAX_RESULTS,
+    problems: Iterable[str] = (),
+    locator: Locator | None = None,
+    show_suppressed: bool = False,
+) -> None:
+    """Write what `render` gives to `out`, result by result: the log's text is never held
+    whole (the JSON encoder's pieces of 5 MB of results and their join took memory, and
+    the page faults of a fresh process's memory are time)."""
     data = to_json(build(result, rules, enabled, category, max_results, problems, locator, show_suppressed))
+    [run] = data["runs"]
+    results = run["results"]
+    run["results"] = _RESULTS_MARK
     ordered = {key: data[key] for key in ("$schema", "version", "runs")}
     # Compact: json's C encoder (with `indent` it falls back to pure Python, which
     # made SARIF several times slower to write than the scan's JSON report).
-    return json_safe(json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))) + "\n"
+    head, tail = _encode(ordered).split(_encode(_RESULTS_MARK))
+    out.write(head + "[")
+    separator = ""
+    for item in results:
+        out.write(separator + _encode(item))
+        separator = ","
+    out.write("]" + tail + "\n")
+
+
+def _encode(value: Any) -> str:
+    """Compact JSON, `\\udcNN` for lone surrogates (safetext.py): the same bytes piece by piece as whole."""
+    return json_safe(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+_RESULTS_MARK = "\0gpulint results\0"   # where the results go (no result or name is this text)
 
 
 def build(
@@ -324,7 +363,7 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
         "level": LEVELS[finding.severity],
         "locations": [location],
         "message": {"text": message},
-        "partialFingerprints": dict(sorted(partial.items())),
+        "partialFingerprints": partial,   # its keys in sorted order (see FINGERPRINT_KEY)
     }
     if properties:
         result["properties"] = properties
@@ -393,11 +432,7 @@ def _physical(path: RepoPath, span: Any, bases: "_BaseIds") -> dict[str, Any]:
     end_column = max(span.end_column, 1)
     if end_line == line:
         end_column = max(end_column, column)
-    artifact = {"uri": path.uri}
-    base = bases.id_for(path)
-    if base is not None:
-        artifact["uriBaseId"] = base
-    return {"artifactLocation": artifact,
+    return {"artifactLocation": bases.artifact(path),
             "region": {"endColumn": end_column, "endLine": end_line, "startColumn": column, "startLine": line}}
 
 
@@ -458,6 +493,7 @@ class _BaseIds:
         # first use, so the output stays deterministic.
         self._home = locator.cwd_repository
         self._ids: dict = {}
+        self._artifacts: dict[RepoPath, dict[str, str]] = {}
 
     def id_for(self, path: RepoPath) -> str | None:
         if path.root is None:
@@ -468,6 +504,17 @@ class _BaseIds:
             else:
                 self._ids[path.root] = f"ROOT{sum(1 for v in self._ids.values() if v != SRCROOT) + 1}"
         return self._ids[path.root]
+
+    def artifact(self, path: RepoPath) -> dict[str, str]:
+        """The `artifactLocation` of `path`, made once per file (results share it: it is
+        only read, then written out)."""
+        artifact = self._artifacts.get(path)
+        if artifact is None:
+            artifact = self._artifacts[path] = {"uri": path.uri}
+            base = self.id_for(path)
+            if base is not None:
+                artifact["uriBaseId"] = base
+        return artifact
 
     def declarations(self) -> dict[str, om.ArtifactLocation]:
         # A base URI must end with a slash (SARIF §3.14.14).

@@ -9,18 +9,23 @@ A change to any of them, a ConfigMap in another file included, is another name:
 the result is scanned again. Entries are JSON (never pickle: a cache folder is
 writable by whoever shares it) and are checked field by field when read; an entry
 that is unreadable, malformed or recorded under another key is ignored.
+
+An answer from the cache costs reading every input (its key) and the entry: no
+input is parsed, the entry is not written again, and large files are hashed as
+streams (bench/run.py figure 6 measures it against a scan).
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
-import tempfile
 from typing import TYPE_CHECKING, Any
 
 from gpulint import __version__
 from gpulint.api import Severity
+from gpulint.load.decode import read_small_file
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
 from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 _RENDERED = ("chart", "kustomization")
+_CHUNK = 1 << 20
 
 
 def default_dir() -> str:
@@ -60,13 +66,9 @@ class ResultCache:
                      repr(failure) if failure is not None else "")
             elif item.kind in ("manifest", "stdin", "dockerfile"):
                 try:
-                    data = reader.read(item)
+                    _add_content(digest, item, reader)
                 except Exception as error:  # noqa: BLE001 - unreadable: its error is part of the result
                     _add(digest, f"\0unreadable {type(error).__name__} {error}")
-                    continue
-                if item.kind == "manifest":
-                    reader.keep(item, data)
-                _add(digest, hashlib.sha256(data).hexdigest())
         return digest.hexdigest()
 
     def _path(self, key: str) -> str:
@@ -74,6 +76,10 @@ class ResultCache:
 
     def load(self, key: str) -> ScanResult | None:
         """The result stored under `key`, or None (absent, unreadable, malformed, foreign)."""
+        # The entry's objects hold no reference cycles: the cyclic collector, which
+        # would walk them again and again while they are made, is paused meanwhile.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             with open(self._path(key), encoding="utf-8") as handle:
                 stored = json.load(handle)
@@ -82,6 +88,9 @@ class ResultCache:
             return _result_of(stored["result"])
         except Exception:  # noqa: BLE001 - never trusted: a bad entry is a miss
             return None
+        finally:
+            if collecting:
+                gc.enable()
 
     def store(self, key: str, result: ScanResult) -> None:
         """Write the result under `key` (atomically); a scan that met a bug is not stored,
@@ -89,6 +98,8 @@ class ResultCache:
         if result.internal_errors:
             return
         path = self._path(key)
+        import tempfile
+
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
@@ -109,6 +120,23 @@ def _add(digest: Any, *parts: str) -> None:
         data = part.encode("utf-8", "surrogateescape")
         digest.update(len(data).to_bytes(8, "little"))
         digest.update(data)
+
+
+def _add_content(digest: Any, item: Input, reader: InputReader) -> None:
+    """The bytes of `item` into `digest`: a small regular file read whole (and kept by the
+    reader for the scan, which then does not open it again), anything else as a stream in
+    chunks (a 200 MB file is never in memory whole for its key)."""
+    data = read_small_file(item.real) if item.kind != "stdin" and item.real is not None else None
+    if data is not None:
+        reader.keep(item, data)
+        digest.update(b"w" + len(data).to_bytes(8, "little"))
+        digest.update(data)
+        return
+    streamed = hashlib.sha256()
+    with reader.open(item) as stream:
+        for chunk in iter(lambda: stream.read(_CHUNK), b""):
+            streamed.update(chunk)
+    digest.update(b"s" + streamed.digest())
 
 
 def _code_stamp(config: ScanConfig) -> str:
@@ -159,52 +187,60 @@ def _plain_finding(f: Finding) -> list:
             [[m.role, m.file, list(m.span), m.description] for m in f.mapped]]
 
 
-def _str(value: Any) -> str:
-    if not isinstance(value, str):
+_SEVERITIES = {severity.value: severity for severity in Severity}
+_STR, _NONE, _INT = {str}, {str, type(None)}, {int}
+
+
+def _strings(*values: Any) -> None:
+    if not {*map(type, values)} <= _STR:
         raise ValueError("not a string")
-    return value
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else _str(value)
-
-
-def _int(value: Any) -> int:
-    if type(value) is not int:
-        raise ValueError("not an integer")
-    return value
 
 
 def _span(value: Any) -> Span:
-    if not isinstance(value, list) or len(value) != 4:
+    # `type(...) is` and sets of types: a cached re-scan checks every field of thousands of
+    # findings, and this is most of what it does (bench/run.py figure 6).
+    if type(value) is not list or len(value) != 4 or {*map(type, value)} != _INT:
         raise ValueError("not a span")
-    return Span(*(_int(v) for v in value))
+    return Span(*value)
 
 
 def _result_of(data: Any) -> ScanResult:
     files = []
+    objects: dict[tuple, ObjectRef] = {}   # a workload's findings share its ObjectRef, as in a scan
     for r in data["files"]:
-        report = FileReport(_str(r["file"]), _str(r["status"]), [], _int(r["documents"]), _int(r["objects"]),
-                            _int(r["workloads"]))
-        report.findings = [_finding_of(f) for f in r["findings"]]
-        files.append(report)
+        file, status, documents, count, workloads = r["file"], r["status"], r["documents"], r["objects"], r["workloads"]
+        _strings(file, status)
+        if {type(documents), type(count), type(workloads)} != _INT:
+            raise ValueError("not an integer")
+        files.append(FileReport(file, status, [_finding_of(f, objects) for f in r["findings"]], documents, count,
+                                workloads))
     return ScanResult(files)
 
 
-def _finding_of(f: Any) -> Finding:
+def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
     (rule_id, rule_name, severity, message, file, span, obj, container, field_path, source, suppressed,
      mapped) = f
+    _strings(rule_id, rule_name, message, file, field_path)
+    if type(container) is not str and container is not None:
+        raise ValueError("not a container")
     if obj is not None:
-        api_version, kind, name, namespace = obj
-        obj = ObjectRef(_str(api_version), _str(kind), _str(name), _opt_str(namespace))
-    if source is not None and not (isinstance(source, dict) and all(
-            isinstance(k, str) and isinstance(v, str) for k, v in source.items())):
+        if type(obj) is not list or len(obj) != 4 or not {*map(type, obj[:3])} <= _STR or type(obj[3]) not in _NONE:
+            raise ValueError("not an object")
+        key = tuple(obj)
+        ref = objects.get(key)
+        if ref is None:
+            ref = objects[key] = ObjectRef(*key)
+        obj = ref
+    if source is not None and not (type(source) is dict and {*map(type, source)} | {*map(type, source.values())}
+                                   <= _STR):
         raise ValueError("not a source")
     if suppressed is not None:
         kind, reason = suppressed
-        suppressed = Suppression(_str(kind), _str(reason))
+        _strings(kind, reason)
+        suppressed = Suppression(kind, reason)
     locations = []
     for role, where, at, description in mapped:
-        locations.append(MappedLocation(_str(role), _str(where), _span(at), _str(description)))
-    return Finding(_str(rule_id), _str(rule_name), Severity(_str(severity)), _str(message), _str(file), _span(span),
-                   obj, _opt_str(container), _str(field_path), source, suppressed, locations)
+        _strings(role, where, description)
+        locations.append(MappedLocation(role, where, _span(at), description))
+    return Finding(rule_id, rule_name, _SEVERITIES[severity], message, file, _span(span), obj, container, field_path,
+                   source, suppressed, locations)

@@ -229,8 +229,12 @@ class SystemComponentSuppressor:
     kind = KIND
 
     def __init__(self, components: Sequence[SystemComponent], *, roles: bool = False,
-                 settings: Mapping[str, Any] | None = None) -> None:
-        self.components = tuple(components)
+                 settings: Mapping[str, Any] | None = None, builtin: bool = False) -> None:
+        # `builtin`: the shipped components come first, read when a finding first asks
+        # (a scan answered from the result cache asks nothing).
+        self._given = tuple(components)
+        self._builtin = builtin
+        self._components: tuple[SystemComponent, ...] | None = None
         # Recognise unlisted components by their role (knowledge/roles.py); `settings`
         # say which resources are GPUs (a pod requesting GPUs has no role).
         self.roles = roles
@@ -242,6 +246,12 @@ class SystemComponentSuppressor:
         # Per (rule id, namespace, image repository): the component exempt from the rule, or
         # None. A pure function of those three when the image is a valid reference.
         self._by_image: dict[tuple[str, str | None, str], SystemComponent | None] = {}
+
+    @property
+    def components(self) -> tuple[SystemComponent, ...]:
+        if self._components is None:
+            self._components = (*builtin_components(), *self._given) if self._builtin else self._given
+        return self._components
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
@@ -338,7 +348,5 @@ def system_component_suppressor(extra_entries: Any = None, *, builtin: bool = Tr
     (unless `builtin` is False, i.e. `--no-default-exemptions`) followed by
     `extra_entries` from a configuration, validated here (ExemptionError names the
     bad entry). `settings`: the scan's GPU settings (default: the built-in ones)."""
-    components: list[SystemComponent] = list(builtin_components()) if builtin else []
-    if extra_entries is not None:
-        components.extend(parse_components(extra_entries, origin))
-    return SystemComponentSuppressor(components, roles=builtin, settings=settings)
+    extra = parse_components(extra_entries, origin) if extra_entries is not None else []   # checked now
+    return SystemComponentSuppressor(extra, roles=builtin, settings=settings, builtin=builtin)
