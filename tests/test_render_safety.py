@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, run_cli, scan_json
+from conftest import ENV_POD, FIXTURES, run_cli, scan_json
 from expectations import read
 from tooling import find_tool, process_gone, sleeper
 
@@ -21,18 +21,6 @@ from gpulint.render import tools
 from gpulint.render.tools import clean_message
 
 CANARY = "CANARY-7f3a9e"
-POD_ENV = """apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-spec:
-  containers:
-  - name: c
-    image: x
-    env:
-    - name: NVIDIA_VISIBLE_DEVICES
-      value: {value}
-"""
 
 
 @pytest.fixture
@@ -103,12 +91,12 @@ def _chart(root: Path, name: str, templates: dict[str, str], extra: dict[str, st
 
 def _hostile_network_repo(repo: Path, port: int) -> None:
     url = f"http://127.0.0.1:{port}"
-    _chart(repo, "schema-ref", {"pod.yaml": POD_ENV.format(name="p", value="all")},
+    _chart(repo, "schema-ref", {"pod.yaml": ENV_POD.format(name="p", value="all")},
            {"values.schema.json": json.dumps({"type": "object", "properties": {"a": {"$ref": f"{url}/a.json"}}}),
             "values.yaml": "a: 1\n"})
     app = repo / "app"
     app.mkdir()
-    (app / "pod.yaml").write_text(POD_ENV.format(name="local", value="all"))
+    (app / "pod.yaml").write_text(ENV_POD.format(name="local", value="all"))
     (app / "kustomization.yaml").write_text(
         f"resources:\n- {url}/remote.yaml\n- git::{url}/org/repo.git//deploy?ref=v1\n- pod.yaml\n"
         f"helmCharts:\n- name: gpu\n  repo: {url}/charts\n  version: 1.0.0\n")
@@ -151,7 +139,7 @@ def test_a_packaged_subchart_schema_is_not_fetched_either(helm: str, listener: L
     repo = _repo(tmp_path)
     sub = _chart(tmp_path, "sub", {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n"},
                  {"values.schema.json": json.dumps({"$ref": f"http://127.0.0.1:{listener.port}/s.json"})})
-    parent = _chart(repo, "parent", {"pod.yaml": POD_ENV.format(name="p", value="all")})
+    parent = _chart(repo, "parent", {"pod.yaml": ENV_POD.format(name="p", value="all")})
     (parent / "charts").mkdir()
     done = subprocess.run([helm, "package", str(sub), "-d", str(parent / "charts")], capture_output=True, check=False,
                           env={**os.environ, "HELM_CONFIG_HOME": str(tmp_path / "h"), "HELM_CACHE_HOME": str(tmp_path / "h"),
@@ -196,7 +184,7 @@ def test_a_remote_kustomization_is_never_handed_to_the_tool(tmp_path: Path) -> N
     (overlay / "kustomization.yaml").write_text(
         "resources:\n- ../base\n- github.com/org/repo/deploy?ref=main\n- git@github.com:org/repo.git\n"
         "patches:\n- path: gpu.yaml\n")
-    (overlay / "gpu.yaml").write_text(POD_ENV.format(name="patched", value="all"))
+    (overlay / "gpu.yaml").write_text(ENV_POD.format(name="patched", value="all"))
     _code, report = scan_json("--kustomize", str(fake), str(overlay))
     assert not record.exists()
     rows = sorted((f["rule"], Path(f["path"]).relative_to(repo).as_posix(), f["line"], f["column"])
@@ -246,7 +234,7 @@ def test_a_secret_outside_the_repository_never_appears(helm: str, kustomize: str
     generators.mkdir()
     (generators / "gen.yaml").write_text(
         "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: env\nfiles:\n- ../../../x/token.txt\n")
-    (generators / "pod.yaml").write_text(POD_ENV.format(name="g", value="none"))
+    (generators / "pod.yaml").write_text(ENV_POD.format(name="g", value="none"))
     (generators / "kustomization.yaml").write_text("generators:\n- gen.yaml\nresources:\n- pod.yaml\n")
     outside_base = repo / "k8s" / "outside-base"
     outside_base.mkdir()
@@ -256,7 +244,7 @@ def test_a_secret_outside_the_repository_never_appears(helm: str, kustomize: str
     (linked_base / "base").mkdir(parents=True)
     (linked_base / "base" / "kustomization.yaml").symlink_to(tmp_path / "x" / "kustomization.yaml")
     (linked_base / "kustomization.yaml").write_text("resources:\n- base\n")
-    chart = _chart(repo, "files-get", {"pod.yaml": POD_ENV.format(
+    chart = _chart(repo, "files-get", {"pod.yaml": ENV_POD.format(
         name="p", value='"{{ .Files.Get "token.txt" | trim }}"')})
     (chart / "token.txt").symlink_to(secret)
     (chart / "templates" / "leak.yaml").symlink_to(secret)
@@ -291,7 +279,7 @@ def test_files_outside_a_kustomization_inside_the_repository_still_build(kustomi
 
 def test_a_renderer_that_never_finishes_is_stopped(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
-    _chart(repo, "slow", {"pod.yaml": POD_ENV.format(name="p", value="none")})
+    _chart(repo, "slow", {"pod.yaml": ENV_POD.format(name="p", value="none")})
     app = repo / "app"
     app.mkdir()
     (app / "kustomization.yaml").write_text("resources: []\n")
@@ -310,7 +298,7 @@ def test_a_renderer_that_never_finishes_is_stopped(tmp_path: Path) -> None:
 
 def test_the_timeout_comes_from_the_configuration(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
-    _chart(repo, "slow", {"pod.yaml": POD_ENV.format(name="p", value="none")})
+    _chart(repo, "slow", {"pod.yaml": ENV_POD.format(name="p", value="none")})
     (repo / ".gpulint.yaml").write_text("render-timeout: 1\n")
     helm, _pids = sleeper(tmp_path, "helm")
     _code, report = scan_json("--helm", str(helm), str(repo))
@@ -382,7 +370,7 @@ def test_a_chart_without_templates_dir_scans_its_root_files(helm: str, tmp_path:
     chart.mkdir()
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: flat\nversion: 0.1.0\n")
     (chart / "values.yaml").write_text("gpus: all\n")
-    (chart / "pod.yaml").write_text(POD_ENV.format(name="flat", value="all"))
+    (chart / "pod.yaml").write_text(ENV_POD.format(name="flat", value="all"))
     _code, report = scan_json("--helm", helm, str(chart))
     rows = sorted((f["rule"], f["path"], f["line"]) for f in report["findings"])
     assert rows == [("GPU003", f"{chart}/pod.yaml", 10), ("GPU010", f"{chart}/Chart.yaml", 1)]
@@ -402,7 +390,7 @@ def test_gpu010_is_reported_unless_ignored_like_gpu000(tmp_path: Path, monkeypat
     """Selecting other rules does not hide what could not be rendered; ignoring GPU010 does."""
     monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
     repo = _repo(tmp_path)
-    _chart(repo, "chart", {"pod.yaml": POD_ENV.format(name="p", value="all")})
+    _chart(repo, "chart", {"pod.yaml": ENV_POD.format(name="p", value="all")})
     # (The chart's template is read as literal text: its GPU003 is found all the same.)
     _code, report = scan_json("--select", "GPU003", str(repo))
     assert [f["rule"] for f in report["findings"]] == ["GPU010", "GPU003"]

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, mask_klog_headers, run_cli
+from conftest import ENV_POD, ROOT, mask_klog_headers, run_cli
 from tooling import find_tool, process_gone, sleeper
 
 from gpulint.config.render import RenderOptions
@@ -27,18 +27,8 @@ from gpulint.scan.reader import InputReader
 sys.path.insert(0, str(ROOT / "bench"))
 from gen_corpus import generate_repository  # noqa: E402
 
-POD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-spec:
-  containers:
-  - name: c
-    image: x
-    env:
-    - name: NVIDIA_VISIBLE_DEVICES
-      value: {{{{ .Values.devices | default "all" }}}}
-"""
+# A chart template setting NVIDIA_VISIBLE_DEVICES from values (`all` by default).
+POD = ENV_POD.replace("{value}", '{{{{ .Values.devices | default "all" }}}}')
 
 
 @pytest.fixture
