@@ -7,20 +7,9 @@ from pathlib import Path
 
 import pytest
 import sarif_check
-from conftest import run_cli
+from conftest import BAD_POD, run_cli
 
 from gpulint.report.outputs import OutputError, Target, plan
-
-BAD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: bad
-spec:
-  containers:
-  - name: app
-    image: registry.example.com/app:1
-    env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]
-"""
 
 
 def test_plan() -> None:
@@ -39,15 +28,15 @@ def test_plan() -> None:
 
 def test_one_scan_writes_every_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "bad.yaml").write_text(BAD)
+    (tmp_path / "bad.yaml").write_text(BAD_POD)
     code, out, err = run_cli("scan", "--format", "github", "-o", "sarif:r.sarif", "--output", "json:r.json",
                              "-o", "text:r.txt", "bad.yaml")
     assert code == 1, err
-    assert out.startswith("::error file=bad.yaml,line=9")                  # --format still goes to stdout
+    assert out.startswith("::error file=bad.yaml,line=10")                  # --format still goes to stdout
     sarif_check.loads((tmp_path / "r.sarif").read_text())
     report = json.loads((tmp_path / "r.json").read_text())
     assert [f["rule"] for f in report["findings"]] == ["GPU003"]
-    assert (tmp_path / "r.txt").read_text().startswith("bad.yaml:9:11: GPU003 [error]")
+    assert (tmp_path / "r.txt").read_text().startswith("bad.yaml:10:7: GPU003 [error]")
     # The same findings as separate scans give.
     assert (tmp_path / "r.json").read_text() == run_cli("scan", "--format", "json", "bad.yaml")[1]
     assert (tmp_path / "r.sarif").read_text() == run_cli("scan", "--format", "sarif", "bad.yaml")[1]
@@ -55,7 +44,7 @@ def test_one_scan_writes_every_report(monkeypatch: pytest.MonkeyPatch, tmp_path:
 
 def test_bad_output_is_a_usage_error_before_the_scan(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "bad.yaml").write_text(BAD)
+    (tmp_path / "bad.yaml").write_text(BAD_POD)
     code, out, err = run_cli("scan", "-o", "json:-", "-o", "sarif:-", "bad.yaml")
     assert (code, out) == (2, "")
     assert "gpulint: error: -o: only one report can go to stdout" in err
