@@ -73,13 +73,18 @@ def test_a_cached_result_gives_the_bytes_of_a_scan_without_cache(fmt: str, cache
     assert uncached == first == second and uncached[0] == 1
 
 
+def _workload_and_config(folder: Path) -> Path:
+    """`folder` holding a workload and the ConfigMap it takes NVIDIA_VISIBLE_DEVICES=all from."""
+    folder.mkdir(parents=True)
+    (folder / "a-workload.yaml").write_text(_WORKLOAD)
+    (folder / "z-config.yaml").write_text(_CONFIGMAP % "all")
+    return folder
+
+
 def test_changing_a_referenced_configmap_changes_the_findings(cached: Path, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     scans = _Scans(monkeypatch)
-    root = tmp_path / "repo"
-    root.mkdir()
-    (root / "a-workload.yaml").write_text(_WORKLOAD)
-    (root / "z-config.yaml").write_text(_CONFIGMAP % "all")
+    root = _workload_and_config(tmp_path / "repo")
     code, out, _err = run_cli("scan", "--format", "json", str(root))
     assert code == 1 and [f["rule"] for f in json.loads(out)["findings"]] == ["GPU004"]
     (root / "z-config.yaml").write_text(_CONFIGMAP % "void")   # the workload's file is unchanged
@@ -94,10 +99,7 @@ def test_changing_a_referenced_configmap_changes_the_findings(cached: Path, tmp_
 def test_options_and_configuration_are_part_of_the_key(cached: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     scans = _Scans(monkeypatch)
-    root = tmp_path / "repo"
-    root.mkdir()
-    (root / "a-workload.yaml").write_text(_WORKLOAD)
-    (root / "z-config.yaml").write_text(_CONFIGMAP % "all")
+    root = _workload_and_config(tmp_path / "repo")
     assert run_cli("scan", "--format", "json", str(root))[0] == 1
     assert run_cli("scan", "--format", "json", "--ignore", "GPU004", str(root))[0] == 0
     (root / ".gpulint.yaml").write_text("ignore: [GPU004]\n")
@@ -112,10 +114,7 @@ def test_a_baseline_named_by_the_configuration_is_part_of_the_key(cached: Path, 
     """The baseline the configuration names (outside the scanned folder) decides which findings are
     suppressed: changing it scans again instead of answering with the verdicts of the old one."""
     root = tmp_path / "repo"
-    manifests = root / "k8s"
-    manifests.mkdir(parents=True)
-    (manifests / "a-workload.yaml").write_text(_WORKLOAD)
-    (manifests / "z-config.yaml").write_text(_CONFIGMAP % "all")
+    manifests = _workload_and_config(root / "k8s")
     assert run_cli("scan", "--no-cache", "--write-baseline", str(root / "base.json"), str(manifests))[0] == 0
     (root / ".gpulint.yaml").write_text("baseline: base.json\n")
     scans = _Scans(monkeypatch)
