@@ -65,12 +65,13 @@ INSTALLER_DEV = Role("driver installer", "its NVIDIA driver directory and host /
 # or monitoring capability (NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES,
 # which need CAP_SYS_ADMIN and which only management tools such as a MIG manager or
 # DCGM set). Its NVIDIA_VISIBLE_DEVICES=all is what it needs, not a default it leaks.
-GPU_MANAGEMENT_IMAGE = Role("GPU management image", "its MIG configuration or monitoring ENV",
-                            frozenset({"GPU005"}))
-_MANAGEMENT_ENV = ("NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES")
+_MANAGEMENT_EXEMPT = frozenset({"GPU005"})
+MIG_CONFIG_IMAGE = Role("GPU management image", "its NVIDIA_MIG_CONFIG_DEVICES ENV", _MANAGEMENT_EXEMPT)
+MIG_MONITOR_IMAGE = Role("GPU management image", "its NVIDIA_MIG_MONITOR_DEVICES ENV", _MANAGEMENT_EXEMPT)
+_MANAGEMENT_ENV = (("NVIDIA_MIG_CONFIG_DEVICES", MIG_CONFIG_IMAGE), ("NVIDIA_MIG_MONITOR_DEVICES", MIG_MONITOR_IMAGE))
 
 # Every rule some role is exempt from (others need not look for roles at all).
-ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT | GPU_MANAGEMENT_IMAGE.exempt
+ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT | _MANAGEMENT_EXEMPT
 
 # (node directory, role), first match wins; paths in their /run form.
 _MOUNT_ROLES: tuple[tuple[str, Role], ...] = (
@@ -122,10 +123,10 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
 
 def image_role(env: Mapping[str, str]) -> Role | None:
     """The role an image built from a Dockerfile shows by its ENV (`env`: name -> value), or None."""
-    for name in _MANAGEMENT_ENV:
+    for name, role in _MANAGEMENT_ENV:
         value = env.get(name, "").strip()
         if value and value.lower() != "void":
-            return Role(GPU_MANAGEMENT_IMAGE.name, f"its {name} ENV", GPU_MANAGEMENT_IMAGE.exempt)
+            return role
     return None
 
 
