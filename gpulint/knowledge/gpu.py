@@ -206,23 +206,26 @@ def requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]
 
 def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
     gpu_re = setting_re(settings, "gpu-resources")
-    for section in (container.resources.limits, container.resources.requests):
-        for name, quantity in section.items():
-            if gpu_re is not None and gpu_re.match(name) is not None:
-                amount = parse_quantity(quantity)
-                if amount is None or amount > 0:
-                    return True
+    if _asks_gpus(container.resources.limits, gpu_re) or _asks_gpus(container.resources.requests, gpu_re):
+        return True
     if container.resources.claims:
         return True
     # A custom resource's operator requests what the component declares (`gpu: 2` is
     # its own spelling of nvidia.com/gpu in NVIDIA Dynamo's services).
-    for name, quantity in pod.operator_resources.items():
-        if name == "gpu" or (gpu_re is not None and gpu_re.match(name) is not None):
+    if _asks_gpus(pod.operator_resources, gpu_re, also=("gpu",)):
+        return True
+    annotations_re = setting_re(settings, "gpu-request-annotations")
+    return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
+
+
+def _asks_gpus(resources: Mapping[str, Any], gpu_re: Globs | None, also: tuple[str, ...] = ()) -> bool:
+    """Whether `resources` name a GPU resource (or one of `also`) with a positive or unknown quantity."""
+    for name, quantity in resources.items():
+        if name in also or (gpu_re is not None and gpu_re.match(name) is not None):
             amount = parse_quantity(quantity)
             if amount is None or amount > 0:
                 return True
-    annotations_re = setting_re(settings, "gpu-request-annotations")
-    return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
+    return False
 
 
 def pod_requests_gpu(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
