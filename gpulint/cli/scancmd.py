@@ -170,8 +170,16 @@ def _scan(v: dict[str, Any]) -> int:
         raise UsageError(str(error)) from None
     run.scan.render = _render_options(v, paths, project.render_timeout)  # type: ignore[assignment]
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
-    found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
-                     respect_ignore=not v["no_ignore"], stdin_name=stdin_name)
+    focus: dict = {}
+    if v["changed"]:
+        from gpulint.inputs.changed import discover_changed
+
+        changed = discover_changed(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
+                                   respect_ignore=not v["no_ignore"], stdin_name=stdin_name)
+        found, focus = changed.discovery, changed.focus
+    else:
+        found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
+                         respect_ignore=not v["no_ignore"], stdin_name=stdin_name)
     for target in targets:
         if target.path is not None:
             _refuse_to_overwrite_an_input(target.path, v, found, project)
@@ -186,6 +194,10 @@ def _scan(v: dict[str, Any]) -> int:
     finally:
         progress.erase()
     progress.finished(result, found.skipped)
+    if focus:
+        from gpulint.inputs.changed import keep_changed
+
+        keep_changed(result, focus)
 
     problems = [f"{path}: no such file or directory" for path in found.missing]
     report = dict(rules=rules, category=v["category"], problems=problems, values=v,
@@ -217,7 +229,8 @@ def _scan(v: dict[str, Any]) -> int:
 
     for path in found.missing:
         echo_err(f"gpulint: error: {path}: no such file or directory")
-    empty = _nothing_scanned(found.inputs, paths) if not found.missing else None
+    # A commit changing no file gpulint reads is nothing to warn about.
+    empty = _nothing_scanned(found.inputs, paths) if not found.missing and not v["changed"] else None
     if empty is not None:
         echo_err(f"gpulint: {'error' if v['fail_if_empty'] else 'warning'}: {empty}")
         if v["fail_if_empty"]:

@@ -193,6 +193,17 @@ def plan(directories: list[Path]) -> Plan:
     return Plan(roots, consumed)
 
 
+def files_read(root: Path) -> set[Path]:
+    """Every local file building `root` reads (resolved): its own and those of the kustomizations
+    it builds on, inside its repository."""
+    read: set[Path] = set()
+    for directory in _reach([real_path(root)], {}):
+        k = load(directory)
+        if k is not None:
+            read |= {real_path(p) for p in k.referenced_files()}
+    return read
+
+
 def _reach(starts: list[Path], loaded: dict[Path, Kustomization]) -> set[Path]:
     """Kustomizations the starts build on; one that was not discovered is read only inside the
     start's repository (see render.boundary)."""
