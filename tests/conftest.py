@@ -143,3 +143,12 @@ def _no_colour(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     os.environ.pop("FORCE_COLOR", None)
+
+
+@pytest.fixture(scope="session")
+def committed_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This working tree committed once per session in a repository of its own: the clone
+    pre-commit installs the hook from (pinned by that commit) and the Action's checkout."""
+    from repo_copy import copy_as_repo
+
+    return copy_as_repo(tmp_path_factory.mktemp("checkout") / "gpulint")
