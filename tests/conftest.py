@@ -6,9 +6,13 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from typer.testing import CliRunner
+
+if TYPE_CHECKING:
+    from action_runner import Runner
 
 # Tests never touch the user's result cache, and scan for real: a test of the cache turns it on
 # (deleting GPULINT_NO_CACHE) in a folder of its own.
@@ -152,3 +156,24 @@ def committed_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from repo_copy import copy_as_repo
 
     return copy_as_repo(tmp_path_factory.mktemp("checkout") / "gpulint")
+
+
+@pytest.fixture(scope="session")
+def runner(tmp_path_factory: pytest.TempPathFactory, committed_checkout: Path) -> Runner:
+    """The action checkout with gpulint installed by its own install step (for real, once a session)."""
+    base = tmp_path_factory.mktemp("action")
+    action_path = committed_checkout
+    runner_temp = base / "runner-temp"
+    runner_temp.mkdir()
+    from action_runner import Runner
+
+    the_runner = Runner(action_path, runner_temp)
+    installed = the_runner.run(base, only=["install"])
+    (step,) = installed.steps
+    assert step.status == 0, step.log
+    assert "Installing gpulint" in step.log
+    from gpulint import __version__
+
+    assert f"gpulint {__version__}" in step.log
+    assert step.outputs["gpulint"] == str(runner_temp / "gpulint-action-venv" / "bin" / "gpulint")
+    return the_runner
