@@ -138,6 +138,10 @@ class Runner:
                 return str(self.action_path)
             if expr == "runner.temp":
                 return str(self.runner_temp)
+            if expr == "runner.os":
+                return "Linux"
+            if expr == "github.action_ref":   # the ref the workflow's `uses:` names
+                return "v0.1.0"
             parts = expr.split(".")
             if parts[0] == "inputs" and len(parts) == 2:
                 return context["inputs"][parts[1]]

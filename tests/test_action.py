@@ -47,13 +47,17 @@ def test_action_declares_inputs_outputs_and_bash_steps() -> None:
                                      "upload-sarif", "helm-dependency-build"}
     assert action["inputs"]["upload-sarif"]["default"] == "auto"
     assert action["inputs"]["helm-dependency-build"]["default"] == "false"      # opt-in
-    assert set(action["outputs"]) == {"sarif-file", "exit-code", "uploaded"}
+    assert set(action["outputs"]) == {"sarif-file", "exit-code", "uploaded", "findings", "errors"}
     assert action["runs"]["using"] == "composite"
     for step in action["runs"]["steps"]:
         if "uses" in step:
-            # The only other action: GitHub's own upload, at a fixed major version.
-            assert step["uses"] == "github/codeql-action/upload-sarif@v3"
-            assert step["if"] == "always() && steps.scan.outputs.upload == 'true'"
+            # The only other actions: GitHub's own upload and cache, each pinned by a commit SHA
+            # (a tag can be moved; see docs/ci.md for where the SHAs come from).
+            action_name, _, ref = step["uses"].partition("@")
+            assert re.fullmatch(r"[0-9a-f]{40}", ref), step["uses"]
+            assert action_name in ("github/codeql-action/upload-sarif", "actions/cache"), step["uses"]
+            if action_name == "github/codeql-action/upload-sarif":
+                assert step["if"] == "always() && steps.scan.outputs.upload == 'true'"
             continue
         assert step["shell"] == "bash"
         # Inputs reach scripts through env, never pasted into the script (injection).
@@ -75,11 +79,13 @@ def test_fixtures_one_scan_sarif_annotations_summary_and_upload(runner: Runner, 
     git("init", "-q", cwd=workspace)
     run = runner.run(workspace, {"paths": "fixtures", "category": "k8s-manifests"})
     assert [(s.name, s.status, s.skipped) for s in run.steps] == [
-        ("Install gpulint", 0, False), ("Build Helm chart dependencies", 0, False), ("Scan", 0, False),
+        ("Restore pip's cache", 0, False), ("Install gpulint", 0, False),
+        ("Build Helm chart dependencies", 0, False), ("Scan", 0, False),
         ("Upload SARIF to code scanning", 0, False), ("Fail on findings", 1, False)], run.log
-    assert "already installed" in run.steps[0].log
-    assert "helm-dependency-build is off" in run.steps[1].log
-    assert run.outputs == {"sarif-file": "gpulint.sarif", "exit-code": "1", "uploaded": "true"}
+    assert run.steps[0].uses.startswith("actions/cache@")
+    assert run.steps[0].with_["path"] == str(runner.runner_temp / "gpulint-pip-cache")
+    assert "already installed" in run.step("Install gpulint").log
+    assert "helm-dependency-build is off" in run.step("Build Helm chart dependencies").log
     upload = run.step("Upload SARIF to code scanning")
     assert upload.with_ == {"sarif_file": "gpulint.sarif", "category": "k8s-manifests"}
     doc = sarif_check.loads((workspace / "gpulint.sarif").read_text(), root=workspace)
@@ -89,6 +95,10 @@ def test_fixtures_one_scan_sarif_annotations_summary_and_upload(runner: Runner, 
     monkeypatch.chdir(workspace)
     _, report = scan_json("fixtures")
     active = [f for f in report["findings"] if not f["suppressed"]]
+    errors = [f for f in active if f["severity"] == "error"]
+    assert 0 < len(errors) < len(active)
+    assert run.outputs == {"sarif-file": "gpulint.sarif", "exit-code": "1", "uploaded": "true",
+                           "findings": str(len(active)), "errors": str(len(errors))}
     assert len(result_run["results"]) == len(active)       # suppressed findings are no alerts
     # One scan: the annotations in the log, at most 10 errors and 10 warnings, then the word on the rest.
     scan_log = run.step("Scan").log
@@ -124,8 +134,9 @@ def test_upload_where_the_token_can_write(runner: Runner, tmp_path: Path, upload
 def test_clean_workspace_passes(runner: Runner, tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path / "repo", {"k8s/pod.yaml": GOOD})
     run = runner.run(workspace)
-    assert run.status == 0 and len(run.steps) == 5, run.log
-    assert run.outputs == {"sarif-file": "gpulint.sarif", "exit-code": "0", "uploaded": "true"}
+    assert run.status == 0 and len(run.steps) == 6, run.log
+    assert run.outputs == {"sarif-file": "gpulint.sarif", "exit-code": "0", "uploaded": "true",
+                           "findings": "0", "errors": "0"}
     doc = sarif_check.loads((workspace / "gpulint.sarif").read_text())
     assert doc["runs"][0]["results"] == []
     assert doc["runs"][0]["automationDetails"] == {"id": "gpulint/"}
@@ -137,7 +148,8 @@ def test_fail_on_never_keeps_the_findings_in_sarif(runner: Runner, tmp_path: Pat
     workspace = make_workspace(tmp_path / "repo", {"k8s/pod.yaml": BAD})
     run = runner.run(workspace, {"fail-on": "never", "sarif-file": "reports/scan/gpulint.sarif"})
     assert run.status == 0, run.log
-    assert run.outputs == {"sarif-file": "reports/scan/gpulint.sarif", "exit-code": "0", "uploaded": "true"}
+    assert run.outputs == {"sarif-file": "reports/scan/gpulint.sarif", "exit-code": "0", "uploaded": "true",
+                           "findings": "1", "errors": "1"}
     doc = sarif_check.loads((workspace / "reports" / "scan" / "gpulint.sarif").read_text())
     assert [r["ruleId"] for r in doc["runs"][0]["results"]] == ["GPU003"]
 
@@ -146,8 +158,9 @@ def test_fail_on_never_keeps_the_findings_in_sarif(runner: Runner, tmp_path: Pat
 def test_several_paths_text_log_and_no_sarif(runner: Runner, tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path / "repo", {"a/pod.yaml": BAD, "b/pod.yaml": BAD, "c/pod.yaml": BAD})
     run = runner.run(workspace, {"paths": "a\n  b/pod.yaml ", "format": "text", "sarif-file": ""})
-    assert [s.status for s in run.steps] == [0, 0, 0, 0, 1], run.log
-    assert run.outputs == {"sarif-file": "", "exit-code": "1", "uploaded": "false"}
+    assert [s.status for s in run.steps] == [0, 0, 0, 0, 0, 1], run.log
+    assert run.outputs == {"sarif-file": "", "exit-code": "1", "uploaded": "false", "findings": "2",
+                           "errors": "2"}
     assert run.step("Upload SARIF to code scanning").skipped
     assert not list(workspace.glob("*.sarif"))
     scan_log = run.step("Scan").log
@@ -159,8 +172,9 @@ def test_several_paths_text_log_and_no_sarif(runner: Runner, tmp_path: Path) -> 
 def test_missing_path_is_an_error_with_sarif_written(runner: Runner, tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path / "repo", {"k8s/pod.yaml": GOOD})
     run = runner.run(workspace, {"paths": "k8s missing-dir", "format": "none"})
-    assert [s.status for s in run.steps] == [0, 0, 0, 0, 2], run.log
+    assert [s.status for s in run.steps] == [0, 0, 0, 0, 0, 2], run.log
     assert run.outputs["exit-code"] == "2"
+    assert run.outputs["findings"] == run.outputs["errors"] == ""       # the scan did not run to the end
     assert "::" not in run.step("Scan").log.replace("::error title=gpulint", "")   # format none: no report
     doc = sarif_check.loads((workspace / "gpulint.sarif").read_text())
     assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is False
@@ -207,10 +221,13 @@ def test_readme_workflow_uploads_sarif() -> None:
     (doc,) = load_documents(workflows[0])
     assert isinstance(doc, Document)
     workflow = doc.data
-    assert workflow["permissions"] == {"contents": "read", "security-events": "write"}
+    # As GitHub documents for upload-sarif: actions: read lets it read the run on private repositories.
+    assert workflow["permissions"] == {"contents": "read", "security-events": "write", "actions": "read"}
     (job,) = workflow["jobs"].values()
     steps = job["steps"]
     gpulint_step = next(s for s in steps if str(s.get("uses", "")).startswith("gpulint/gpulint@"))
+    ref = gpulint_step["uses"].partition("@")[2]
+    assert "." in ref or re.fullmatch(r"[0-9a-f]{40}", ref), "pinned by a release tag or a commit, not a branch"
     inputs = load_action(ROOT / "action.yml")["inputs"]
     assert set(gpulint_step["with"]) <= set(inputs)
     assert gpulint_step["with"].get("upload-sarif", inputs["upload-sarif"]["default"]) in ("auto", "true")
