@@ -9,6 +9,7 @@ environment once into a PRE_COMMIT_HOME the session shares; every later commit r
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -114,6 +115,16 @@ def test_hook_file_types_are_known_to_identify() -> None:
     assert set(_hook()["types"]) <= ALL_TAGS
 
 
+def readme_config(source: Path, rev: str) -> str:
+    """The README's `.pre-commit-config.yaml`, naming `source` at commit `rev` instead of the release."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"^```yaml\n(# \.pre-commit-config\.yaml\n.*?)^```", readme, re.S | re.M)
+    block, repos = re.subn(r"(- repo: )\S+", rf"\g<1>{source}", block)
+    block, revs = re.subn(r"(rev: )\S+", rf"\g<1>{rev}", block)
+    assert repos == revs == 1, block
+    return block
+
+
 class Project:
     """A user's repository with the hook installed from `source` at its commit."""
 
@@ -125,8 +136,7 @@ class Project:
         self.env.pop("GITHUB_ACTIONS", None)
         rev = git("rev-parse", "HEAD", cwd=source).strip()
         git("init", "-q", cwd=path)
-        self.write({**files, ".pre-commit-config.yaml":
-                    f"repos:\n  - repo: {source}\n    rev: {rev}\n    hooks:\n      - id: gpulint\n"})
+        self.write({**files, ".pre-commit-config.yaml": readme_config(source, rev)})
         git("add", "-A", cwd=path)
         git("commit", "-q", "-m", "start", cwd=path)     # before the hook is installed
         subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=path, env=self.env, check=True,
