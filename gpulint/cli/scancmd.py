@@ -126,7 +126,7 @@ def _scan(v: dict[str, Any]) -> int:
     from gpulint.load.yamlload import Limits
     from gpulint.results.findings import INVALID_INPUT, RENDER_FAILED
     from gpulint.scan.engine import scan as run_scan_engine
-    from gpulint.suppress.exemptions import system_component_suppressor
+    from gpulint.suppress.systemcomponents import system_component_suppressor
 
     paths = v["paths"] or ["."]
     stdin_name = v["stdin_filename"]
@@ -161,8 +161,8 @@ def _scan(v: dict[str, Any]) -> int:
             raise UsageError(str(error)) from None
         raise
 
-    from gpulint.report.outputs import OutputError
-    from gpulint.report.outputs import plan as plan_outputs
+    from gpulint.report.destinations import OutputError
+    from gpulint.report.destinations import plan as plan_outputs
 
     try:  # before the scan: a bad -o is a usage error, not minutes lost
         targets = plan_outputs(v["output"], output_format)
@@ -209,7 +209,7 @@ def _scan(v: dict[str, Any]) -> int:
             _write_report(target.format, result, sys.stdout, True, **report)
             sys.stdout.flush()
             continue
-        from gpulint.report.output import open_atomic
+        from gpulint.report.atomicfile import open_atomic
 
         try:
             parent = os.path.dirname(target.path)

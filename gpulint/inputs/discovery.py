@@ -191,7 +191,7 @@ def _plan_kustomizations(inputs: list[Input], walked: set[str]) -> list[Input]:
         return inputs
     from pathlib import Path
 
-    from gpulint.render.kustomization import plan
+    from gpulint.render.kustomizefile import plan
 
     chosen = plan([Path(real) for real in found])
     roots = {str(p) for p in chosen.roots}

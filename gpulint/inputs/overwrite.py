@@ -50,7 +50,7 @@ def _read_by_builds(found: Discovery) -> list[str]:
         return []
     from pathlib import Path
 
-    from gpulint.render.kustomization import chain
+    from gpulint.render.kustomizefile import chain
 
     files: list[str] = []
     for root in roots:

@@ -40,7 +40,7 @@ def render(kind: str, real: "object", display: str, options: RenderOptions,
         from gpulint.render.helm import render_chart
 
         return render_chart(path, display, options, values, shared)
-    from gpulint.render.kustomize import render_kustomization
+    from gpulint.render.kustomizebuild import render_kustomization
 
     return render_kustomization(path, display, options)
 
