@@ -204,7 +204,7 @@ def _scan(v: dict[str, Any]) -> int:
                   not_on_disk={item.display for item in found.inputs if item.kind == "stdin"},
                   enabled=sorted({r.id for r in run.scan.rules} | ({INVALID_INPUT} if run.scan.report_invalid_input else set())
                                  | ({RENDER_FAILED} if run.scan.report_render_failed else set())))
-    for target in targets:  # one scan, every report (report/outputs.py)
+    for target in targets:  # one scan, every report (report/destinations.py)
         if target.path is None:
             _write_report(target.format, result, sys.stdout, True, **report)
             sys.stdout.flush()

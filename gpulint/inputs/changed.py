@@ -12,7 +12,9 @@ scanned through what reads it:
   through the bases an overlay builds on) builds the root kustomizations that
   read it, and of those builds only the findings on the changed files are
   reported, with any build failure: an unrelated finding elsewhere in the
-  overlay is not this commit's business, a build the change broke is;
+  overlay is not this commit's business, a build the change broke is. A
+  changed file no finding can point at (a generator's input: the ConfigMap it
+  makes has no lines of its own) keeps every finding of the builds reading it;
 - any other YAML, JSON or Dockerfile is scanned on its own, and a file of
   another kind (a README, a script no kustomization reads) is left out.
 
@@ -49,8 +51,9 @@ class Changed:
     """What to scan for the changed files, and which findings of the builds to keep."""
 
     discovery: Discovery
-    # Display of a kustomization built for changed files -> the real paths of those files.
-    focus: dict[str, set[str]] = field(default_factory=dict)
+    # Display of a kustomization built for changed files -> the real paths of those files whose
+    # findings are kept; None: all of its findings (a changed file no finding can point at).
+    focus: dict[str, set[str] | None] = field(default_factory=dict)
 
 
 def discover_changed(paths: list[str], exclude: tuple[str, ...] = (),
@@ -73,16 +76,22 @@ def discover_changed(paths: list[str], exclude: tuple[str, ...] = (),
             others.append(raw)
 
     readers = _kustomization_readers([*loose, *others], exclude, skip, respect_ignore)
-    focus: dict[str, set[str]] = {}
+    focus: dict[str, set[str] | None] = {}
     kustomizations: list[Input] = []
     for raw in [*loose, *others]:
         real = os.path.realpath(raw)
         roots = readers.get(real, [])
-        for root in roots:
+        for root, pointed in roots:
             if root.display not in focus:
                 focus[root.display] = set()
                 kustomizations.append(root)
-            focus[root.display].add(real)
+            # A generator input (a ConfigMap's .env) shows in the build's findings without a line
+            # of its own: every finding of that build is the change's.
+            changed = focus[root.display]
+            if changed is not None:
+                changed.add(real)
+            if not pointed:
+                focus[root.display] = None
         if not roots:
             if raw in loose:
                 passed.append(raw)
@@ -101,15 +110,16 @@ def discover_changed(paths: list[str], exclude: tuple[str, ...] = (),
 
 
 def _kustomization_readers(files: list[str], exclude: tuple[str, ...], skip: Callable[[str], bool] | None,
-                           respect_ignore: bool) -> dict[str, list[Input]]:
-    """Real path of each of `files` that a root kustomization of its repository reads -> those roots."""
+                           respect_ignore: bool) -> dict[str, list[tuple[Input, bool]]]:
+    """Real path of each of `files` that a root kustomization of its repository reads -> those roots,
+    each with whether a finding of its build can point at the file (see files_read)."""
     if not files:
         return {}
     from pathlib import Path
 
-    from gpulint.render.kustomization import files_read, plan
+    from gpulint.render.kustomizefile import files_read, plan
 
-    out: dict[str, list[Input]] = {}
+    out: dict[str, list[tuple[Input, bool]]] = {}
     repositories: dict[str, list[str]] = {}
     for raw in files:
         real = os.path.realpath(raw)
@@ -126,8 +136,9 @@ def _kustomization_readers(files: list[str], exclude: tuple[str, ...], skip: Cal
             item = by_real.get(str(root))
             if item is None:
                 continue
-            for real in sorted(wanted & {str(p) for p in files_read(root)}):
-                out.setdefault(real, []).append(item)
+            read, pointed = files_read(root)
+            for real in sorted(wanted & {str(p) for p in read}):
+                out.setdefault(real, []).append((item, Path(real) in pointed))
     return out
 
 
@@ -153,7 +164,7 @@ def _display(directory: str) -> str:
     return directory
 
 
-def keep_changed(result: ScanResult, focus: dict[str, set[str]]) -> None:
+def keep_changed(result: ScanResult, focus: dict[str, set[str] | None]) -> None:
     """Of the kustomizations built for changed files, keep the findings on those files (the
     rendered position, or a file it maps back to) and the build failures."""
     if not focus:
@@ -161,7 +172,9 @@ def keep_changed(result: ScanResult, focus: dict[str, set[str]]) -> None:
     from gpulint.results.findings import RENDER_FAILED
 
     for report in result.files:
-        changed = focus.get(report.file)
+        if report.file not in focus:
+            continue
+        changed = focus[report.file]
         if changed is None:
             continue
         report.findings = [
