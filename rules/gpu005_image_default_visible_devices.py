@@ -160,4 +160,7 @@ RULE = Rule(
     check=check,
     check_dockerfile=check_dockerfile,
     security_severity="6.5",
+    # The evidence is the image's default environment: it exposes GPUs only where the NVIDIA
+    # runtime is the node's default, which the manifest cannot show.
+    precision="medium",
 )

@@ -158,4 +158,7 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.5",
+    # A container is GPU-related by a GPU limit, but also by weaker evidence (its image, its node
+    # selection, its runtime class), and privileged may be there for another reason.
+    precision="medium",
 )

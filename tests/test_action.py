@@ -23,6 +23,7 @@ from action_runner import Runner, load_action
 from conftest import BAD_POD, FIXTURES, ROOT, scan_json
 from repo_copy import git
 
+from gpulint import __version__
 from gpulint.load.yamlload import Document, load_documents
 
 BAD = BAD_POD
@@ -109,7 +110,7 @@ def test_fixtures_one_scan_sarif_annotations_summary_and_upload(runner: Runner, 
     # ... and the job summary.
     summary = run.step("Scan").summary
     assert summary.startswith(f"### gpulint: {len(active)} findings")
-    assert "| [GPU003](https://github.com/gpulint/gpulint/blob/main/docs/rules/GPU003.md) |" in summary
+    assert f"| [GPU003](https://github.com/gpulint/gpulint/blob/v{__version__}/docs/rules/GPU003.md) |" in summary
     assert "findings at or above the fail-on level" in run.steps[-1].log
 
 
