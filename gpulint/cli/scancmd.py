@@ -125,6 +125,7 @@ def _scan(v: dict[str, Any]) -> int:
     from gpulint.inputs.discovery import discover, with_chart_values
     from gpulint.load.yamlload import Limits
     from gpulint.results.findings import INVALID_INPUT, RENDER_FAILED
+    from gpulint.results.inputkind import InputKind
     from gpulint.scan.engine import scan as run_scan_engine
     from gpulint.suppress.systemcomponents import system_component_suppressor
 
@@ -189,7 +190,7 @@ def _scan(v: dict[str, Any]) -> int:
 
     problems = [f"{path}: no such file or directory" for path in found.missing]
     report = dict(rules=rules, category=v["category"], problems=problems, values=v,
-                  not_on_disk={item.display for item in found.inputs if item.kind == "stdin"},
+                  not_on_disk={item.display for item in found.inputs if item.kind is InputKind.STDIN},
                   enabled=sorted({r.id for r in run.scan.rules} | ({INVALID_INPUT} if run.scan.report_invalid_input else set())
                                  | ({RENDER_FAILED} if run.scan.report_render_failed else set())))
     for target in targets:  # one scan, every report (report/outputs.py)
@@ -245,11 +246,11 @@ def _scan(v: dict[str, Any]) -> int:
 
 def _nothing_scanned(inputs: list, paths: list[str]) -> str | None:
     """What to say when no input was scanned (None when one was)."""
-    from gpulint.inputs.discovery import NOT_READ_KINDS
+    from gpulint.results.inputkind import InputKind
 
-    if any(item.kind not in NOT_READ_KINDS for item in inputs):
+    if any(item.kind.read for item in inputs):
         return None
-    ignored = sum(1 for item in inputs if item.kind == "ignored")
+    ignored = sum(1 for item in inputs if item.kind is InputKind.IGNORED)
     message = f"no file to scan in {' '.join(paths)}"
     if ignored:
         message += f" ({ignored} ignored by git: --no-ignore scans them)"

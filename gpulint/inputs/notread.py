@@ -1,4 +1,4 @@
-"""The report of an input that discovery found but the scan must not open (discovery.NOT_READ_KINDS)."""
+"""The report of an input that discovery found but the scan must not open (not InputKind.read)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ from gpulint.results.findings import (
     FileReport,
     Finding,
 )
+from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanConfig, SuppressionContext
 from gpulint.suppress.core import apply as apply_suppressors
 
 
 def not_read_report(item: Input, config: ScanConfig) -> FileReport:
     """The status of an input left unread, with GPU099 (when enabled) saying why a link was not followed."""
-    if item.kind == "ignored":
+    if item.kind is InputKind.IGNORED:
         return FileReport(item.display, STATUS_IGNORED)
     report = FileReport(item.display, STATUS_OUTSIDE_ROOT)
     rule = config.all_rules.get(OUTSIDE_ROOT)

@@ -29,6 +29,7 @@ from gpulint.load.decode import read_small_file
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
 from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
+from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanConfig, ScanResult
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from gpulint.scan.reader import InputReader
 
 FORMAT = 1
-_RENDERED = ("chart", "kustomization")
 _CHUNK = 1 << 20
 
 
@@ -59,12 +59,12 @@ class ResultCache:
         _add(digest, f"gpulint {__version__} cache {FORMAT}", self.context, _code_stamp(config))
         for item in inputs:
             _add(digest, item.kind, item.display, str(item.real))
-            if item.kind in _RENDERED:
+            if item.kind.rendered:
                 rendered = reader.rendered(item)
                 failure = rendered.failure
                 _add(digest, rendered.display, rendered.text if rendered.text is not None else "\0none",
                      repr(failure) if failure is not None else "")
-            elif item.kind in ("manifest", "stdin", "dockerfile"):
+            elif item.kind.manifests or item.kind is InputKind.DOCKERFILE:
                 try:
                     _add_content(digest, item, reader)
                 except Exception as error:  # noqa: BLE001 - unreadable: its error is part of the result
@@ -126,7 +126,7 @@ def _add_content(digest: Any, item: Input, reader: InputReader) -> None:
     """The bytes of `item` into `digest`: a small regular file read whole (and kept by the
     reader for the scan, which then does not open it again), anything else as a stream in
     chunks (a 200 MB file is never in memory whole for its key)."""
-    data = read_small_file(item.real) if item.kind != "stdin" and item.real is not None else None
+    data = read_small_file(item.real) if item.kind is not InputKind.STDIN and item.real is not None else None
     if data is not None:
         reader.keep(item, data)
         digest.update(b"w" + len(data).to_bytes(8, "little"))

@@ -25,7 +25,7 @@ from gpulint.api import (
     Violation,
 )
 from gpulint.config.render import RenderOptions
-from gpulint.inputs.discovery import NOT_READ_KINDS, Input
+from gpulint.inputs.discovery import Input
 from gpulint.inputs.notread import not_read_report
 from gpulint.load.decode import (
     BinaryInput,
@@ -65,7 +65,8 @@ from gpulint.results.findings import (
     stable_path,
 )
 from gpulint.results.scanning import ScanConfig, ScanResult, SuppressionContext
-from gpulint.scan.reader import RENDERED_KINDS, InputReader
+from gpulint.results.inputkind import InputKind
+from gpulint.scan.reader import InputReader
 from gpulint.suppress.core import apply as apply_suppressors
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
 def _start_renders(inputs: list[Input], reader: InputReader, jobs: int | None) -> int | None:
     """Start the scan's renders in the background (parallel.render_workers at a time); the jobs
     the scan then plans with: the default is taken now, before the renders load the machine."""
-    renders = sum(1 for item in inputs if item.kind in RENDERED_KINDS)
+    renders = sum(1 for item in inputs if item.kind.rendered)
     if not renders:
         return jobs
     from gpulint.scan import parallel
@@ -185,7 +186,7 @@ def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
         owner = owners.get(item.real) if item.values is not None else None
         if owner is None:
             files.append(report)
-            if item.kind in RENDERED_KINDS:
+            if item.kind.rendered:
                 owners[item.real] = report
                 seen.update(key for key in map(_render_key, report.findings) if key is not None)
             continue
@@ -217,7 +218,7 @@ def _render_key(finding: Finding) -> tuple | None:
 
 def _large(item: Input) -> bool:
     """Whether one input alone may be worth scanning in parts (parallel.SPLIT_MIN)."""
-    if item.kind != "manifest" or item.real is None:
+    if item.kind is not InputKind.MANIFEST or item.real is None:
         return False
     try:
         size = os.stat(item.real).st_size
@@ -258,13 +259,13 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
     mine: dict[int, tuple[list[ConfigSource], list[str]]] = {}
     # Files first, renders last: renders still running in the background (InputReader.start_renders)
     # go on meanwhile. The index takes the inputs in their order whatever the order they are read in.
-    order = sorted(range(len(inputs)), key=lambda position: inputs[position].kind in RENDERED_KINDS)
+    order = sorted(range(len(inputs)), key=lambda position: inputs[position].kind.rendered)
     try:
         for position in order:
             item = inputs[position]
             if helper is not None and position in helper.positions:
                 continue
-            if item.kind in RENDERED_KINDS:
+            if item.kind.rendered:
                 rendered = reader.rendered(item)
                 text = rendered.text
                 texts = [(rendered.display, text)] if text is not None else []
@@ -277,7 +278,7 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
                                                                                       only=_INDEXED_KINDS))], [])
                 except Exception as error:  # a bug in gpulint: say where, keep going
                     mine[position] = ([], [internal_error_message(item.display, error)])
-            elif item.kind in ("manifest", "stdin"):
+            elif item.kind.manifests:
                 mine[position] = _keep(reader, item, index_input(item, reader, limits))
     except BaseException:
         if helper is not None:
@@ -352,14 +353,14 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
                contexts: RuleContexts | None = None) -> FileReport:
     """Scan one input. `contexts`: the rules' contexts for `config` and `index`, made once
     per scan by the caller (made here when not given)."""
-    if item.kind in NOT_READ_KINDS:
+    if not item.kind.read:
         return not_read_report(item, config)
     contexts = contexts or RuleContexts(config, index)
     report = FileReport(item.display, STATUS_SCANNED)
-    if item.kind in RENDERED_KINDS:
+    if item.kind.rendered:
         _scan_rendered(report, reader.rendered(item), config, contexts)
         return report
-    if item.kind == "unreadable-dir":
+    if item.kind is InputKind.UNREADABLE_DIR:
         report.status = STATUS_ERROR
         _invalid(report, config, Span(1, 1, 1, 1), "cannot read directory")
         return report
@@ -369,7 +370,7 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
             _scan_text(report, item, Text.of(data), config, contexts, reader)
             return report
         with reader.open(item) as stream:
-            if item.kind == "dockerfile":
+            if item.kind is InputKind.DOCKERFILE:
                 text, decode_error = decode_lenient(stream.read())
                 if decode_error is not None:
                     _decode_problem(report, config, decode_error)

@@ -30,7 +30,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from gpulint.inputs.discovery import NOT_READ_KINDS
+from gpulint.results.inputkind import InputKind
 from gpulint.results.findings import (
     STATUS_ERROR,
     FileReport,
@@ -150,7 +150,7 @@ def _splittable(item: "Input", size: int | None) -> bool:
     a Helm source mapper) and not JSON (read with its own rules)."""
     from gpulint.load import decode
 
-    return (item.kind == "manifest" and item.real is not None and size is not None
+    return (item.kind is InputKind.MANIFEST and item.real is not None and size is not None
             and size >= max(SPLIT_MIN, decode.WHOLE_MAX + 1) and not item.display.lower().endswith(".json"))
 
 
@@ -208,11 +208,11 @@ def _sizes(inputs: list["Input"], reader: "InputReader") -> list[int | None]:
     """Bytes to scan per input; None for stdin (the parent reads it)."""
     out: list[int | None] = []
     for item in inputs:
-        if item.kind == "stdin":
+        if item.kind is InputKind.STDIN:
             out.append(None)
-        elif item.kind in NOT_READ_KINDS:
+        elif not item.kind.read:
             out.append(0)
-        elif item.kind in ("chart", "kustomization"):
+        elif item.kind.rendered:
             text = reader.rendered(item).text
             out.append(len(text) if text else 0)
         else:
@@ -340,7 +340,7 @@ class IndexHelper:
         global _INDEX_WORK
         # Every other manifest (the largest stays with the parent): what costs in this pass is
         # parsing ConfigMaps and Secrets, which small files hold as often as large ones.
-        manifests = sorted((i for i, item in enumerate(inputs) if item.kind == "manifest" and sizes[i] is not None),
+        manifests = sorted((i for i, item in enumerate(inputs) if item.kind is InputKind.MANIFEST and sizes[i] is not None),
                            key=lambda i: -(sizes[i] or 0))
         share = manifests[1::2]
         if len(share) < 2:
