@@ -68,8 +68,8 @@ class Steps:
     """The engine's per-input steps. The engine hands them over so that this module,
     which the engine uses, never imports the engine back."""
 
-    scan_input: Callable       # (input, config, index, reader, contexts) -> FileReport
-    rule_contexts: Callable    # (config, index) -> the rules' contexts for a scan
+    scan_input: Callable       # (input, config, index, reader, context) -> FileReport
+    scan_context: Callable     # (config, index, inputs) -> what every input of the scan is checked with
     scan_part: Callable        # (input, config, contexts, part) -> (FileReport, found objects); engine.scan_part
 
 
@@ -272,7 +272,7 @@ class _Work:
         for position in positions:
             suppressors[position] = _Recorder(suppressors[position], position, self.calls)
         self.config = replace(config, suppressors=suppressors)
-        self.contexts = steps.rule_contexts(self.config, index)
+        self.contexts = steps.scan_context(self.config, index, inputs)
 
     def scan_part(self, i: int, part: tuple[int, int, int, int]) -> tuple[Outcome, bool] | None:
         """One part of input `i` (engine.scan_part): its outcome and whether it held objects;
