@@ -177,3 +177,15 @@ def runner(tmp_path_factory: pytest.TempPathFactory, committed_checkout: Path) -
     assert f"gpulint {__version__}" in step.log
     assert step.outputs["gpulint"] == str(runner_temp / "gpulint-action-venv" / "bin" / "gpulint")
     return the_runner
+
+
+def rendered_from(path: str) -> tuple[str, str] | None:
+    """(chart or kustomization, values) of a JSON finding's `path` on rendered output, read back from
+    its name (`charts/app (rendered)`, `charts/app (rendered with ci/x.yaml)`); None for other paths.
+    Reporters are given this as Finding.rendered; the tests check them against the name."""
+    if path.endswith(" (rendered)"):
+        return path[: -len(" (rendered)")], ""
+    at = path.rfind(" (rendered with ")
+    if at > 0 and path.endswith(")"):
+        return path[:at], path[at + len(" (rendered with "):-1]
+    return None

@@ -39,6 +39,7 @@ from gpulint.inputs.discovery import (
     _walk,
     discover,
 )
+from gpulint.results.inputkind import InputKind
 
 if TYPE_CHECKING:
     from gpulint.results.scanning import ScanResult
@@ -127,7 +128,7 @@ def _kustomization_readers(files: list[str], exclude: tuple[str, ...], skip: Cal
     for repository, reals in sorted(repositories.items()):
         display = _display(repository)
         found = [item for item, _ in _walk(display, repository, exclude, skip, respect_ignore)
-                 if item.kind == "kustomization" and item.real is not None]
+                 if item.kind is InputKind.KUSTOMIZATION and item.real is not None]
         if not found:
             continue
         by_real = {os.path.realpath(item.real or ""): item for item in found}
