@@ -165,6 +165,13 @@ def runner(tmp_path_factory: pytest.TempPathFactory, committed_checkout: Path) -
     action_path = committed_checkout
     runner_temp = base / "runner-temp"
     runner_temp.mkdir()
+    # What the action's cache step restores on GitHub: a warm pip cache (this machine's own).
+    import subprocess
+    import sys
+
+    pip_cache = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True)
+    if pip_cache.returncode == 0 and os.path.isdir(pip_cache.stdout.strip()):
+        (runner_temp / "gpulint-pip-cache").symlink_to(pip_cache.stdout.strip())
     from action_runner import Runner
 
     the_runner = Runner(action_path, runner_temp)
