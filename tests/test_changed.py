@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import BAD_POD, FIXTURES, scan_json
+from conftest import BAD_POD, FIXTURES, run_cli, scan_json
 from repo_copy import git
 from tooling import find_tool
 
@@ -109,3 +109,10 @@ def test_a_build_the_change_broke_is_reported(repo: Path) -> None:
     code, report = scan_json("--changed", os.path.relpath(patch, repo))
     assert code == 1
     assert [f["rule"] for f in report["findings"]] == ["GPU010"]
+
+
+def test_a_baseline_is_not_written_from_changed_files(repo: Path) -> None:
+    code, out, err = run_cli("scan", "--changed", "--write-baseline", "b.json", "kustomize/base/deployment.yaml")
+    assert code == 2 and err == "gpulint: error: --write-baseline: not with --changed (write it from a scan of " \
+        "the repository)\n"
+    assert not (repo / "b.json").exists()

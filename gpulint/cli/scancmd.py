@@ -137,6 +137,8 @@ def _scan(v: dict[str, Any]) -> int:
     if output_format is None:  # like yamllint: annotations when running in GitHub Actions
         github = os.environ.get("GITHUB_ACTIONS") == "true" and not v["statistics"]
         output_format = "github" if github else "text"
+    if v["changed"] and v["write_baseline"]:   # a baseline records a whole scan, not a commit's part of it
+        raise UsageError("--write-baseline: not with --changed (write it from a scan of the repository)")
     if v["statistics"] and not registry.reporter(output_format).statistics:
         formats = [name for name, reporter in registry.reporters().items() if reporter.statistics]
         raise UsageError(f"--statistics: only with the {', '.join(formats[:-1])} and {formats[-1]} formats")
