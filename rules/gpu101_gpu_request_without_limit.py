@@ -36,6 +36,19 @@ resources:
     nvidia.com/gpu: 1     # the request defaults to the limit
 ```
 
+## Fix
+Safe: adds the limit, written as the request is (`--fix`). Kubernetes defaults a
+missing limit of an extended resource to nothing, and a request without a limit
+is rejected, so the added limit only makes the manifest valid as written:
+
+```diff
+ resources:
+   requests:
+     nvidia.com/gpu: 1
++  limits:
++    nvidia.com/gpu: 1
+```
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling": https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
@@ -48,7 +61,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.api import Applicability, CopyOf, Edit, Fix, KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.knowledge.resources import resource_names, validated_pairs
 from gpulint.model.workload import Workload
 
@@ -63,6 +76,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
                     '("Limit must be set for non overcommitable resources"): '
                     f"set {pair.name} in resources.limits instead",
                     KeyAt(pair.request.path), container,
+                    fix=Fix(f"add {pair.name} to resources.limits, equal to the request", Applicability.SAFE,
+                            (Edit.add(container.resources.limits_path(pair.name), CopyOf(pair.request.path)),)),
                 )
 
 

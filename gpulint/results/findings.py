@@ -49,6 +49,24 @@ class MappedLocation:
     description: str = ""
 
 
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace `span` of the finding's file (1-based, end column exclusive; an empty span inserts)
+    with `text`. Columns count characters, as the finding's own span does."""
+
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True)
+class FindingFix:
+    """A rule's fix turned into text edits of the finding's file (gpulint/fix/resolve.py)."""
+
+    title: str
+    applicability: str       # api.Applicability's value: "safe" or "unsafe"
+    edits: tuple[TextEdit, ...]
+
+
 @dataclass(slots=True)  # a large scan keeps every finding until the report is written
 class Finding:
     rule_id: str
@@ -65,6 +83,8 @@ class Finding:
     # Template/values/origin locations, most specific first; `file`/`span` stay
     # the position in the input actually read (e.g. the rendered output).
     mapped: list[MappedLocation] = field(default_factory=list)
+    fix: FindingFix | None = None
+    no_fix: str | None = None       # why a finding whose rule has a fix has none here
 
     def sort_key(self) -> tuple:
         return (self.file, self.span.line, self.span.column, self.rule_id, self.message)

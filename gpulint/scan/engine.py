@@ -25,6 +25,7 @@ from gpulint.api import (
     Violation,
 )
 from gpulint.config.render import RenderOptions
+from gpulint.fix.resolve import attach as attach_fix
 from gpulint.inputs.discovery import NOT_READ_KINDS, Input
 from gpulint.inputs.notread import not_read_report
 from gpulint.load.decode import (
@@ -616,6 +617,8 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                     if target.doc.placeholders and _about_placeholder(target.doc, violation.where, finding.span):
                         continue  # about a value the template has not rendered yet
                     finding.mapped = _mapped(mapper, display, target, violation.where)
+                    if violation.fix is not None or violation.no_fix is not None:
+                        attach_fix(finding, violation, target.doc, mapper is not None or not plain)
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
