@@ -270,6 +270,10 @@ def _fix(v: dict[str, Any], result: Any, found: Any, run: Any, reader: Any, rule
         for message in errors:
             echo_err(message)
         if not v["quiet"]:
+            for finding in result.findings:
+                if finding.no_fix is not None and finding.suppressed is None:
+                    s = finding.span
+                    echo_err(f"gpulint: {finding.file}:{s.line}:{s.column}: {finding.rule_id} {finding.no_fix}")
             fixcmd.would_fix(done, result, rules_policy, echo_err)
         return EXIT_ERROR if errors else (EXIT_FINDINGS if done.files else EXIT_CLEAN)
     stdin = next((item for item in found.inputs if item.kind == "stdin"), None)

@@ -16,6 +16,11 @@ def unified(display: str, before: str, after: str) -> str:
         return ""
     out = []
     for line in difflib.unified_diff(_LINE_RE.findall(before), _LINE_RE.findall(after),
-                                     fromfile=f"a/{display}", tofile=f"b/{display}", n=3):
+                                     fromfile=_name("a", display), tofile=_name("b", display), n=3):
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _name(side: str, display: str) -> str:
+    """git's `a/` and `b/` prefixes for a relative path; an absolute one is shown as it is."""
+    return display if display.startswith("/") else f"{side}/{display}"
