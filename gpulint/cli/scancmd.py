@@ -415,6 +415,10 @@ def _write_report(output_format: str, result: Any, out: Any, to_stdout: bool, *,
 
         sarif.write(result, rules, out, enabled, category=category, problems=problems,
                     show_suppressed=show_suppressed)
+    elif output_format == "rdjson":
+        from gpulint.report import rdjson
+
+        rdjson.write(result, out)
     elif output_format == "github":
         from gpulint.report import github
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-FORMATS = ("text", "full", "concise", "json", "sarif", "github")
+FORMATS = ("text", "full", "concise", "json", "sarif", "github", "rdjson")
 STDOUT = "-"
 
 
