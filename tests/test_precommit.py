@@ -23,8 +23,14 @@ def _hooks() -> list:
     return doc.data
 
 
+def _hook(hook_id: str) -> dict:
+    (hook,) = [hook for hook in _hooks() if hook["id"] == hook_id]
+    return hook
+
+
 def test_hook_definition() -> None:
-    (hook,) = _hooks()
+    assert [hook["id"] for hook in _hooks()] == ["gpulint", "gpulint-fix"]
+    hook = _hook("gpulint")
     assert hook["id"] == "gpulint" and hook["name"]
     assert hook["entry"] == "gpulint scan"
     assert hook["language"] == "python"
@@ -38,8 +44,16 @@ def test_hook_definition() -> None:
 def test_hook_file_types_are_known_to_identify() -> None:
     from identify.identify import ALL_TAGS
 
-    (hook,) = _hooks()
-    assert set(hook["types_or"]) <= ALL_TAGS
+    for hook in _hooks():
+        assert set(hook["types_or"]) <= ALL_TAGS
+
+
+def test_fix_hook_definition() -> None:
+    hook = _hook("gpulint-fix")
+    assert hook["entry"] == "gpulint scan --fix --exit-zero"
+    assert hook["language"] == "python" and hook["require_serial"] is True
+    assert hook["types_or"] == ["yaml", "json"]   # Dockerfiles have no fixes
+    assert hook.get("pass_filenames", True) is True
 
 
 @pytest.mark.slow

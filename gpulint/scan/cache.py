@@ -28,14 +28,14 @@ from gpulint.api import Severity
 from gpulint.load.decode import read_small_file
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
-from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
+from gpulint.results.findings import FileReport, Finding, FindingFix, MappedLocation, Suppression, TextEdit
 from gpulint.results.scanning import ScanConfig, ScanResult
 
 if TYPE_CHECKING:
     from gpulint.inputs.discovery import Input
     from gpulint.scan.reader import InputReader
 
-FORMAT = 1
+FORMAT = 2   # 2: findings carry their fix
 _RENDERED = ("chart", "kustomization")
 _CHUNK = 1 << 20
 
@@ -184,7 +184,10 @@ def _plain_finding(f: Finding) -> list:
             [f.obj.api_version, f.obj.kind, f.obj.name, f.obj.namespace] if f.obj else None,
             f.container, f.field_path, f.source,
             [f.suppressed.kind, f.suppressed.reason] if f.suppressed else None,
-            [[m.role, m.file, list(m.span), m.description] for m in f.mapped]]
+            [[m.role, m.file, list(m.span), m.description] for m in f.mapped],
+            None if f.fix is None else [f.fix.title, f.fix.applicability,
+                                        [[list(e.span), e.text] for e in f.fix.edits]],
+            f.no_fix]
 
 
 _SEVERITIES = {severity.value: severity for severity in Severity}
@@ -219,7 +222,7 @@ def _result_of(data: Any) -> ScanResult:
 
 def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
     (rule_id, rule_name, severity, message, file, span, obj, container, field_path, source, suppressed,
-     mapped) = f
+     mapped, fix, no_fix) = f
     _strings(rule_id, rule_name, message, file, field_path)
     if type(container) is not str and container is not None:
         raise ValueError("not a container")
@@ -242,5 +245,15 @@ def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
     for role, where, at, description in mapped:
         _strings(role, where, description)
         locations.append(MappedLocation(role, where, _span(at), description))
+    if fix is not None:
+        title, applicability, edits = fix
+        _strings(title, applicability)
+        changes = []
+        for at, text in edits:
+            _strings(text)
+            changes.append(TextEdit(_span(at), text))
+        fix = FindingFix(title, applicability, tuple(changes))
+    if no_fix is not None:
+        _strings(no_fix)
     return Finding(rule_id, rule_name, _SEVERITIES[severity], message, file, _span(span), obj, container, field_path,
-                   source, suppressed, locations)
+                   source, suppressed, locations, fix, no_fix)
