@@ -316,6 +316,11 @@ class _Text:
             end = max(last[3].end, last[2])
             if self.line_start(last[1]) != self.line_start(node.start):  # one entry a line: keep it so
                 column = last[1] - self.line_start(last[1])
+                indent = len(self.text[self.line_start(node.start):node.start]) - \
+                    len(self.text[self.line_start(node.start):node.start].lstrip(" "))
+                step = max(column - indent, 1)
+                entry = (f"{scalar(key, quote)}: " if key is not None else "") + \
+                    self.flow_lines(value, column, step, quote)
                 return end, end, "," + self.nl + " " * column + entry
             return end, end, ", " + entry
         if not items:
@@ -346,6 +351,20 @@ class _Text:
         if isinstance(value, list):
             return "[" + ", ".join(self.flow_text(v, quote) for v in value) + "]"
         return scalar(value, quote)
+
+    def flow_lines(self, value: Any, column: int, step: int, quote: str | None) -> str:
+        """A flow value over several lines, one entry a line (as a multi-line JSON object is written)."""
+        if not isinstance(value, (dict, list)) or not value:
+            return self.flow_text(value, quote)
+        inner = " " * (column + step)
+        if isinstance(value, dict):
+            parts = [f"{inner}{scalar(k, quote)}: {self.flow_lines(v, column + step, step, quote)}"
+                     for k, v in value.items()]
+            opening, closing = "{", "}"
+        else:
+            parts = [inner + self.flow_lines(v, column + step, step, quote) for v in value]
+            opening, closing = "[", "]"
+        return opening + self.nl + ("," + self.nl).join(parts) + self.nl + " " * column + closing
 
     def entry_lines(self, key: Any, value: Any, column: int, step: int, seq: int, quote: str | None) -> list[str]:
         pad = " " * column
