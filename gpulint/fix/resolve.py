@@ -139,7 +139,8 @@ class _Text:
                 start = child.start
             else:
                 raise NoFix(f"{_dotted(path)} is not in the document")
-            if not (node.start <= start and child.end <= node.end) and not _empty(child):
+            # Written inside its parent, after its key: an alias's node is written at its anchor.
+            if not (node.start <= start <= child.start and child.end <= node.end) and not _empty(child):
                 raise NoFix(f"{_dotted(path)} comes from a YAML anchor shared with other places")
             node = child
         return node
