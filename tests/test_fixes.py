@@ -276,3 +276,19 @@ def test_files_the_loader_normalises_are_not_fixed(tmp_path: Path) -> None:
     code, _out, err = run_cli("scan", "--fix", "--unsafe-fixes", str(target))
     assert target.read_bytes() == source
     assert f"gpulint: {target}: not fixed: it has lone CR line breaks" in err
+
+
+def test_the_documented_diffs_are_real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "fixes.md").read_text(encoding="utf-8")
+    examples = dict(re.findall(r"<!-- example: (\S+) -->\n```yaml\n(.*?)```", page, re.S))
+    diffs = re.findall(r"<!-- diff: gpulint (.*?) -->\n```diff\n(.*?)```", page, re.S)
+    assert sorted(examples) == ["env.yaml", "pod.yaml"] and len(diffs) == 2
+    monkeypatch.chdir(tmp_path)
+    for name, text in examples.items():
+        Path(name).write_text(text, encoding="utf-8")
+    for command, shown in diffs:
+        code, out, _err = run_cli(*command.split())
+        assert (code, out) == (1, shown)
+    # Turned back: the fixed Pod asks for its GPU in limits, and scans clean.
+    run_cli("scan", "--fix", "pod.yaml")
+    assert run_cli("scan", "pod.yaml")[0] == 0
