@@ -58,7 +58,10 @@ def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: 
 
 def resolve(doc: "Document", fix: Fix) -> tuple[TextEdit, ...]:
     """The text edits of `fix` in `doc` (file lines and columns), or NoFix."""
-    text = _Text(doc)
+    global _last
+    if _last is None or _last.doc is not doc:
+        _last = _Text(doc)   # findings of one document come one after another: its lines are counted once
+    text = _last
     deleted: list[tuple[int, int]] = []
     changes: list[tuple[int, int, str]] = []
     for edit in fix.edits:   # deletions first: an insertion next to deleted lines must not land in them
@@ -74,6 +77,9 @@ def resolve(doc: "Document", fix: Fix) -> tuple[TextEdit, ...]:
         if s2 < e1:
             raise NoFix("its edits overlap in this layout")
     return tuple(TextEdit(text.span(start, end), new) for start, end, new in changes)
+
+
+_last: "_Text | None" = None
 
 
 class _Text:
