@@ -14,6 +14,7 @@ from gpulint.api import Applicability
 from gpulint.fix.files import NotFixable, Source, write_atomic
 from gpulint.fix.rounds import fix_file, identity
 from gpulint.results.findings import FileReport, Finding
+from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanConfig, ScanResult
 from gpulint.scan.reader import InputReader
 
@@ -78,10 +79,10 @@ class _TextReader(InputReader):
 def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: InputReader,
                rules_policy: Policy) -> FixRun:
     """Fix every input whose findings have fixes the policy allows (nothing is written here)."""
-    from gpulint.scan.engine import RuleContexts, build_index, scan_input
+    from gpulint.scan.engine import ScanContext, build_index, scan_input
 
     run = FixRun()
-    by_display = {item.display: item for item in inputs if item.kind in ("manifest", "stdin")}
+    by_display = {item.display: item for item in inputs if item.kind in (InputKind.MANIFEST, InputKind.STDIN)}
     todo = [(report, by_display[report.file]) for report in result.files
             if report.file in by_display and any(f.file == report.file and rules_policy.allows(f)
                                                  and f.suppressed is None for f in report.findings)]
@@ -92,7 +93,7 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
     rescan_config = dataclasses.replace(
         config, hooks=[], suppressors=[s for s in config.suppressors if not hasattr(s, "decide")])
     index = build_index(inputs, reader, config.limits)
-    contexts = RuleContexts(rescan_config, index)
+    contexts = ScanContext(rescan_config, index, [item for _report, item in todo])
     for report, item in todo:
         held = {identity(f) for f in report.findings if f.suppressed is not None}
         try:
@@ -116,7 +117,7 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
         run.fixed += outcome.fixed
         run.errors += outcome.errors
         if outcome.text != source.text:
-            run.files.append(FileFix(item.display, item.real if item.kind == "manifest" else None,
+            run.files.append(FileFix(item.display, item.real if item.kind is InputKind.MANIFEST else None,
                                      source.text, outcome.text, source, outcome.report))
     return run
 

@@ -44,7 +44,7 @@ def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: 
     if fix is None:
         return
     if rendered or doc.placeholders:
-        origin = finding.source.get("origin") if finding.source else None
+        origin = finding.source.path if finding.source is not None and finding.source.role == "origin" else None
         finding.no_fix = (f"no fix: the object is built by Kustomize; edit {origin}" if origin
                           else NO_FIX_TEMPLATE)
         return

@@ -11,14 +11,13 @@ can be read (ASCII lines, the usual case, are the same either way).
 
 from __future__ import annotations
 
-import json
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from gpulint.load.decode import BinaryInput, decode_lenient
-from gpulint.report import RULE_DOCS_URI
-from gpulint.report.safetext import json_safe
-from gpulint.results.findings import Finding
-from gpulint.results.scanning import ScanResult
+from gpulint.report.registry import ReportContext, Reporter
+
+if TYPE_CHECKING:
+    from gpulint.results.findings import Finding
+    from gpulint.results.scanning import ScanResult
 
 SEVERITIES = {"error": "ERROR", "warning": "WARNING", "info": "INFO"}
 SOURCE = {"name": "gpulint", "url": "https://github.com/gpulint/gpulint"}
@@ -40,6 +39,8 @@ class _Columns:
 
 
 def _read_lines(file: str) -> list[str] | None:
+    from gpulint.load.decode import BinaryInput, decode_lenient
+
     if file == "-":
         return None
     try:
@@ -51,6 +52,8 @@ def _read_lines(file: str) -> list[str] | None:
 
 
 def diagnostic(finding: Finding, columns: _Columns) -> dict[str, Any]:
+    from gpulint.report import RULE_DOCS_URI
+
     def position(line: int, column: int) -> dict[str, int]:
         return {"line": line, "column": columns.byte_column(finding.file, line, column)}
 
@@ -73,11 +76,23 @@ def diagnostic(finding: Finding, columns: _Columns) -> dict[str, Any]:
 
 
 def render(result: ScanResult) -> str:
+    import json
+
+    from gpulint.report.safetext import json_safe
+
     columns = _Columns()
     doc = {"source": SOURCE, "diagnostics": [diagnostic(f, columns) for f in result.findings
                                              if f.suppressed is None]}
     return json_safe(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
 
 
-def write(result: ScanResult, out: IO[str]) -> None:
-    out.write(render(result))
+class RdjsonReporter(Reporter):
+    name = "rdjson"
+    help = "rdjson (reviewdog, fixes as suggestions)"
+    order = 70
+
+    def write(self, result: ScanResult, out: IO[str], context: ReportContext) -> None:
+        out.write(render(result))
+
+
+REPORTER = RdjsonReporter()
