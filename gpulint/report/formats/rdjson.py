@@ -89,7 +89,7 @@ def render(result: ScanResult) -> str:
 class RdjsonReporter(Reporter):
     name = "rdjson"
     help = "rdjson (reviewdog, fixes as suggestions)"
-    order = 70
+    order = 65
 
     def write(self, result: ScanResult, out: IO[str], context: ReportContext) -> None:
         out.write(render(result))
