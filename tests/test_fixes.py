@@ -17,7 +17,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, ROOT, run_cli
+from expectations import read as read_expectations
 from sarif_check import check as check_sarif
 
 from gpulint.api import Applicability, Edit, Fix, KeyAt, Rule, Severity, Violation
@@ -35,6 +36,11 @@ def _report(*args: str) -> tuple[int, dict, str]:
     code, out, err = run_cli("scan", "--format", "json", *args)
     assert code in (0, 1), err
     return code, json.loads(out), err
+
+
+def _args(before: Path) -> list[str]:
+    """The golden's own scan arguments (`# fixture-args:`), else only its rule."""
+    return read_expectations(before).args or ["--select", before.parent.name]
 
 
 def _no_fix(report: dict, rule: str) -> list[str]:
@@ -56,17 +62,18 @@ def test_there_is_a_golden_for_every_rule_with_a_fix() -> None:
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 @pytest.mark.parametrize("before", BEFORE, ids=lambda p: str(p.relative_to(GOLDEN)))
-def test_golden(before: Path, variant: str, tmp_path: Path) -> None:
-    rule = before.parent.name
+def test_golden(before: Path, variant: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)   # where fixture-args' paths are relative to
+    rule, args = before.parent.name, _args(before)
     convert = VARIANTS[variant]
     target = tmp_path / before.name
     target.write_bytes(convert(before.read_bytes()))
     want = convert(before.with_name(before.name + ".fixed").read_bytes())
-    _code, original, _err = _report("--select", rule, str(target))
+    _code, original, _err = _report(*args, str(target))
     fixable = [f for f in original["findings"] if f["fix"] and f["fix"]["applicability"]]
     assert fixable, "a golden must have something to fix"
 
-    code, after, err = _report("--fix", "--unsafe-fixes", "--select", rule, str(target))
+    code, after, err = _report("--fix", "--unsafe-fixes", *args, str(target))
     assert target.read_bytes() == want
     assert f"gpulint: {len(fixable)} fixed, {len(after['findings'])} remaining\n" in err
     # What is left of the rule had no fix (an alias's finding goes with its anchor's fix).
@@ -76,16 +83,18 @@ def test_golden(before: Path, variant: str, tmp_path: Path) -> None:
     assert all(f["rule"] != rule or f["fix"] is None or f["fix"]["applicability"] is None for f in after["findings"])
     assert code == (1 if after["findings"] else 0)
 
-    again = run_cli("scan", "--fix", "--unsafe-fixes", "--select", rule, str(target))
+    again = run_cli("scan", "--fix", "--unsafe-fixes", *args, str(target))
     assert target.read_bytes() == want and "gpulint: 0 fixed" in again[2]
 
 
 @pytest.mark.parametrize("before", BEFORE, ids=lambda p: str(p.relative_to(GOLDEN)))
-def test_diff_shows_the_golden_and_changes_nothing(before: Path, tmp_path: Path) -> None:
-    rule = before.parent.name
+def test_diff_shows_the_golden_and_changes_nothing(before: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    args = _args(before)
     target = tmp_path / before.name
     target.write_bytes(before.read_bytes())
-    code, out, err = run_cli("scan", "--diff", "--unsafe-fixes", "--select", rule, str(target))
+    code, out, err = run_cli("scan", "--diff", "--unsafe-fixes", *args, str(target))
     assert code == 1, err
     assert target.read_bytes() == before.read_bytes()
     fixed = before.with_name(before.name + ".fixed").read_text(encoding="utf-8")
@@ -93,7 +102,7 @@ def test_diff_shows_the_golden_and_changes_nothing(before: Path, tmp_path: Path)
                                             fixed.splitlines(keepends=True), str(target), str(target)))
     assert out == expected
     target.write_text(fixed, encoding="utf-8")
-    assert run_cli("scan", "--diff", "--unsafe-fixes", "--select", rule, str(target))[:2] == (0, "")
+    assert run_cli("scan", "--diff", "--unsafe-fixes", *args, str(target))[:2] == (0, "")
 
 
 def test_diff_of_a_relative_path_uses_git_prefixes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
