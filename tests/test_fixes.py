@@ -301,3 +301,15 @@ def test_the_documented_diffs_are_real(tmp_path: Path, monkeypatch: pytest.Monke
     # Turned back: the fixed Pod asks for its GPU in limits, and scans clean.
     run_cli("scan", "--fix", "pod.yaml")
     assert run_cli("scan", "pod.yaml")[0] == 0
+
+
+def test_saved_helm_output_is_not_fixed_but_the_other_documents_are(tmp_path: Path) -> None:
+    """A document `helm template` wrote (`# Source:` before it) comes from a template: no fix there,
+    whether the file is read whole or streamed; the file's other documents are fixed as usual."""
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  runtimeClassName: nvidia\n" \
+          "  containers:\n  - {name: a, image: i}\n"
+    target = tmp_path / "mixed.yaml"
+    target.write_text(pod % "plain" + "---\n# Source: app/templates/pod.yaml\n" + pod % "rendered")
+    _code, report, _err = _report("--select", "GPU007", str(target))
+    assert [(f["line"], f["fix"]["applicability"]) for f in report["findings"]] == [(5, "unsafe"), (13, None)]
+    assert report["findings"][1]["fix"]["title"] == "no fix: the value comes from a template expression"

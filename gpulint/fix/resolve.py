@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gpulint.load.yamlload import Document
 
 NO_FIX_TEMPLATE = "no fix: the value comes from a template expression"
+_HELM_SOURCE = "# Source:"   # what `helm template` writes before each document
 # A string written plain only when YAML reads it back as the same string.
 _PLAIN_RE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*\Z")
 # Nodes looked at to learn the document's indentation.
@@ -37,13 +38,14 @@ class NoFix(Exception):
 
 def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: bool) -> None:
     """Give `finding` the text edits of its violation's fix, or the reason it has none.
-    `rendered`: the document is a renderer's output (Helm, Kustomize), not a file the user edits."""
+    `rendered`: the document is a renderer's output (Helm, Kustomize), not a file the user edits;
+    so is a document of saved Helm output (a `# Source:` comment before it), and a template."""
     if violation.no_fix is not None:
         finding.no_fix = violation.no_fix
     fix = violation.fix
     if fix is None:
         return
-    if rendered or doc.placeholders:
+    if rendered or doc.placeholders or _HELM_SOURCE in doc.text[:doc.content_start]:
         origin = finding.source.path if finding.source is not None and finding.source.role == "origin" else None
         finding.no_fix = (f"no fix: the object is built by Kustomize; edit {origin}" if origin
                           else NO_FIX_TEMPLATE)

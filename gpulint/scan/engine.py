@@ -620,7 +620,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                     finding = _finding(contexts.emitter, rule, violation, workload, span,
                                        _mapped(mapper, display, target, violation.where))
                     if violation.fix is not None or violation.no_fix is not None:
-                        attach_fix(finding, violation, target.doc, mapper is not None or not plain)
+                        attach_fix(finding, violation, target.doc, not plain)
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     contexts.emitter.file(report, finding, sctx)
