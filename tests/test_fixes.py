@@ -311,5 +311,5 @@ def test_saved_helm_output_is_not_fixed_but_the_other_documents_are(tmp_path: Pa
     target = tmp_path / "mixed.yaml"
     target.write_text(pod % "plain" + "---\n# Source: app/templates/pod.yaml\n" + pod % "rendered")
     _code, report, _err = _report("--select", "GPU007", str(target))
-    assert [(f["line"], f["fix"]["applicability"]) for f in report["findings"]] == [(5, "unsafe"), (13, None)]
+    assert [(f["line"], f["fix"]["applicability"]) for f in report["findings"]] == [(5, "unsafe"), (14, None)]
     assert report["findings"][1]["fix"]["title"] == "no fix: the value comes from a template expression"
