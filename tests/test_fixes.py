@@ -2,7 +2,7 @@
 
 Every manifest under fixtures/fixes/<RULE>/ has its fixed text beside it
 (`<name>.fixed`). Fixing a copy gives exactly that text, in LF and in CR LF with a
-byte-order mark; the fixed file keeps only the findings that had no fix; a second
+byte-order mark, and in UTF-16; the fixed file keeps only the findings that had no fix; a second
 `--fix` changes nothing.
 """
 
@@ -29,6 +29,7 @@ BEFORE = sorted(p for p in GOLDEN.rglob("*") if p.suffix in (".yaml", ".json"))
 VARIANTS = {
     "lf": lambda data: data,
     "crlf-bom": lambda data: codecs.BOM_UTF8 + data.replace(b"\n", b"\r\n"),
+    "utf-16": lambda data: data.decode("utf-8").encode("utf-16"),   # written back in its own encoding
 }
 
 
