@@ -267,6 +267,7 @@ class _Text:
         raise NoFix(f"{_dotted(path)} is not in the document")
 
     def delete(self, path: tuple) -> tuple[int, int, str]:
+        self.node(path)   # it is there, written in place
         # A mapping or list left empty goes too, up to the nearest one that keeps other entries.
         while len(path) > 1 and isinstance(path[-2], str) and len(self.items(self.node(path[:-1]))) == 1:
             path = path[:-1]
