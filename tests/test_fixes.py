@@ -229,6 +229,17 @@ def test_rendered_output_has_no_fix(tmp_path: Path) -> None:
     assert not any(f["fix"] and f["fix"]["edits"] for f in report["findings"])
 
 
+def test_kustomize_output_has_no_fix_and_names_where_the_value_is_written() -> None:
+    _code, report, _err = _report(str(FIXTURES / "kustomize"))
+    built = [f for f in report["findings"] if f["fix"] and f["fix"]["title"].startswith("no fix: the object is built")]
+    assert len(built) >= 3 and not any(f["fix"] and f["fix"]["edits"] for f in report["findings"])
+    for finding in built:
+        origin = next(m for m in finding["mapped"] if m["role"] == "origin")
+        assert finding["fix"]["title"] == ("no fix: the object is built by Kustomize; the value is written at "
+                                           f"{origin['path']}:{origin['line']}")
+    assert any(f["fix"]["title"].endswith("overlays/dev/kustomization.yaml:20") for f in built)   # an inline patch
+
+
 class _EntryPoint:
     def __init__(self, name: str, target: object) -> None:
         self.name, self.value, self._target = name, f"tests:{name}", target

@@ -46,9 +46,15 @@ def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: 
     if fix is None:
         return
     if rendered or doc.placeholders or _HELM_SOURCE in doc.text[:doc.content_start]:
-        origin = finding.source.path if finding.source is not None and finding.source.role == "origin" else None
-        finding.no_fix = (f"no fix: the object is built by Kustomize; edit {origin}" if origin
-                          else NO_FIX_TEMPLATE)
+        built = finding.source is not None and finding.source.role == "origin"
+        written = next((m for m in finding.mapped if m.role == "origin"), None)
+        if not built:
+            finding.no_fix = NO_FIX_TEMPLATE
+        elif written is not None:   # a resource, or the patch that set the value
+            finding.no_fix = (f"no fix: the object is built by Kustomize; the value is written at "
+                              f"{written.file}:{written.span.line}")
+        else:
+            finding.no_fix = "no fix: the object is built by Kustomize"
         return
     try:
         edits = resolve(doc, fix)
