@@ -325,3 +325,24 @@ def test_saved_helm_output_is_not_fixed_but_the_other_documents_are(tmp_path: Pa
     _code, report, _err = _report("--select", "GPU007", str(target))
     assert [(f["line"], f["fix"]["applicability"]) for f in report["findings"]] == [(5, "unsafe"), (14, None)]
     assert report["findings"][1]["fix"]["title"] == "no fix: the value comes from a template expression"
+
+
+def test_a_bug_while_fixing_one_file_leaves_it_and_fixes_the_others(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpulint.cli import fixcmd
+
+    real = fixcmd.fix_file
+
+    def fails_on_a(display: str, *args: object) -> object:
+        if display.endswith("a.yaml"):
+            raise KeyError("a bug")
+        return real(display, *args)
+
+    monkeypatch.setattr(fixcmd, "fix_file", fails_on_a)
+    source = (GOLDEN / "GPU007" / "runtime-class.yaml").read_bytes()
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_bytes(source)
+    code, _out, err = run_cli("scan", "--fix", "--unsafe-fixes", str(tmp_path))
+    assert code == 2 and f"{tmp_path / 'a.yaml'} (fixing): internal error: KeyError: 'a bug'" in err
+    assert (tmp_path / "a.yaml").read_bytes() == source
+    assert (tmp_path / "b.yaml").read_bytes() == (GOLDEN / "GPU007" / "runtime-class.yaml.fixed").read_bytes()

@@ -113,7 +113,13 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
         def allowed(finding: Finding, held: set = held) -> bool:
             return rules_policy.allows(finding) and identity(finding) not in held
 
-        outcome = fix_file(item.display, source.text, mine, rescan, allowed)
+        try:
+            outcome = fix_file(item.display, source.text, mine, rescan, allowed)
+        except Exception as error:  # a bug in gpulint or a plugin: this file stays as it is, the others go on
+            from gpulint.results.findings import internal_error_message
+
+            run.errors.append(internal_error_message(f"{item.display} (fixing)", error))
+            continue
         run.fixed += outcome.fixed
         run.errors += outcome.errors
         if outcome.text != source.text:
