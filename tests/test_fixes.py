@@ -346,3 +346,17 @@ def test_a_bug_while_fixing_one_file_leaves_it_and_fixes_the_others(tmp_path: Pa
     assert code == 2 and f"{tmp_path / 'a.yaml'} (fixing): internal error: KeyError: 'a bug'" in err
     assert (tmp_path / "a.yaml").read_bytes() == source
     assert (tmp_path / "b.yaml").read_bytes() == (GOLDEN / "GPU007" / "runtime-class.yaml.fixed").read_bytes()
+
+
+def test_a_fix_meeting_an_opt_in_rule_is_left_out_with_a_note(tmp_path: Path) -> None:
+    """GPU105 (off by default) wants a GPU request to pin the GPU model: a fix that adds the request
+    is not a bug for it, so it is left out with a note, and the exit code is that of the findings."""
+    target = tmp_path / "pod.yaml"
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: i\n"
+            "    resources:\n      requests:\n        nvidia.com/gpu: 1\n")
+    target.write_text(text)
+    code, _out, err = run_cli("scan", "--fix", "--extend-select", "GPU105", str(target))
+    assert target.read_text() == text
+    assert code == 1 and "internal error" not in err
+    assert f"gpulint: {target}:10:9: the fix of GPU101 was left out: it adds a GPU105 finding at line 12" in err
+XX

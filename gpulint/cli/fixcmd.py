@@ -93,6 +93,12 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
     rescan_config = dataclasses.replace(
         config, hooks=[], suppressors=[s for s in config.suppressors if not hasattr(s, "decide")])
     index = build_index(inputs, reader, config.limits)
+
+    def opt_in(finding: Finding) -> bool:
+        """A finding of a rule the user turned on (off by default): a fix may meet it, bug-free."""
+        rule = config.all_rules.get(finding.rule_id)
+        return rule is not None and not rule.enabled_by_default
+
     contexts = ScanContext(rescan_config, index, [item for _report, item in todo])
     for report, item in todo:
         held = {identity(f) for f in report.findings if f.suppressed is not None}
@@ -114,7 +120,7 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
             return rules_policy.allows(finding) and identity(finding) not in held
 
         try:
-            outcome = fix_file(item.display, source.text, mine, rescan, allowed)
+            outcome = fix_file(item.display, source.text, mine, rescan, allowed, opt_in)
         except Exception as error:  # a bug in gpulint or a plugin: this file stays as it is, the others go on
             from gpulint.results.findings import internal_error_message
 
@@ -122,6 +128,7 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
             continue
         run.fixed += outcome.fixed
         run.errors += outcome.errors
+        run.notes += outcome.notes
         if outcome.text != source.text:
             run.files.append(FileFix(item.display, item.real if item.kind is InputKind.MANIFEST else None,
                                      source.text, outcome.text, source, outcome.report))

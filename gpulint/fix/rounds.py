@@ -5,7 +5,10 @@ After each round the file is scanned again (`rescan`, given by the caller, which
 owns the engine). A round whose result no longer parses, adds a finding, or keeps
 the finding a fix was for, is undone; its fixes are then tried one by one and
 those that fail are dropped and reported as internal errors: a fix that breaks a
-manifest is a bug in gpulint, never the user's problem.
+manifest is a bug in gpulint, never the user's problem. One case is no bug: a fix
+that makes a workload request GPUs as the default rules want may meet a rule the
+user turned on that asks for more (GPU105 wants the GPU model pinned). `opt_in`
+says which findings are of such rules; the fix is then left out with a note.
 """
 
 from __future__ import annotations
@@ -23,12 +26,23 @@ Rescan = Callable[[str], FileReport]
 Allowed = Callable[[Finding], bool]
 
 
+class _Problem(str):
+    """Why a round may not be kept; `bug` False: a conflict with an opt-in rule, not an error."""
+
+    bug = True
+
+
+class _Conflict(_Problem):
+    bug = False
+
+
 @dataclass
 class Outcome:
     text: str
     report: FileReport                 # the scan of `text`
     fixed: int = 0                     # fixes applied
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # fixes left out for an opt-in rule's sake
 
 
 def identity(finding: Finding) -> tuple:
@@ -38,7 +52,8 @@ def identity(finding: Finding) -> tuple:
     return (finding.rule_id, finding.obj, finding.container, finding.field_path)
 
 
-def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowed: Allowed) -> Outcome:
+def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowed: Allowed,
+             opt_in: Allowed = lambda finding: False) -> Outcome:
     outcome = Outcome(text, report)
     applied: set[tuple] = set()
     dropped: set[tuple] = set()
@@ -67,18 +82,23 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
                 taken += [(start, end) for start, end, _new in ranges]
         if not batch:
             break
-        accepted = _try(outcome, batch, rescan)
+        accepted = _try(outcome, batch, rescan, opt_in)
         if accepted is None:   # the round together failed: each fix on its own
             good = []
             for item in batch:
-                problem = _check(outcome, [item], rescan)[1]
+                problem = _check(outcome, [item], rescan, opt_in)[1]
                 if problem is None:
                     good.append(item)
-                else:
-                    dropped.add(identity(item[0]))
+                    continue
+                dropped.add(identity(item[0]))
+                if problem.bug:
                     outcome.errors.append(_error(display, item[0], problem))
+                else:
+                    s = item[0].span
+                    outcome.notes.append(f"{display}:{s.line}:{s.column}: the fix of {item[0].rule_id} was left "
+                                         f"out: {problem}")
             batch = good
-            accepted = _try(outcome, batch, rescan) if batch else None
+            accepted = _try(outcome, batch, rescan, opt_in) if batch else None
             if accepted is None:
                 continue   # nothing kept this round; the dropped fixes are not offered again
         outcome.text, outcome.report = accepted
@@ -87,25 +107,28 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
     return outcome
 
 
-def _try(outcome: Outcome, batch: list, rescan: Rescan) -> tuple[str, FileReport] | None:
-    result, problem = _check(outcome, batch, rescan)
+def _try(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed) -> tuple[str, FileReport] | None:
+    result, problem = _check(outcome, batch, rescan, opt_in)
     return result if problem is None else None
 
 
-def _check(outcome: Outcome, batch: list, rescan: Rescan) -> tuple[tuple[str, FileReport] | None, str | None]:
+def _check(outcome: Outcome, batch: list, rescan: Rescan,
+           opt_in: Allowed) -> tuple[tuple[str, FileReport] | None, _Problem | None]:
     """The text and scan after `batch`, or why it may not be kept."""
     text = apply(outcome.text, [edit for _finding, ranges in batch for edit in ranges])
     report = rescan(text)
     if report.status != STATUS_SCANNED:
-        return None, f"after it the file is no longer read as Kubernetes manifests ({report.status})"
+        return None, _Problem(f"after it the file is no longer read as Kubernetes manifests ({report.status})")
     before = Counter(identity(f) for f in outcome.report.findings)
     after = Counter(identity(f) for f in report.findings)
     new = after - before
     if new:
-        first = next(f for f in report.findings if identity(f) in new)
+        added = [f for f in report.findings if identity(f) in new]
+        first = next((f for f in added if not opt_in(f)), added[0])
         if first.rule_id == INVALID_INPUT:
-            return None, f"after it the file does not load: {first.message}"
-        return None, f"it adds a {first.rule_id} finding at line {first.span.line}: {first.message}"
+            return None, _Problem(f"after it the file does not load: {first.message}")
+        said = f"it adds a {first.rule_id} finding at line {first.span.line}: {first.message}"
+        return None, _Problem(said) if not opt_in(first) else _Conflict(said)
     return (text, report), None
 
 
