@@ -359,4 +359,4 @@ def test_a_fix_meeting_an_opt_in_rule_is_left_out_with_a_note(tmp_path: Path) ->
     assert target.read_text() == text
     assert code == 1 and "internal error" not in err
     assert f"gpulint: {target}:10:9: the fix of GPU101 was left out: it adds a GPU105 finding at line 12" in err
-XX
+    assert "gpulint: 0 fixed, 2 remaining\n" in err   # GPU101, and GPU105 at the request
