@@ -360,3 +360,19 @@ def test_a_fix_meeting_an_opt_in_rule_is_left_out_with_a_note(tmp_path: Path) ->
     assert code == 1 and "internal error" not in err
     assert f"gpulint: {target}:10:9: the fix of GPU101 was left out: it adds a GPU105 finding at line 12" in err
     assert "gpulint: 0 fixed, 2 remaining\n" in err   # GPU101, and GPU105 at the request
+
+
+def test_the_files_of_a_kustomization_that_is_not_built_are_fixed_as_they_are(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remote resource is never fetched: the kustomization is not built, its local files are
+    scanned as they are, and so their fixes apply to them (the JSON report offered them)."""
+    monkeypatch.chdir(tmp_path)
+    Path("app").mkdir()
+    Path("app/pod.yaml").write_bytes((GOLDEN / "GPU007" / "runtime-class.yaml").read_bytes())
+    Path("app/kustomization.yaml").write_text("resources:\n- pod.yaml\n- https://github.com/example/repo/base?ref=v1\n")
+    _code, report, _err = _report("--select", "GPU007", "app")
+    assert [(f["path"], f["fix"]["applicability"]) for f in report["findings"] if f["rule"] == "GPU007"] == \
+        [("app/pod.yaml", "unsafe")] * 2
+    code, _out, err = run_cli("scan", "--fix", "--unsafe-fixes", "--select", "GPU007", "app")
+    assert Path("app/pod.yaml").read_bytes() == (GOLDEN / "GPU007" / "runtime-class.yaml.fixed").read_bytes()
+    assert "gpulint: 2 fixed, 1 remaining\n" in err and code == 1   # GPU010: the remote resource

@@ -13,7 +13,8 @@ from typing import Any, Callable
 from gpulint.api import Applicability
 from gpulint.fix.files import NotFixable, Source, write_atomic
 from gpulint.fix.rounds import fix_file, identity
-from gpulint.results.findings import FileReport, Finding
+from gpulint.inputs.discovery import Input
+from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
 from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanConfig, ScanResult
 from gpulint.scan.reader import InputReader
@@ -83,9 +84,18 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
 
     run = FixRun()
     by_display = {item.display: item for item in inputs if item.kind in (InputKind.MANIFEST, InputKind.STDIN)}
-    todo = [(report, by_display[report.file]) for report in result.files
-            if report.file in by_display and any(f.file == report.file and rules_policy.allows(f)
-                                                 and f.suppressed is None for f in report.findings)]
+    # The files of a kustomization that was not built are scanned as they are: fixed as such too.
+    for item in inputs:
+        if item.kind is InputKind.KUSTOMIZATION:
+            for display, path, given in reader.rendered(item).plain:
+                if given is None and display not in by_display:
+                    by_display[display] = Input(display, InputKind.MANIFEST, str(path))
+    todo = []
+    for report in result.files:
+        files = {f.file for f in report.findings if f.suppressed is None and rules_policy.allows(f)}
+        for file in sorted(files & set(by_display)):
+            todo.append((FileReport(file, STATUS_SCANNED, [f for f in report.findings if f.file == file]),
+                         by_display[file]))
     if not todo:
         return run
     # The scan again, as it was, for each round: without the baseline, whose counts a
@@ -111,7 +121,7 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
         except OSError as error:
             run.notes.append(f"{item.display}: not fixed: {error.strerror or error}")
             continue
-        mine = FileReport(report.file, report.status, [f for f in report.findings if f.file == report.file])
+        mine = report
 
         def rescan(text: str, item: Any = item, source: Source = source) -> FileReport:
             return scan_input(item, rescan_config, index, _TextReader(source.encode(text)), contexts)
