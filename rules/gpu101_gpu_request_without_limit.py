@@ -37,7 +37,8 @@ resources:
 ```
 
 ## Fix
-Safe: adds the limit, written as the request is (`--fix`). Kubernetes defaults a
+Safe: adds the limit, written as the request is (`--fix`); no fix when the request
+is not a valid GPU quantity (GPU103 says why). Kubernetes defaults a
 missing limit of an extended resource to nothing, and a request without a limit
 is rejected, so the added limit only makes the manifest valid as written:
 
@@ -62,6 +63,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.api import Applicability, CopyOf, Edit, Fix, KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.knowledge.quantity import extended_resource_issue
 from gpulint.knowledge.resources import resource_names, validated_pairs
 from gpulint.model.workload import Workload
 
@@ -71,13 +73,16 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     for _pod, container in workload.containers():
         for pair in validated_pairs(container, names):
             if pair.request is not None and pair.limit is None:
+                # Copying a quantity the API server rejects (GPU103's finding) would make nothing valid.
+                fix = None if extended_resource_issue(pair.request.value) else Fix(
+                    f"add {pair.name} to resources.limits, equal to the request", Applicability.SAFE,
+                    (Edit.add(container.resources.limits_path(pair.name), CopyOf(pair.request.path)),))
                 yield Violation(
                     f"{pair.name} is requested but has no limit; the API server rejects it "
                     '("Limit must be set for non overcommitable resources"): '
                     f"set {pair.name} in resources.limits instead",
-                    KeyAt(pair.request.path), container,
-                    fix=Fix(f"add {pair.name} to resources.limits, equal to the request", Applicability.SAFE,
-                            (Edit.add(container.resources.limits_path(pair.name), CopyOf(pair.request.path)),)),
+                    KeyAt(pair.request.path), container, fix=fix,
+                    no_fix=None if fix else "no fix: the requested quantity is not valid (see GPU103)",
                 )
 
 

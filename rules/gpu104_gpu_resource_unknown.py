@@ -51,7 +51,7 @@ Unsafe (`--unsafe-fixes`): when the name is one slip away from a single known
 name — one character added, dropped, changed or swapped (`nvidia.com/gpus`,
 `nvidia.com/gup`), only its case (`nvidia.com/GPU`), its domain without the
 top-level part (`nvidia/gpu`), or the removed legacy name — the key is renamed
-to that name. It is unsafe because the workload then really requests GPUs: it
+to that name, in `limits` and `requests` alike. It is unsafe because the workload then really requests GPUs: it
 waits for a node that has them and takes them from other pods. No fix when
 several names are as close, or the container already lists the name.
 
@@ -92,11 +92,15 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     ignored = tuple(ctx.option("ignore-resources") or ())
     names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
-        for entry in entries_named(container, names.is_unknown_gpu_like):
+        unknown = list(entries_named(container, names.is_unknown_gpu_like))
+        for entry in unknown:
             if not matches_any(entry.name, ignored):
                 meant = _meant(entry.name, names)
+                # The name is renamed in limits and requests alike: renaming one alone would
+                # leave a request without its limit.
                 fix = None if meant is None else Fix(
-                    f"rename {entry.name} to {meant}", Applicability.UNSAFE, (Edit.rename(entry.path, meant),))
+                    f"rename {entry.name} to {meant}", Applicability.UNSAFE,
+                    tuple(Edit.rename(same.path, meant) for same in unknown if same.name == entry.name))
                 yield Violation(_message(entry, names), KeyAt(entry.path), container, fix=fix)
 
 

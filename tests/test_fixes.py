@@ -376,3 +376,25 @@ def test_the_files_of_a_kustomization_that_is_not_built_are_fixed_as_they_are(
     code, _out, err = run_cli("scan", "--fix", "--unsafe-fixes", "--select", "GPU007", "app")
     assert Path("app/pod.yaml").read_bytes() == (GOLDEN / "GPU007" / "runtime-class.yaml.fixed").read_bytes()
     assert "gpulint: 2 fixed, 1 remaining\n" in err and code == 1   # GPU010: the remote resource
+
+
+def test_rounds_chain_fixes_and_a_name_is_renamed_in_both_sections(tmp_path: Path) -> None:
+    """A misspelt request alone: renamed (round 1), which makes it a request without a limit,
+    whose own fix adds the limit (round 2). A name misspelt in limits and requests is renamed in
+    both by one fix. A request that is no valid quantity gets no limit copied from it."""
+    target = tmp_path / "pod.yaml"
+    head = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+    target.write_text(head + "  - name: a\n    image: i\n    resources:\n      requests:\n        nvidia.com/gpus: 1\n"
+                      "  - name: b\n    image: i\n    resources:\n      requests: {amd.com/gpus: 1}\n"
+                      "      limits: {amd.com/gpus: 1}\n"
+                      "  - name: c\n    image: i\n    resources:\n      requests: {nvidia.com/gpu: 250m}\n")
+    code, _out, err = run_cli("scan", "--fix", "--unsafe-fixes", str(target))
+    assert target.read_text() == head + (
+        "  - name: a\n    image: i\n    resources:\n      requests:\n        nvidia.com/gpu: 1\n"
+        "      limits:\n        nvidia.com/gpu: 1\n"
+        "  - name: b\n    image: i\n    resources:\n      requests: {amd.com/gpu: 1}\n      limits: {amd.com/gpu: 1}\n"
+        "  - name: c\n    image: i\n    resources:\n      requests: {nvidia.com/gpu: 250m}\n")
+    assert "gpulint: 3 fixed, 2 remaining\n" in err and "internal error" not in err   # c: GPU101 and GPU103
+    _code, report, _err = _report(str(target))
+    assert [(f["rule"], f["fix"]["title"] if f["fix"] else None) for f in report["findings"]] == [
+        ("GPU101", "no fix: the requested quantity is not valid (see GPU103)"), ("GPU103", None)]

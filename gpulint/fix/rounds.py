@@ -82,12 +82,16 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
                 taken += [(start, end) for start, end, _new in ranges]
         if not batch:
             break
-        accepted = _try(outcome, batch, rescan, opt_in)
+        accepted = _try(outcome, batch, rescan, opt_in, allowed)
         if accepted is None:   # the round together failed: each fix on its own
-            good = []
+            good, failed = [], []
             for item in batch:
-                problem = _check(outcome, [item], rescan, opt_in)[1]
-                if problem is None:
+                problem = _check(outcome, [item], rescan, opt_in, allowed)[1]
+                (good if problem is None else failed).append((item, problem))
+            good = [item for item, _problem in good]
+            for item, problem in failed:
+                # Some fixes only work together (a name renamed in requests and in limits).
+                if _check(outcome, good + [item], rescan, opt_in, allowed)[1] is None:
                     good.append(item)
                     continue
                 dropped.add(identity(item[0]))
@@ -98,7 +102,7 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
                     outcome.notes.append(f"{display}:{s.line}:{s.column}: the fix of {item[0].rule_id} was left "
                                          f"out: {problem}")
             batch = good
-            accepted = _try(outcome, batch, rescan, opt_in) if batch else None
+            accepted = _try(outcome, batch, rescan, opt_in, allowed) if batch else None
             if accepted is None:
                 continue   # nothing kept this round; the dropped fixes are not offered again
         outcome.text, outcome.report = accepted
@@ -107,14 +111,17 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
     return outcome
 
 
-def _try(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed) -> tuple[str, FileReport] | None:
-    result, problem = _check(outcome, batch, rescan, opt_in)
+def _try(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed,
+         allowed: Allowed) -> tuple[str, FileReport] | None:
+    result, problem = _check(outcome, batch, rescan, opt_in, allowed)
     return result if problem is None else None
 
 
-def _check(outcome: Outcome, batch: list, rescan: Rescan,
-           opt_in: Allowed) -> tuple[tuple[str, FileReport] | None, _Problem | None]:
-    """The text and scan after `batch`, or why it may not be kept."""
+def _check(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed,
+           allowed: Allowed) -> tuple[tuple[str, FileReport] | None, _Problem | None]:
+    """The text and scan after `batch`, or why it may not be kept. A new finding that has a fix
+    of its own the run applies is the next step of a chain (a GPU request renamed right, then
+    given its limit), not a regression: its fix is checked in the next round."""
     text = apply(outcome.text, [edit for _finding, ranges in batch for edit in ranges])
     report = rescan(text)
     if report.status != STATUS_SCANNED:
@@ -122,8 +129,9 @@ def _check(outcome: Outcome, batch: list, rescan: Rescan,
     before = Counter(identity(f) for f in outcome.report.findings)
     after = Counter(identity(f) for f in report.findings)
     new = after - before
-    if new:
-        added = [f for f in report.findings if identity(f) in new]
+    added = [f for f in report.findings if identity(f) in new
+             and (f.rule_id == INVALID_INPUT or f.fix is None or not allowed(f))]
+    if added:
         first = next((f for f in added if not opt_in(f)), added[0])
         if first.rule_id == INVALID_INPUT:
             return None, _Problem(f"after it the file does not load: {first.message}")
