@@ -90,12 +90,14 @@ def _hooks() -> list:
     return doc.data
 
 
-def _hook(hook_id: str = "gpulint") -> dict:
-    return next(hook for hook in _hooks() if hook["id"] == hook_id)
+def _hook(hook_id: str) -> dict:
+    (hook,) = [hook for hook in _hooks() if hook["id"] == hook_id]
+    return hook
 
 
 def test_hook_definition() -> None:
-    hook = _hook()
+    assert [hook["id"] for hook in _hooks()] == ["gpulint", "gpulint-fix"]
+    hook = _hook("gpulint")
     assert hook["name"]
     assert hook["entry"] == "gpulint scan --changed"
     assert hook["language"] == "python"
@@ -112,23 +114,34 @@ def test_hook_definition() -> None:
 def test_hook_file_types_are_known_to_identify() -> None:
     from identify.identify import ALL_TAGS
 
-    assert set(_hook()["types"]) <= ALL_TAGS
+    for hook in _hooks():
+        assert set(hook.get("types", []) + hook.get("types_or", [])) <= ALL_TAGS
 
 
-def readme_config(source: Path, rev: str) -> str:
-    """The README's `.pre-commit-config.yaml`, naming `source` at commit `rev` instead of the release."""
+def test_fix_hook_definition() -> None:
+    hook = _hook("gpulint-fix")
+    assert hook["entry"] == "gpulint scan --fix --exit-zero"
+    assert hook["language"] == "python" and hook["require_serial"] is True
+    assert hook["types_or"] == ["yaml", "json"]   # Dockerfiles have no fixes
+    assert hook.get("pass_filenames", True) is True
+
+
+def readme_config(source: Path, rev: str, hooks: tuple[str, ...] = ()) -> str:
+    """The README's `.pre-commit-config.yaml`, naming `source` at commit `rev` instead of the release,
+    with `hooks` of the same repository after its `gpulint`."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     (block,) = re.findall(r"^```yaml\n(# \.pre-commit-config\.yaml\n.*?)^```", readme, re.S | re.M)
     block, repos = re.subn(r"(- repo: )\S+", rf"\g<1>{source}", block)
     block, revs = re.subn(r"(rev: )\S+", rf"\g<1>{rev}", block)
     assert repos == revs == 1, block
-    return block
+    return block + "".join(f"      - id: {hook}\n" for hook in hooks)
 
 
 class Project:
     """A user's repository with the hook installed from `source` at its commit."""
 
-    def __init__(self, path: Path, source: Path, home: Path, files: dict[str, str]) -> None:
+    def __init__(self, path: Path, source: Path, home: Path, files: dict[str, str],
+                 hooks: tuple[str, ...] = ()) -> None:
         self.path = path
         path.mkdir()
         self.env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1",
@@ -136,7 +149,7 @@ class Project:
         self.env.pop("GITHUB_ACTIONS", None)
         rev = git("rev-parse", "HEAD", cwd=source).strip()
         git("init", "-q", cwd=path)
-        self.write({**files, ".pre-commit-config.yaml": readme_config(source, rev)})
+        self.write({**files, ".pre-commit-config.yaml": readme_config(source, rev, hooks)})
         git("add", "-A", cwd=path)
         git("commit", "-q", "-m", "start", cwd=path)     # before the hook is installed
         subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=path, env=self.env, check=True,
@@ -221,3 +234,21 @@ def test_commit_of_a_bad_manifest_is_blocked_then_the_fix_goes_in(project: Proje
     _blocked(done, project, "pod.yaml:10:7")
     fixed = project.commit({"pod.yaml": GOOD})
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+
+
+@pytest.mark.slow
+def test_fix_hook_changes_the_file_then_the_commit_goes_in(tmp_path: Path, committed_checkout: Path,
+                                                            precommit_home: Path) -> None:
+    """`gpulint-fix` adds the missing limit: pre-commit fails because the file changed, then passes."""
+    project = Project(tmp_path / "project", committed_checkout, precommit_home, {"README.md": "# ops\n"},
+                      hooks=("gpulint-fix",))
+    request_only = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p  # keep\nspec:\n  containers:\n  - name: app\n"
+                    "    image: registry.example.com/app:1\n    resources:\n      requests:\n        nvidia.com/gpu: 1\n")
+    failed = project.commit({"pod.yaml": request_only})
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "files were modified by this hook" in failed.stdout + failed.stderr
+    assert (project.path / "pod.yaml").read_text() == request_only + "      limits:\n        nvidia.com/gpu: 1\n"
+    assert project.head_message() == "start"
+    fixed = project.commit({"pod.yaml": (project.path / "pod.yaml").read_text()})
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert project.head_message() == "change"

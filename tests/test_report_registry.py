@@ -26,10 +26,10 @@ def test_the_formats_are_the_modules_of_the_formats_folder_in_their_declared_ord
     folder = Path(registry.__file__).parent / "formats"
     modules = {path.stem for path in folder.glob("*.py") if not path.name.startswith("_")}
     assert set(registry.names()) == modules == set(registry.format_modules())
-    assert registry.names() == ("text", "full", "concise", "json", "sarif", "github", "junit", "gitlab")
+    assert registry.names() == ("text", "full", "concise", "json", "sarif", "github", "rdjson", "junit", "gitlab")
     assert registry.help_text().startswith("text (full on a terminal, concise otherwise), full (")
-    assert registry.help_text().endswith(", json, sarif, github, junit (JUnit XML for CI test reports) or gitlab "
-                                          "(GitLab Code Quality JSON)")
+    assert registry.help_text().endswith(", json, sarif, github, rdjson (reviewdog, fixes as suggestions), junit "
+                                          "(JUnit XML for CI test reports) or gitlab (GitLab Code Quality JSON)")
 
 
 def test_every_reporter_writes_an_empty_scan() -> None:
