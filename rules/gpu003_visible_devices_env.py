@@ -62,9 +62,10 @@ To make sure a container sees no GPU, set `NVIDIA_VISIBLE_DEVICES=void`.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.knowledge.celforms import env_entries, grants_devices
 from gpulint.knowledge.envexpand import expanded_value
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -99,6 +100,18 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             )
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    grants = grants_devices("e.value", options["none-is-hidden"])
+    return Admission(
+        f"sets {VISIBLE_DEVICES} in env to a value that exposes GPUs without the scheduler knowing; request "
+        f"nvidia.com/gpu in resources.limits instead ({VISIBLE_DEVICES}=void hides GPUs)",
+        container=env_entries("c", f"has(e.value) && !has(e.valueFrom) && {grants}"),
+        enforced="every literal env value that exposes GPUs",
+        linter_only="`$(NAME)` references are expanded by the linter; the policy judges them as written, "
+                    "and judges every entry of a repeated name, not only the last",
+    )
+
+
 RULE = Rule(
     id="GPU003",
     name="visible-devices-env",
@@ -108,4 +121,5 @@ RULE = Rule(
     check=check,
     options={"none-is-hidden": True},
     security_severity="8.0",
+    admission=admission,
 )

@@ -92,9 +92,10 @@ entry overrides anything `envFrom` provides).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.knowledge.celforms import cel_string, env_entries
 from gpulint.knowledge.envresolve import LITERAL, EnvSetting, describe_env_from, resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -193,6 +194,23 @@ def _plausible_reason(container: Container, pod: PodSpec, ctx: RuleContext) -> s
     return None
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    """Strict: the value a valueFrom or a ConfigMap holds is not in the object, so any valueFrom
+    of the variable, and any envFrom whose prefix can form its name, is refused."""
+    name = cel_string(VISIBLE_DEVICES)
+    prefixed = (f"(has(c.envFrom) && c.envFrom.exists(s, has(s.prefix) && s.prefix != '' && "
+                f"{name}.startsWith(s.prefix)) && !{env_entries('c', 'true')})")
+    return Admission(
+        f"gets {VISIBLE_DEVICES} through valueFrom or an envFrom prefix that forms its name, which requests "
+        f"GPUs through the variable and bypasses the scheduler; {_FIX}",
+        container=f"({env_entries('c', 'has(e.valueFrom)')} || {prefixed})",
+        enforced="every valueFrom of the variable and every envFrom whose prefix can form its name "
+                 "(strict: the value they hold is not in the object)",
+        linter_only="the value a ConfigMap or Secret of the scan holds (void is allowed by the linter); "
+                    "envFrom without a prefix",
+    )
+
+
 RULE = Rule(
     id="GPU004",
     name="visible-devices-indirect",
@@ -202,4 +220,5 @@ RULE = Rule(
     check=check,
     options={"none-is-hidden": True},
     security_severity="8.0",
+    admission=admission,
 )

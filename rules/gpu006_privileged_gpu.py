@@ -99,9 +99,11 @@ specific capabilities the program needs (never `SYS_ADMIN`).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.knowledge.celforms import VOID_RE, cel_string, env_entries, nvidia_request
+from gpulint.knowledge.gpu import VISIBLE_DEVICES
 from gpulint.knowledge.gpu import gpu_signals, requests_gpu
 from gpulint.model.workload import Container, Workload
 
@@ -150,6 +152,42 @@ def _sys_admin_entry(container: Container) -> tuple[int, str] | None:
     return None
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    """The signals a policy can read from the object: a request, the variable, the runtime class,
+    NVIDIA node labels and taints, NVIDIA host paths."""
+    sc = "c.securityContext"
+    privileged = f"(has({sc}) && has({sc}.privileged) && {sc}.privileged == true)"
+    caps = f"{sc}.capabilities.add"
+    sys_admin_re = "^\\s*(?i:(?:CAP_)?(?:SYS_ADMIN|ALL))\\s*$"
+    sys_admin = (f"(has({sc}) && has({sc}.capabilities) && has({caps}) && "
+                 f"{caps}.exists(n, type(n) == string && n.matches({cel_string(sys_admin_re)})))")
+    sets_variable = env_entries("c", "has(e.valueFrom) || (has(e.value) && "
+                                     f"!e.value.matches({cel_string(VOID_RE)}))")
+    signals = " || ".join((
+        nvidia_request("c"), sets_variable, "variables.nvidiaRuntime", "variables.targetsGpuNodes",
+        "(has(c.volumeMounts) && c.volumeMounts.exists(m, m.name in variables.nvidiaVolumes))",
+    ))
+    selector = "variables.spec.nodeSelector"
+    targets = (f"(has({selector}) && {selector}.exists(k, k.matches(variables.knowledge.gpuNodeLabels) || "
+               f"(k.matches(variables.knowledge.genericAcceleratorLabels) && type({selector}[k]) == string "
+               f"&& {selector}[k].matches('(?i)nvidia')))) || (has(variables.spec.tolerations) && "
+               "variables.spec.tolerations.exists(t, has(t.key) && t.key.matches(variables.knowledge.gpuTolerations)))")
+    volumes = ("has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath) && "
+               "v.hostPath.path.matches(variables.knowledge.nvidiaPaths)).map(v, v.name) : []")
+    return Admission(
+        "runs privileged (or adds CAP_SYS_ADMIN) in a GPU container, which gives it every GPU of the node, "
+        "unseen by the scheduler; request nvidia.com/gpu in resources.limits and drop privileged",
+        container=f"({privileged} || {sys_admin}) && ({signals})",
+        variables=(("targetsGpuNodes", targets), ("nvidiaVolumes", volumes)),
+        enforced=f"privileged or CAP_SYS_ADMIN with a GPU request, {VISIBLE_DEVICES} in env, an NVIDIA runtime "
+                 "class, an NVIDIA node label key (or a generic key whose value says nvidia) in nodeSelector, "
+                 "an NVIDIA toleration, or an NVIDIA hostPath mount",
+        linter_only="node affinity; generic node labels whose value names NVIDIA hardware without the word "
+                    "(`h100`, GPU instance types); images that default the variable to all; DRA claims "
+                    "resolved to another vendor's device classes",
+    )
+
+
 RULE = Rule(
     id="GPU006",
     name="privileged-gpu",
@@ -158,4 +196,5 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.5",
+    admission=admission,
 )

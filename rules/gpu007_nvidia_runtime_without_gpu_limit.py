@@ -57,9 +57,10 @@ or drop `runtimeClassName` from pods that need no GPU.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.api import Admission, KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.knowledge.celforms import env_entries, hides_devices
 from gpulint.knowledge.envresolve import resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -106,6 +107,22 @@ def _may_see_gpus(container: Container, pod: PodSpec, workload: Workload, ctx: R
     return setting.value is None or classify_visible_devices(setting.value) == GRANTS
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    """A container hides GPUs when each of its env entries of the variable hides them (`_may_see_gpus`)."""
+    sees = "has(e.valueFrom) || (has(e.value) && !" + hides_devices("e.value") + ")"
+    hides = f"({env_entries('c', 'true')} && !{env_entries('c', sees)})"
+    return Admission(
+        "runs the NVIDIA runtime class but no container of the pod requests a GPU; request nvidia.com/gpu in "
+        "resources.limits, or drop the runtime class",
+        pod=("variables.nvidiaRuntime && !variables.podRequestsGpu && "
+             f"variables.containers.exists(c, !{hides})"),
+        enforced="an NVIDIA runtime class in a pod whose containers request no GPU, unless each container "
+                 "hides GPUs with a literal void or none",
+        linter_only="a void or none from a ConfigMap of the scan, and an image that sets void, also hide GPUs "
+                    "for the linter",
+    )
+
+
 RULE = Rule(
     id="GPU007",
     name="nvidia-runtime-without-gpu-limit",
@@ -114,4 +131,5 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="5.5",
+    admission=admission,
 )

@@ -1,0 +1,232 @@
+"""The knowledge rules share, written as CEL for admission (ValidatingAdmissionPolicy, Kyverno).
+
+A rule's admission form (`Rule.admission`, gpulint/admission/) is a CEL
+condition over one object; the facts it rests on come from here, built from
+the same lists the linter uses (gpu.py, hostpaths.py, vendors.py), so that a
+list extended in the knowledge or the configuration changes both. Regular
+expressions are RE2 (what Kubernetes' `matches()` runs): no back-references,
+no look-around, `$` at the end of the text.
+
+The exporter defines these variables once per policy (rules refer to them, never
+repeat them):
+
+- `variables.spec`: the pod spec (a Pod's, or the template's of a workload);
+- `variables.meta`: the pod's metadata (a Pod's, or the template's);
+- `variables.containers`: containers, initContainers and ephemeralContainers;
+- `variables.podRequestsGpu`: whether some container requests GPUs the
+  scheduler accounts for (`requests_gpu`), or a GPU-share annotation does;
+- `variables.hostPaths`: the paths of the pod's hostPath volumes;
+- `variables.knowledge`: a map of the lists below, as regular expressions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from gpulint.knowledge.gpu import VISIBLE_DEVICES, setting
+from gpulint.knowledge.hostpaths import (
+    DEVICE_DIRS,
+    RUNTIME_DIRS,
+    RUNTIME_SOCKETS,
+)
+from gpulint.knowledge.vendors import GENERIC_ACCELERATOR_KEYS, OTHER_ACCELERATOR_RESOURCES
+
+NO_MATCH = "^$a"  # a regular expression no text matches (an empty list)
+_META = frozenset(".^$*+?()[]{}|\\")
+
+
+def escape(text: str) -> str:
+    """`text` as an RE2 literal (only metacharacters escaped, so expressions stay readable)."""
+    return "".join("\\" + ch if ch in _META else ch for ch in text)
+
+
+def cel_string(text: str) -> str:
+    """A CEL string literal of `text` (single-quoted)."""
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
+    return f"'{escaped}'"
+
+
+def cel_list(items: Iterable[str]) -> str:
+    return "[" + ", ".join(cel_string(item) for item in items) + "]"
+
+
+def glob_regex(glob: str, star: str = ".*", one: str = ".") -> str:
+    """A shell glob (fnmatch: `*`, `?`, `[seq]`, `[!seq]`) as an RE2 fragment, unanchored."""
+    out, i = [], 0
+    while i < len(glob):
+        ch = glob[i]
+        if ch == "*":
+            out.append(star)
+        elif ch == "?":
+            out.append(one)
+        elif ch == "[":
+            end = glob.find("]", i + 2 if glob[i + 1:i + 2] in ("!", "]") else i + 1)
+            if end < 0:
+                out.append(escape(ch))
+            else:
+                body = glob[i + 1:end]
+                negate = body.startswith("!")
+                body = body[1:] if negate else body
+                body = body.replace("\\", "\\\\").replace("]", "\\]")
+                out.append(f"[{'^' if negate else ''}{body}]")
+                i = end
+        else:
+            out.append(escape(ch))
+        i += 1
+    return "".join(out)
+
+
+def globs_regex(globs: Iterable[str]) -> str:
+    """Globs as one anchored RE2 expression (matches a whole name)."""
+    parts = sorted({glob_regex(g) for g in globs})
+    return "^(?:" + "|".join(parts) + ")$" if parts else NO_MATCH
+
+
+def alternatives(regexes: Iterable[str]) -> str:
+    parts = [r for r in regexes if r != NO_MATCH]
+    return "^(?:" + "|".join(f"(?:{r})" for r in parts) + ")$" if parts else NO_MATCH
+
+
+# --- NVIDIA_VISIBLE_DEVICES (classify_visible_devices) ---------------------------
+
+# A value hides GPUs when it is blank or one of its comma-separated tokens is `void`;
+# it injects no GPU when every non-blank token is `none`.
+VOID_RE = r"^\s*$|(?:^|,)\s*void\s*(?:,|$)"
+_NONE_RE = r"^[\s,]*none\s*(?:,[\s,]*(?:none\s*)?)*$"
+
+
+def grants_devices(value: str, none_hides: bool = True) -> str:
+    """CEL: whether NVIDIA_VISIBLE_DEVICES=`value` (a CEL string expression) exposes GPUs."""
+    grants = f"!{value}.matches({cel_string(VOID_RE)})"
+    if none_hides:
+        grants += f" && !{value}.matches({cel_string(_NONE_RE)})"
+    return grants
+
+
+def hides_devices(value: str) -> str:
+    """CEL: whether the value hides GPUs (void, empty or none): GPU007's `_may_see_gpus` is false."""
+    return f"({value}.matches({cel_string(VOID_RE)}) || {value}.matches({cel_string(_NONE_RE)}))"
+
+
+def env_entries(container: str, condition: str) -> str:
+    """CEL: whether an `env` entry `e` of `container` named NVIDIA_VISIBLE_DEVICES meets `condition`."""
+    return (f"(has({container}.env) && {container}.env.exists(e, e.name == {cel_string(VISIBLE_DEVICES)}"
+            f" && {condition}))")
+
+
+# --- GPU requests (requests_gpu, nvidia_request) ----------------------------------
+
+# A quantity that is zero ("0", "0.0", "0m", "0Gi", "0e3"): not a request.
+_ZERO_RE = r"^[+-]?(?:0+\.?0*|\.0+)(?:[eE][+-]?[0-9]+|[a-zA-Z]*)$"
+
+
+def _positive(quantity: str) -> str:
+    """CEL: a quantity that is not zero (an unreadable one counts, as `_asks_gpus` reads it)."""
+    zero = (f"((type({quantity}) == int && {quantity} == 0) || (type({quantity}) == double && {quantity} == 0.0)"
+            f" || (type({quantity}) == string && {quantity}.matches({cel_string(_ZERO_RE)})))")
+    return f"!{zero}"
+
+
+def asks(container: str, key_condition: str) -> str:
+    """CEL: whether `container` has a resource `k` meeting `key_condition` (CEL over `k`)
+    with a positive quantity in its limits or requests."""
+    parts = []
+    for section in ("limits", "requests"):
+        where = f"{container}.resources.{section}"
+        parts.append(f"(has({where}) && {where}.exists(k, {key_condition} && {_positive(where + '[k]')}))")
+    return f"(has({container}.resources) && ({' || '.join(parts)}))"
+
+
+def requests_gpu(container: str) -> str:
+    """CEL: `requests_gpu` without the pod's share annotations (variables.podRequestsGpu has them)."""
+    claims = f"(has({container}.resources) && has({container}.resources.claims) && size({container}.resources.claims) > 0)"
+    return f"({asks(container, 'k.matches(variables.knowledge.gpuResources)')} || {claims})"
+
+
+_NVIDIA_KEY = "k.matches(variables.knowledge.gpuResources) && !k.matches(variables.knowledge.otherResources)"
+
+
+def nvidia_request(container: str) -> str:
+    """CEL: `nvidia_request`: a GPU resource of no other vendor, a DRA claim or a share annotation."""
+    claims = f"(has({container}.resources) && has({container}.resources.claims) && size({container}.resources.claims) > 0)"
+    return (f"({asks(container, _NVIDIA_KEY)} || {claims} "
+            "|| variables.shareAnnotation)")
+
+
+def share_annotation() -> str:
+    """CEL: the pod carries a GPU-share annotation (KAI, HAMi)."""
+    return ("(has(variables.meta.annotations) && "
+            "variables.meta.annotations.exists(k, k.matches(variables.knowledge.gpuRequestAnnotations)))")
+
+
+# --- host paths (gpu_host_access, container_runtime_access, gpu_related_path) ----------
+
+_SEP = "/+"
+
+
+def path_regex(path: str) -> str:
+    """`/run/nvidia` -> a regex for the path as written: repeated slashes, `/var/run` for `/run`."""
+    parts = [escape(p) for p in path.split("/") if p]
+    head = "/+"
+    if parts and parts[0] == "run":
+        head, parts = "/+(?:var/+)?", ["run", *parts[1:]]
+    return head + _SEP.join(parts)
+
+
+def within_regex(path: str) -> str:
+    return path_regex(path) + "(?:/.*)?"
+
+
+# A path with a `.` or `..` component: normalisation would be needed to judge it, and
+# a policy cannot normalise, so the admission forms treat it as the strict case.
+DOT_SEGMENT_RE = r"(?:^|/)\.\.?(?:/|$)"
+
+
+def gpu_host_path_regex() -> str:
+    """Node paths `gpu_host_access` reports (after normalisation)."""
+    forms = ["/+", "/+dev/*", "/+dev/+nvidia.*", "/+(?:var/+)?run/+nvidia/*", "/+home/+kubernetes/+bin/+nvidia.*",
+             r"(?:.*/)?[^/]*libnvidia-[^/]*/*", "(?:.*/)?nvidia-smi/*"]
+    forms += [within_regex(directory) for directory in DEVICE_DIRS]
+    return alternatives(forms)
+
+
+def runtime_path_regex() -> str:
+    """Node paths `container_runtime_access` reports: a runtime socket, a directory holding one
+    (but not `/`), a runtime state directory, a rootless engine socket."""
+    forms = set()
+    for socket in RUNTIME_SOCKETS:
+        parts = [p for p in socket.split("/") if p]
+        for end in range(1, len(parts) + 1):
+            forms.add(path_regex("/" + "/".join(parts[:end])) + "/*")
+    forms.update(within_regex(directory) for directory in RUNTIME_DIRS)
+    forms.add(r"/+(?:var/+)?run/+user/+[^/]+/+(?:docker\.sock|podman(?:/+podman\.sock)?)")
+    return alternatives(sorted(forms))
+
+
+_NVIDIA_PART = r"(?i:(?:lib)?nvidia|libcuda)"
+
+
+def nvidia_path_regex() -> str:
+    """`gpu_related_path`: a path component that starts with an NVIDIA name."""
+    return f"^(?:.*/)?{_NVIDIA_PART}[^/]*(?:/.*)?$"
+
+
+# --- the knowledge map ------------------------------------------------------------------
+
+
+def knowledge(settings: Mapping[str, Any]) -> dict[str, str]:
+    """The lists as regular expressions, keyed by the name rules use (`variables.knowledge.X`)."""
+    others = tuple(OTHER_ACCELERATOR_RESOURCES)
+    gpu_resources = setting(settings, "gpu-resources")
+    return {
+        "gpuResources": globs_regex(gpu_resources),
+        "otherResources": globs_regex(others),
+        "gpuRequestAnnotations": globs_regex(setting(settings, "gpu-request-annotations")),
+        "runtimeClasses": globs_regex(setting(settings, "runtime-classes")),
+        "gpuNodeLabels": globs_regex(setting(settings, "gpu-node-labels")),
+        "genericAcceleratorLabels": globs_regex(GENERIC_ACCELERATOR_KEYS),
+        "gpuTolerations": globs_regex(setting(settings, "gpu-tolerations")),
+        "gpuHostPaths": gpu_host_path_regex(),
+        "runtimePaths": runtime_path_regex(),
+        "nvidiaPaths": nvidia_path_regex(),
+    }
