@@ -198,7 +198,7 @@ def admission(options: Mapping[str, Any]) -> Admission:
     """Strict: the value a valueFrom or a ConfigMap holds is not in the object, so any valueFrom
     of the variable, and any envFrom whose prefix can form its name, is refused."""
     name = cel_string(VISIBLE_DEVICES)
-    prefixed = (f"(has(c.envFrom) && c.envFrom.exists(s, has(s.prefix) && s.prefix != '' && "
+    prefixed = (f"(has(c.envFrom) && c.envFrom.exists(s, has(s.prefix) && s.prefix != \"\" && "
                 f"{name}.startsWith(s.prefix)) && !{env_entries('c', 'true')})")
     return Admission(
         f"gets {VISIBLE_DEVICES} through valueFrom or an envFrom prefix that forms its name, which requests "

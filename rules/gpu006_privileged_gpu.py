@@ -170,7 +170,7 @@ def admission(options: Mapping[str, Any]) -> Admission:
     selector = "variables.spec.nodeSelector"
     targets = (f"(has({selector}) && {selector}.exists(k, k.matches(variables.knowledge.gpuNodeLabels) || "
                f"(k.matches(variables.knowledge.genericAcceleratorLabels) && type({selector}[k]) == string "
-               f"&& {selector}[k].matches('(?i)nvidia')))) || (has(variables.spec.tolerations) && "
+               f"&& {selector}[k].matches(\"(?i)nvidia\")))) || (has(variables.spec.tolerations) && "
                "variables.spec.tolerations.exists(t, has(t.key) && t.key.matches(variables.knowledge.gpuTolerations)))")
     volumes = ("has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath) && "
                "v.hostPath.path.matches(variables.knowledge.nvidiaPaths)).map(v, v.name) : []")

@@ -137,7 +137,7 @@ def admission(options: Mapping[str, Any]) -> Admission:
     prefix = cel_string(CDI_ANNOTATION_PREFIX)
     mounts = alternatives(within_regex(directory) for directory in DEVICE_LIST_DIRS)
     # A path with `.` or `..` components cannot be normalised by a policy: refused when it names the directory.
-    dotted = f"(m.mountPath.matches({cel_string(DOT_SEGMENT_RE)}) && m.mountPath.contains('nvidia-container-devices'))"
+    dotted = f"(m.mountPath.matches({cel_string(DOT_SEGMENT_RE)}) && m.mountPath.contains(\"nvidia-container-devices\"))"
     return Admission(
         "requests GPUs directly from the container runtime (a CDI annotation naming NVIDIA devices, or a "
         "mount of the NVIDIA toolkit's nvidia-container-devices list) without the scheduler knowing; request "

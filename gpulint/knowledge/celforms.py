@@ -41,9 +41,12 @@ def escape(text: str) -> str:
 
 
 def cel_string(text: str) -> str:
-    """A CEL string literal of `text` (single-quoted)."""
-    escaped = text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
-    return f"'{escaped}'"
+    """A CEL string literal of `text`: raw (`r"..."`) when it holds backslashes (regular
+    expressions stay as written), else double-quoted with escapes (YAML then quotes it with '...')."""
+    if "\\" in text and '"' not in text and "\n" not in text:
+        return f'r"{text}"'
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
 
 
 def cel_list(items: Iterable[str]) -> str:
@@ -230,3 +233,43 @@ def knowledge(settings: Mapping[str, Any]) -> dict[str, str]:
         "runtimePaths": runtime_path_regex(),
         "nvidiaPaths": nvidia_path_regex(),
     }
+
+
+# --- the variables every admission form may use ---------------------------------------
+
+# Where a kind keeps its pod template (model/podspecs.py, for the built-in kinds).
+_TEMPLATE = {"PodTemplate": "object.template", "CronJob": "object.spec.jobTemplate.spec.template"}
+POD_KINDS = ("Pod", "PodTemplate", "ReplicationController", "ReplicaSet", "Deployment", "StatefulSet",
+             "DaemonSet", "Job", "CronJob")
+
+
+def _per_kind(pod: str, template: str) -> str:
+    """CEL choosing `pod` for a Pod, else `template` applied to the kind's pod template."""
+    out = template.format("object.spec.template")
+    for kind, where in _TEMPLATE.items():
+        out = f"object.kind == {cel_string(kind)} ? {template.format(where)} : {out}"
+    return f'object.kind == "Pod" ? {pod} : {out}'
+
+
+def has_pod_spec() -> str:
+    """CEL: the object has a pod spec (a ReplicationController's template is optional)."""
+    return _per_kind("has(object.spec)", "has({0}) && has({0}.spec)")
+
+
+def shared_variables(lists: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(name, CEL) of the variables described at the top of this module, in evaluation order."""
+    mapping = "{" + ", ".join(f"{cel_string(k)}: {cel_string(v)}" for k, v in lists.items()) + "}"
+    sections = ("containers", "initContainers", "ephemeralContainers")
+    containers = " + ".join(f"(has(variables.spec.{s}) ? variables.spec.{s} : [])" for s in sections)
+    return [
+        ("knowledge", mapping),
+        ("spec", _per_kind("object.spec", "{0}.spec")),
+        ("meta", _per_kind("object.metadata", "(has({0}.metadata) ? {0}.metadata : {{}})")),
+        ("containers", containers),
+        ("hostPaths", "has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath))"
+                      ".map(v, v.hostPath.path) : []"),
+        ("shareAnnotation", share_annotation()),
+        ("podRequestsGpu", f"variables.containers.exists(c, {requests_gpu('c')}) || variables.shareAnnotation"),
+        ("nvidiaRuntime", "has(variables.spec.runtimeClassName) && "
+                          "variables.spec.runtimeClassName.matches(variables.knowledge.runtimeClasses)"),
+    ]

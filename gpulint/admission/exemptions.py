@@ -1,0 +1,136 @@
+"""The linter's exemptions as CEL: system components, their roles, the configuration's `exemptions:`.
+
+- System components (data/system_components.yaml) match by image repository.
+  A policy cannot split an image reference, so each component's repository
+  patterns become one regular expression over the reference as written (an
+  optional Docker Hub host and `library/`, then any tag and digest), per rule id.
+- Roles (knowledge/roles.py) are recognised from the pod's hostPath volumes.
+- A configuration exemption becomes a condition on the request's namespace, the
+  object's kind and name, the container's name and image. One with a `path`
+  cannot be decided at admission (there is no file) and is not exported.
+
+Containers whose image is a placeholder are matched by pod labels in the linter
+(`templates`); such an image cannot run, so the policy has no use for them.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from gpulint.config.settings import Exemption
+from gpulint.knowledge.celforms import alternatives, cel_list, cel_string, glob_regex, within_regex
+from gpulint.knowledge.roles import DRIVER_DIRS, INSTALLER_DEV, MOUNT_ROLES
+from gpulint.suppress.exemptions import SystemComponent
+
+DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io")
+# What may follow a repository in a reference: a tag, a digest (distribution/reference).
+_TAG_DIGEST = r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
+
+
+def repository_regex(pattern: str) -> str:
+    """A component's repository pattern (`nvcr.io/nvidia/x`, `docker.io/nvidia/x`,
+    `registry.cn-*.aliyuncs.com/acs/x`) as a regex over image references as written."""
+    domain, _, rest = pattern.strip().partition("/")
+    domain = domain.lower()
+    body = glob_regex(rest, star="[^/]*", one="[^/]")
+    if domain in DOCKER_HUB_HOSTS:
+        if "/" not in rest:
+            rest = f"library/{rest}"
+            body = glob_regex(rest, star="[^/]*", one="[^/]")
+        if rest.startswith("library/"):
+            body = "(?:library/)?" + glob_regex(rest[len("library/"):], star="[^/]*", one="[^/]")
+        host = "(?:(?i:docker\\.io|index\\.docker\\.io)/)?"
+    else:
+        host = "(?i:" + glob_regex(domain, star="[^/.]*", one="[^/.]") + ")/"
+    return host + body + _TAG_DIGEST
+
+
+def system_images(components: Sequence[SystemComponent], rule_id: str, workload_base: bool) -> str:
+    """One regex of the images exempt from `rule_id` (components without a namespace restriction)."""
+    forms = sorted({repository_regex(image) for c in components
+                    if rule_id in c.exempt and not c.namespaces and c.workload_base == workload_base
+                    for image in c.images})
+    return alternatives(forms)
+
+
+def namespaced_components(components: Sequence[SystemComponent], rule_id: str) -> str:
+    """CEL over `c`: a component exempt from `rule_id` only in its namespaces."""
+    clauses = []
+    for component in components:
+        if rule_id in component.exempt and component.namespaces and component.images:
+            images = alternatives(repository_regex(image) for image in component.images)
+            guard = "!variables.podRequestsGpu && " if component.workload_base else ""
+            clauses.append(f"({guard}request.namespace in {cel_list(component.namespaces)} && "
+                           f"c.image.matches({cel_string(images)}))")
+    return " || ".join(clauses)
+
+
+def role_exemptions() -> str:
+    """CEL: the rule ids the pod's roles exempt it from (a list), from its hostPath volumes."""
+    parts = []
+    for directory, role in MOUNT_ROLES:
+        regex = "^" + within_regex(directory) + "$"
+        parts.append(f"(variables.hostPaths.exists(p, p.matches({cel_string(regex)})) ? "
+                     f"{cel_list(sorted(role.exempt))} : [])")
+    drivers = alternatives(within_regex(d) for d in DRIVER_DIRS)
+    host = "^/+$|^/+dev/*$"
+    parts.append(f'(object.kind == "DaemonSet" && ' f"variables.hostPaths.exists(p, p.matches({cel_string(drivers)})) "
+                 f"&& variables.hostPaths.exists(p, p.matches({cel_string(host)})) ? "
+                 f"{cel_list(sorted(INSTALLER_DEV.exempt))} : [])")
+    return "variables.podRequestsGpu ? [] : " + " + ".join(parts)
+
+
+# --- configuration exemptions --------------------------------------------------------
+
+
+def _globs(patterns: Iterable[str]) -> str:
+    return "^(?:" + "|".join(sorted(glob_regex(p) for p in patterns)) + ")$"
+
+
+def image_globs(patterns: Iterable[str]) -> str:
+    """Image globs matched as written and in the normalised form (`docker.io/...`), as the linter does:
+    a glob on `docker.io/x/*` also matches `x/...` as written, and `docker.io/library/x` matches `x`."""
+    forms = set()
+    for pattern in patterns:
+        forms.add(glob_regex(pattern))
+        for hub in ("docker.io/library/", "docker.io/"):
+            if pattern.startswith(hub):
+                forms.add("(?:(?i:docker\\.io|index\\.docker\\.io)/)?" + ("(?:library/)?" if hub.endswith("library/") else "")
+                          + glob_regex(pattern[len(hub):]))
+                break
+    return "^(?:" + "|".join(sorted(forms)) + ")$"
+
+
+def exportable(exemption: Exemption) -> bool:
+    """Whether an exemption can be decided at admission: it names no files."""
+    return exemption.path is None
+
+
+def exemption_condition(exemption: Exemption, container: bool) -> str | None:
+    """CEL: the exemption holds for a finding on container `c` (`container`), or on the pod.
+    None when it can never hold there (a `container` matcher on a pod finding)."""
+    if not exportable(exemption):
+        return None
+    clauses = []
+    if exemption.namespace is not None:
+        clauses.append(f"request.namespace.matches({cel_string(_globs(exemption.namespace))})")
+    if exemption.kind is not None:
+        clauses.append(f"object.kind.matches({cel_string(_globs(exemption.kind))})")
+    if exemption.name is not None:
+        clauses.append(f"(has(object.metadata.name) && object.metadata.name.matches({cel_string(_globs(exemption.name))}))")
+    if exemption.container is not None:
+        if not container:
+            return None
+        clauses.append(f"c.name.matches({cel_string(_globs(exemption.container))})")
+    if exemption.image is not None:
+        regex = cel_string(image_globs(exemption.image))
+        clauses.append(f"(has(c.image) && c.image.matches({regex}))" if container else
+                       f"variables.containers.exists(c, has(c.image) && c.image.matches({regex}))")
+    return "(" + " && ".join(clauses) + ")" if clauses else "true"
+
+
+def config_exemptions(exemptions: Sequence[Exemption], rule_id: str, container: bool) -> str:
+    conditions = [exemption_condition(e, container) for e in exemptions
+                  if e.rules is None or rule_id in e.rules]
+    return " || ".join(c for c in conditions if c is not None)
+
