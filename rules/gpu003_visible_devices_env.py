@@ -65,7 +65,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from gpulint.api import Admission, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.knowledge.celforms import env_entries, grants_devices
+from gpulint.knowledge.celforms import grants_devices, last_entry
 from gpulint.knowledge.envexpand import expanded_value
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -105,10 +105,9 @@ def admission(options: Mapping[str, Any]) -> Admission:
     return Admission(
         f"sets {VISIBLE_DEVICES} in env to a value that exposes GPUs without the scheduler knowing; request "
         f"nvidia.com/gpu in resources.limits instead ({VISIBLE_DEVICES}=void hides GPUs)",
-        container=env_entries("c", f"has(e.value) && !has(e.valueFrom) && {grants}"),
+        container=last_entry("c", f"has(e.value) && !has(e.valueFrom) && {grants}"),
         enforced="every literal env value that exposes GPUs",
-        linter_only="`$(NAME)` references are expanded by the linter; the policy judges them as written, "
-                    "and judges every entry of a repeated name, not only the last",
+        linter_only="`$(NAME)` references are expanded by the linter; the policy judges them as written",
     )
 
 

@@ -95,7 +95,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from gpulint.api import Admission, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.knowledge.celforms import cel_string, env_entries
+from gpulint.knowledge.celforms import cel_string, last_entry, sets_variable
 from gpulint.knowledge.envresolve import LITERAL, EnvSetting, describe_env_from, resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -199,11 +199,11 @@ def admission(options: Mapping[str, Any]) -> Admission:
     of the variable, and any envFrom whose prefix can form its name, is refused."""
     name = cel_string(VISIBLE_DEVICES)
     prefixed = (f"(has(c.envFrom) && c.envFrom.exists(s, has(s.prefix) && s.prefix != \"\" && "
-                f"{name}.startsWith(s.prefix)) && !{env_entries('c', 'true')})")
+                f"{name}.startsWith(s.prefix)) && !{sets_variable('c')})")
     return Admission(
         f"gets {VISIBLE_DEVICES} through valueFrom or an envFrom prefix that forms its name, which requests "
         f"GPUs through the variable and bypasses the scheduler; {_FIX}",
-        container=f"({env_entries('c', 'has(e.valueFrom)')} || {prefixed})",
+        container=f"({last_entry('c', 'has(e.valueFrom)')} || {prefixed})",
         enforced="every valueFrom of the variable and every envFrom whose prefix can form its name "
                  "(strict: the value they hold is not in the object)",
         linter_only="the value a ConfigMap or Secret of the scan holds (void is allowed by the linter); "

@@ -102,7 +102,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from gpulint.api import Admission, KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.knowledge.celforms import VOID_RE, cel_string, env_entries, nvidia_request
+from gpulint.knowledge.celforms import VOID_RE, cel_string, last_entry, nvidia_request
 from gpulint.knowledge.gpu import VISIBLE_DEVICES
 from gpulint.knowledge.gpu import gpu_signals, requests_gpu
 from gpulint.model.workload import Container, Workload
@@ -161,7 +161,7 @@ def admission(options: Mapping[str, Any]) -> Admission:
     sys_admin_re = "^\\s*(?i:(?:CAP_)?(?:SYS_ADMIN|ALL))\\s*$"
     sys_admin = (f"(has({sc}) && has({sc}.capabilities) && has({caps}) && "
                  f"{caps}.exists(n, type(n) == string && n.matches({cel_string(sys_admin_re)})))")
-    sets_variable = env_entries("c", "has(e.valueFrom) || (has(e.value) && "
+    sets_variable = last_entry("c", "has(e.valueFrom) || (has(e.value) && "
                                      f"!e.value.matches({cel_string(VOID_RE)}))")
     signals = " || ".join((
         nvidia_request("c"), sets_variable, "variables.nvidiaRuntime", "variables.targetsGpuNodes",

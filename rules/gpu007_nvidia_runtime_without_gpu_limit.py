@@ -60,7 +60,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from gpulint.api import Admission, KeyAt, Rule, RuleContext, Severity, Violation
-from gpulint.knowledge.celforms import env_entries, hides_devices
+from gpulint.knowledge.celforms import hides_devices, last_entry, sets_variable
 from gpulint.knowledge.envresolve import resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -109,17 +109,17 @@ def _may_see_gpus(container: Container, pod: PodSpec, workload: Workload, ctx: R
 
 def admission(options: Mapping[str, Any]) -> Admission:
     """A container hides GPUs when each of its env entries of the variable hides them (`_may_see_gpus`)."""
-    sees = "has(e.valueFrom) || (has(e.value) && !" + hides_devices("e.value") + ")"
-    hides = f"({env_entries('c', 'true')} && !{env_entries('c', sees)})"
+    hidden = "!has(e.valueFrom) && (!has(e.value) || " + hides_devices("e.value") + ")"
+    image_void = "(has(c.image) && c.image.matches(variables.knowledge.voidImages))"
+    hides = f"({sets_variable('c')} ? {last_entry('c', hidden)} : {image_void})"
     return Admission(
         "runs the NVIDIA runtime class but no container of the pod requests a GPU; request nvidia.com/gpu in "
         "resources.limits, or drop the runtime class",
         pod=("variables.nvidiaRuntime && !variables.podRequestsGpu && "
              f"variables.containers.exists(c, !{hides})"),
         enforced="an NVIDIA runtime class in a pod whose containers request no GPU, unless each container "
-                 "hides GPUs with a literal void or none",
-        linter_only="a void or none from a ConfigMap of the scan, and an image that sets void, also hide GPUs "
-                    "for the linter",
+                 "hides GPUs with a literal void or none, or runs an image known to set void",
+        linter_only="a void or none from a ConfigMap of the scan also hides GPUs for the linter",
     )
 
 

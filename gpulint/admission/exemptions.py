@@ -4,7 +4,7 @@
   A policy cannot split an image reference, so each component's repository
   patterns become one regular expression over the reference as written (an
   optional Docker Hub host and `library/`, then any tag and digest), per rule id.
-- Roles (knowledge/roles.py) are recognised from the pod's hostPath volumes.
+- Roles (knowledge/roles.py) are recognised from the hostPath volumes the pod mounts.
 - A configuration exemption becomes a condition on the request's namespace, the
   object's kind and name, the container's name and image. One with a `path`
   cannot be decided at admission (there is no file) and is not exported.
@@ -18,32 +18,9 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from gpulint.config.settings import Exemption
-from gpulint.knowledge.celforms import alternatives, cel_list, cel_string, glob_regex, within_regex
+from gpulint.knowledge.celforms import alternatives, cel_list, cel_string, glob_regex, repository_regex, within_regex
 from gpulint.knowledge.roles import DRIVER_DIRS, INSTALLER_DEV, MOUNT_ROLES
 from gpulint.suppress.exemptions import SystemComponent
-
-DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io")
-# What may follow a repository in a reference: a tag, a digest (distribution/reference).
-_TAG_DIGEST = r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
-
-
-def repository_regex(pattern: str) -> str:
-    """A component's repository pattern (`nvcr.io/nvidia/x`, `docker.io/nvidia/x`,
-    `registry.cn-*.aliyuncs.com/acs/x`) as a regex over image references as written."""
-    domain, _, rest = pattern.strip().partition("/")
-    domain = domain.lower()
-    body = glob_regex(rest, star="[^/]*", one="[^/]")
-    if domain in DOCKER_HUB_HOSTS:
-        if "/" not in rest:
-            rest = f"library/{rest}"
-            body = glob_regex(rest, star="[^/]*", one="[^/]")
-        if rest.startswith("library/"):
-            body = "(?:library/)?" + glob_regex(rest[len("library/"):], star="[^/]*", one="[^/]")
-        host = "(?:(?i:docker\\.io|index\\.docker\\.io)/)?"
-    else:
-        host = "(?i:" + glob_regex(domain, star="[^/.]*", one="[^/.]") + ")/"
-    return host + body + _TAG_DIGEST
-
 
 def system_images(components: Sequence[SystemComponent], rule_id: str, workload_base: bool) -> str:
     """One regex of the images exempt from `rule_id` (components without a namespace restriction)."""
@@ -66,16 +43,16 @@ def namespaced_components(components: Sequence[SystemComponent], rule_id: str) -
 
 
 def role_exemptions() -> str:
-    """CEL: the rule ids the pod's roles exempt it from (a list), from its hostPath volumes."""
+    """CEL: the rule ids the pod's roles exempt it from (a list), from the hostPath volumes it mounts."""
     parts = []
     for directory, role in MOUNT_ROLES:
         regex = "^" + within_regex(directory) + "$"
-        parts.append(f"(variables.hostPaths.exists(p, p.matches({cel_string(regex)})) ? "
+        parts.append(f"(variables.mountedHostPaths.exists(p, p.matches({cel_string(regex)})) ? "
                      f"{cel_list(sorted(role.exempt))} : [])")
     drivers = alternatives(within_regex(d) for d in DRIVER_DIRS)
     host = "^/+$|^/+dev/*$"
-    parts.append(f'(object.kind == "DaemonSet" && ' f"variables.hostPaths.exists(p, p.matches({cel_string(drivers)})) "
-                 f"&& variables.hostPaths.exists(p, p.matches({cel_string(host)})) ? "
+    parts.append(f'(object.kind == "DaemonSet" && ' f"variables.mountedHostPaths.exists(p, p.matches({cel_string(drivers)})) "
+                 f"&& variables.mountedHostPaths.exists(p, p.matches({cel_string(host)})) ? "
                  f"{cel_list(sorted(INSTALLER_DEV.exempt))} : [])")
     return "variables.podRequestsGpu ? [] : " + " + ".join(parts)
 

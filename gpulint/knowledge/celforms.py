@@ -16,6 +16,7 @@ repeat them):
 - `variables.podRequestsGpu`: whether some container requests GPUs the
   scheduler accounts for (`requests_gpu`), or a GPU-share annotation does;
 - `variables.hostPaths`: the paths of the pod's hostPath volumes;
+- `variables.mountedHostPaths`: those some container mounts;
 - `variables.knowledge`: a map of the lists below, as regular expressions.
 """
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from gpulint.knowledge.gpu import VISIBLE_DEVICES, setting
+from gpulint.knowledge.gpu import VISIBLE_DEVICES, builtin_image_rules, setting
 from gpulint.knowledge.hostpaths import (
     DEVICE_DIRS,
     RUNTIME_DIRS,
@@ -90,6 +91,37 @@ def alternatives(regexes: Iterable[str]) -> str:
     return "^(?:" + "|".join(f"(?:{r})" for r in parts) + ")$" if parts else NO_MATCH
 
 
+# --- image references ----------------------------------------------------------------
+
+DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io")
+# What may follow a repository in a reference: a tag, a digest (distribution/reference).
+_TAG_DIGEST = r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
+
+
+def repository_regex(pattern: str) -> str:
+    """A component's repository pattern (`nvcr.io/nvidia/x`, `docker.io/nvidia/x`,
+    `registry.cn-*.aliyuncs.com/acs/x`) as a regex over image references as written."""
+    domain, _, rest = pattern.strip().partition("/")
+    domain = domain.lower()
+    body = glob_regex(rest, star="[^/]*", one="[^/]")
+    if domain in DOCKER_HUB_HOSTS:
+        if "/" not in rest:
+            rest = f"library/{rest}"
+            body = glob_regex(rest, star="[^/]*", one="[^/]")
+        if rest.startswith("library/"):
+            body = "(?:library/)?" + glob_regex(rest[len("library/"):], star="[^/]*", one="[^/]")
+        host = "(?:(?i:docker\\.io|index\\.docker\\.io)/)?"
+    else:
+        host = "(?i:" + glob_regex(domain, star="[^/.]*", one="[^/.]") + ")/"
+    return host + body + _TAG_DIGEST
+
+
+def void_images_regex() -> str:
+    """Images known to set NVIDIA_VISIBLE_DEVICES=void whatever their tag (data/gpu_images.yaml)."""
+    return alternatives(repository_regex(rule.match) for rule in builtin_image_rules()
+                        if rule.sets == "void" and not rule.tags and not rule.except_tags)
+
+
 # --- NVIDIA_VISIBLE_DEVICES (classify_visible_devices) ---------------------------
 
 # A value hides GPUs when it is blank or one of its comma-separated tokens is `void`;
@@ -111,10 +143,16 @@ def hides_devices(value: str) -> str:
     return f"({value}.matches({cel_string(VOID_RE)}) || {value}.matches({cel_string(_NONE_RE)}))"
 
 
-def env_entries(container: str, condition: str) -> str:
-    """CEL: whether an `env` entry `e` of `container` named NVIDIA_VISIBLE_DEVICES meets `condition`."""
-    return (f"(has({container}.env) && {container}.env.exists(e, e.name == {cel_string(VISIBLE_DEVICES)}"
-            f" && {condition}))")
+def sets_variable(container: str) -> str:
+    """CEL: `container` has an `env` entry named NVIDIA_VISIBLE_DEVICES."""
+    return f"(has({container}.env) && {container}.env.exists(e, e.name == {cel_string(VISIBLE_DEVICES)}))"
+
+
+def last_entry(container: str, condition: str) -> str:
+    """CEL: the entry of NVIDIA_VISIBLE_DEVICES that takes effect (the last, as in Kubernetes and
+    `Container.env_value`), bound to `e`, meets `condition`; false when there is none."""
+    named = f"{container}.env.filter(e, e.name == {cel_string(VISIBLE_DEVICES)})"
+    return f"({sets_variable(container)} && [{named}[size({named}) - 1]].all(e, {condition}))"
 
 
 # --- GPU requests (requests_gpu, nvidia_request) ----------------------------------
@@ -232,6 +270,7 @@ def knowledge(settings: Mapping[str, Any]) -> dict[str, str]:
         "gpuHostPaths": gpu_host_path_regex(),
         "runtimePaths": runtime_path_regex(),
         "nvidiaPaths": nvidia_path_regex(),
+        "voidImages": void_images_regex(),
     }
 
 
@@ -268,6 +307,10 @@ def shared_variables(lists: Mapping[str, str]) -> list[tuple[str, str]]:
         ("containers", containers),
         ("hostPaths", "has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath))"
                       ".map(v, v.hostPath.path) : []"),
+        # The one loop inside a loop inside a loop: hostPath volumes (a handful) x containers x mounts.
+        ("mountedHostPaths", "has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath) && "
+                             "variables.containers.exists(c, has(c.volumeMounts) && "
+                             "c.volumeMounts.exists(m, m.name == v.name))).map(v, v.hostPath.path) : []"),
         ("shareAnnotation", share_annotation()),
         ("podRequestsGpu", f"variables.containers.exists(c, {requests_gpu('c')}) || variables.shareAnnotation"),
         ("nvidiaRuntime", "has(variables.spec.runtimeClassName) && "
