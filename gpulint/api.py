@@ -118,8 +118,9 @@ class Admission:
     """A rule's form at the cluster's door (`gpulint policy export`, gpulint/admission/).
 
     CEL conditions, true when one object (a Pod or a pod-template workload)
-    breaks the rule: `container` over one container `c`, `pod` over the whole
-    pod; either or both. They use the variables of gpulint/knowledge/celforms.py
+    breaks the rule: `container` over one container `c`, `volume` over one
+    hostPath volume `v` (its finding belongs to the first container mounting it,
+    or to the pod when none does), `pod` over the whole pod; any of them. They use the variables of gpulint/knowledge/celforms.py
     (`variables.containers`, `variables.spec`, `variables.knowledge.*`, ...) and
     the rule's own `variables` (name, CEL). `message` is the linter's finding
     and fix in its words; the exporter adds the rule id, the container's name and
@@ -130,6 +131,7 @@ class Admission:
     message: str
     container: str | None = None
     pod: str | None = None
+    volume: str | None = None
     variables: tuple[tuple[str, str], ...] = ()
     enforced: str = ""
     linter_only: str = ""

@@ -216,8 +216,8 @@ def admission(options: Mapping[str, Any]) -> Admission:
         "has a hostPath volume of the node's GPU devices, NVIDIA driver, /dev or / (or a path with . or .. "
         "that a policy cannot normalise): the pod can use GPUs the scheduler never allocated; remove it and "
         "request nvidia.com/gpu in resources.limits instead",
-        pod=("variables.hostPaths.exists(p, p.matches(variables.knowledge.gpuHostPaths) || "
-             f"p.matches({cel_string(DOT_SEGMENT_RE)}))"),
+        volume=("v.hostPath.path.matches(variables.knowledge.gpuHostPaths) || "
+                f"v.hostPath.path.matches({cel_string(DOT_SEGMENT_RE)})"),
         enforced="hostPath volumes of GPU devices, driver paths, /dev, /dev/char and /, mounted or not",
         linter_only="commands that enter the node (nsenter, chroot), in argv, scripts or mounted ConfigMaps; "
                     "a hostPath with . or .. components is refused without being normalised",

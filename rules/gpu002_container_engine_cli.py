@@ -308,8 +308,8 @@ def admission(options: Mapping[str, Any]) -> Admission:
         "has a hostPath volume of the node's container runtime (its socket, a directory holding it, or its "
         "state directory): anything in the pod can start containers with GPUs the scheduler does not see; "
         "run GPU work as Pods with nvidia.com/gpu in resources.limits instead",
-        pod=("variables.hostPaths.exists(p, p.matches(variables.knowledge.runtimePaths) || "
-             f"p.matches({cel_string(DOT_SEGMENT_RE)}))"),
+        volume=("v.hostPath.path.matches(variables.knowledge.runtimePaths) || "
+                f"v.hostPath.path.matches({cel_string(DOT_SEGMENT_RE)})"),
         enforced="hostPath volumes of runtime sockets, the directories holding them and runtime state "
                  "directories, mounted or not, whatever the pod's GPU signals",
         linter_only="container engine commands (docker run, ctr run, ...) in argv, scripts or mounted "

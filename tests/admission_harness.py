@@ -70,8 +70,19 @@ class Verdict:
     skipped: bool = False           # a match condition was false
 
 
+def as_admitted(value: Any) -> Any:
+    """The object as admission sees it: the API server decodes manifests into typed objects, so a
+    field written as null (`envFrom:` with nothing after it) is absent."""
+    if isinstance(value, dict):
+        return {k: as_admitted(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [as_admitted(v) for v in value]
+    return value
+
+
 def evaluate(policies: Iterable[Compiled], obj: dict, namespace: str) -> Verdict:
     verdict = Verdict({})
+    obj = as_admitted(obj)
     for policy in policies:
         context = {"object": obj, "request": {"namespace": namespace}, "variables": {}}
         try:

@@ -6,6 +6,7 @@ when the object is allowed, so it is the negation of the rule's condition:
 
     !variables.containers.exists(c, <condition on c> && !<c is exempt>)
     !(<condition on the pod> && !<every container is exempt, or the pod's role is>)
+    !variables.hostVolumes.exists(v, <condition on v> && !<its first mounting container is exempt>)
 
 Rules whose configured severity is below `fail-on` are bound with Warn (a second
 policy and binding), so that the cluster refuses what CI fails on and warns about
@@ -124,6 +125,14 @@ def validation(plan: Plan, item: Exported) -> dict[str, str]:
         pod_configured = config_exemptions(plan.exemptions, rule.id, container=False)
         pod_exempt = f"{every} || {pod_configured}" if pod_configured else every
         violations.append(f"(({form.pod}) && !({pod_exempt}))")
+    if form.volume is not None:
+        mounters = ("variables.containers.filter(c, has(c.volumeMounts) && "
+                    "c.volumeMounts.exists(m, m.name == v.name))")
+        every = f"(size(variables.containers) > 0 && variables.containers.all(c, {exempt}))"
+        pod_configured = config_exemptions(plan.exemptions, rule.id, container=False)
+        unmounted = f"{every} || {pod_configured}" if pod_configured else every
+        decided = f"(size({mounters}) > 0 ? [{mounters}[0]].all(c, {container_exempt}) : ({unmounted}))"
+        violations.append(f"variables.hostVolumes.exists(v, ({form.volume}) && !{decided})")
     if form.container is not None:
         hit_container = f"({form.container}) && !({container_exempt})"
         violations.append(f"variables.containers.exists(c, {hit_container})")

@@ -12,10 +12,10 @@ repeat them):
 
 - `variables.spec`: the pod spec (a Pod's, or the template's of a workload);
 - `variables.meta`: the pod's metadata (a Pod's, or the template's);
-- `variables.containers`: containers, initContainers and ephemeralContainers;
+- `variables.containers`: initContainers, containers and ephemeralContainers;
 - `variables.podRequestsGpu`: whether some container requests GPUs the
   scheduler accounts for (`requests_gpu`), or a GPU-share annotation does;
-- `variables.hostPaths`: the paths of the pod's hostPath volumes;
+- `variables.hostVolumes`, `variables.hostPaths`: the pod's hostPath volumes, their paths;
 - `variables.mountedHostPaths`: those some container mounts;
 - `variables.knowledge`: a map of the lists below, as regular expressions.
 """
@@ -298,19 +298,18 @@ def has_pod_spec() -> str:
 def shared_variables(lists: Mapping[str, str]) -> list[tuple[str, str]]:
     """(name, CEL) of the variables described at the top of this module, in evaluation order."""
     mapping = "{" + ", ".join(f"{cel_string(k)}: {cel_string(v)}" for k, v in lists.items()) + "}"
-    sections = ("containers", "initContainers", "ephemeralContainers")
+    sections = ("initContainers", "containers", "ephemeralContainers")   # the model's order
     containers = " + ".join(f"(has(variables.spec.{s}) ? variables.spec.{s} : [])" for s in sections)
     return [
         ("knowledge", mapping),
         ("spec", _per_kind("object.spec", "{0}.spec")),
         ("meta", _per_kind("object.metadata", "(has({0}.metadata) ? {0}.metadata : {{}})")),
         ("containers", containers),
-        ("hostPaths", "has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath))"
-                      ".map(v, v.hostPath.path) : []"),
+        ("hostVolumes", "has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath)) : []"),
+        ("hostPaths", "variables.hostVolumes.map(v, v.hostPath.path)"),
         # The one loop inside a loop inside a loop: hostPath volumes (a handful) x containers x mounts.
-        ("mountedHostPaths", "has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath) && "
-                             "variables.containers.exists(c, has(c.volumeMounts) && "
-                             "c.volumeMounts.exists(m, m.name == v.name))).map(v, v.hostPath.path) : []"),
+        ("mountedHostPaths", "variables.hostVolumes.filter(v, variables.containers.exists(c, "
+                             "has(c.volumeMounts) && c.volumeMounts.exists(m, m.name == v.name))).map(v, v.hostPath.path)"),
         ("shareAnnotation", share_annotation()),
         ("podRequestsGpu", f"variables.containers.exists(c, {requests_gpu('c')}) || variables.shareAnnotation"),
         ("nvidiaRuntime", "has(variables.spec.runtimeClassName) && "
