@@ -126,7 +126,7 @@ def void_images_regex() -> str:
 
 # A value hides GPUs when it is blank or one of its comma-separated tokens is `void`;
 # it injects no GPU when every non-blank token is `none`.
-VOID_RE = r"^\s*$|(?:^|,)\s*void\s*(?:,|$)"
+VOID_RE = r"^[\s,]*$|(?:^|,)\s*void\s*(?:,|$)"
 _NONE_RE = r"^[\s,]*none\s*(?:,[\s,]*(?:none\s*)?)*$"
 
 
