@@ -481,3 +481,15 @@ def test_cli_rejects_bad_options() -> None:
 
 def test_nulls_are_dropped_as_the_api_server_does() -> None:
     assert as_admitted({"a": None, "b": [{"c": None, "d": 1}]}) == {"b": [{"d": 1}]}
+
+
+def test_ack_example_pod_is_admitted_and_its_bypass_refused() -> None:
+    """The canonical clean manifest of ACK's documentation (POLICY.md §1), and the same Pod with the variable."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "tensorflow-mnist"},
+           "spec": {"containers": [{"name": "tensorflow-mnist",
+                                    "image": "registry.cn-beijing.aliyuncs.com/acs/tensorflow-mnist-sample:v1.5",
+                                    "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+    policies = compiled(default_plan())
+    assert evaluate(policies, pod, "default") == Verdict({})
+    pod["spec"]["containers"][0]["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
+    assert list(evaluate(policies, pod, "default").denied) == ["GPU003"]
