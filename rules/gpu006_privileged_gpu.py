@@ -102,7 +102,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from gpulint.api import Admission, KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.knowledge.celforms import VOID_RE, cel_string, last_entry, nvidia_request
+from gpulint.knowledge.celforms import VOID_RE, cel_string, gpu_image, last_entry, nvidia_request, sets_variable
 from gpulint.knowledge.gpu import VISIBLE_DEVICES
 from gpulint.knowledge.gpu import gpu_signals, requests_gpu
 from gpulint.model.workload import Container, Workload
@@ -161,10 +161,11 @@ def admission(options: Mapping[str, Any]) -> Admission:
     sys_admin_re = "^\\s*(?i:(?:CAP_)?(?:SYS_ADMIN|ALL))\\s*$"
     sys_admin = (f"(has({sc}) && has({sc}.capabilities) && has({caps}) && "
                  f"{caps}.exists(n, type(n) == string && n.matches({cel_string(sys_admin_re)})))")
-    sets_variable = last_entry("c", "has(e.valueFrom) || (has(e.value) && "
+    setting = last_entry("c", "has(e.valueFrom) || (has(e.value) && "
                                      f"!e.value.matches({cel_string(VOID_RE)}))")
     signals = " || ".join((
-        nvidia_request("c"), sets_variable, "variables.nvidiaRuntime", "variables.targetsGpuNodes",
+        nvidia_request("c"), setting, f"(!{sets_variable('c')} && {gpu_image('c')})",
+        "variables.nvidiaRuntime", "variables.targetsGpuNodes",
         "(has(c.volumeMounts) && c.volumeMounts.exists(m, m.name in variables.nvidiaVolumes))",
     ))
     selector = "variables.spec.nodeSelector"
@@ -179,12 +180,12 @@ def admission(options: Mapping[str, Any]) -> Admission:
         "unseen by the scheduler; request nvidia.com/gpu in resources.limits and drop privileged",
         container=f"({privileged} || {sys_admin}) && ({signals})",
         variables=(("targetsGpuNodes", targets), ("nvidiaVolumes", volumes)),
-        enforced=f"privileged or CAP_SYS_ADMIN with a GPU request, {VISIBLE_DEVICES} in env, an NVIDIA runtime "
+        enforced=f"privileged or CAP_SYS_ADMIN with a GPU request, {VISIBLE_DEVICES} in env, an image "
+                 "defaulting it to all, an NVIDIA runtime "
                  "class, an NVIDIA node label key (or a generic key whose value says nvidia) in nodeSelector, "
                  "an NVIDIA toleration, or an NVIDIA hostPath mount",
         linter_only="node affinity; generic node labels whose value names NVIDIA hardware without the word "
-                    "(`h100`, GPU instance types); images that default the variable to all; DRA claims "
-                    "resolved to another vendor's device classes",
+                    "(`h100`, GPU instance types); DRA claims resolved to another vendor's device classes",
     )
 
 

@@ -104,7 +104,7 @@ def test_one_validation_per_exported_rule_naming_rule_container_and_fix() -> Non
     plan = default_plan()
     policy = documents(plan, "vap", "deny")[0]
     ids = [e.rule.id for e in plan.exported()]
-    assert ids == ["GPU001", "GPU002", "GPU003", "GPU004", "GPU006", "GPU007", "GPU008"]
+    assert ids == ["GPU001", "GPU002", "GPU003", "GPU004", "GPU005", "GPU006", "GPU007", "GPU008"]
     assert [v["message"].split()[0] for v in policy["spec"]["validations"]] == ids
     pod = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
            "spec": {"template": {"spec": {
@@ -244,15 +244,14 @@ def _value_in_config_object(seen: Seen, rule: str) -> bool:
 
 
 def _signals_out_of_reach(seen: Seen, rule: str) -> bool:
-    """Every GPU signal the linter names is one a policy does not read: an image's default, node affinity,
-    a generic node label whose value does not say nvidia."""
+    """Every GPU signal the linter names is one a policy does not read: node affinity, a generic node
+    label whose value does not say nvidia."""
     for message in seen.rules.get(rule, ()):
         inside = re.search(r"GPU container \((.*)\) (?:gives|makes)", message)
         if inside is None:
             return False
         for signal in inside.group(1).split("; "):
-            if not (signal.startswith("its image ") or "node affinity" in signal
-                    or ("nodeSelector" in signal and "nvidia" not in signal.lower())):
+            if not ("node affinity" in signal or ("nodeSelector" in signal and "nvidia" not in signal.lower())):
                 return False
     return True
 
@@ -271,7 +270,7 @@ DIFFERENCES: dict[str, tuple[tuple[str, ...], bool, Callable[[Seen, str], bool]]
     "commands": (("GPU001", "GPU002"), False, _commands_only),
     "dot-segments": (("GPU001", "GPU002"), True, _hostpath_dot_segment),
     "env-references": (("GPU003",), True, _reference_in_value),
-    "config-objects": (("GPU004", "GPU007"), True, _value_in_config_object),
+    "config-objects": (("GPU004", "GPU005", "GPU007"), True, _value_in_config_object),
     "unread-signals": (("GPU006",), False, _signals_out_of_reach),
     "dra-device-classes": (("GPU006",), True, _dra_claim_of_other_vendor),
     "placeholder-images": (("GPU001", "GPU003", "GPU006"), True, _placeholder_image),
@@ -493,3 +492,28 @@ def test_ack_example_pod_is_admitted_and_its_bypass_refused() -> None:
     assert evaluate(policies, pod, "default") == Verdict({})
     pod["spec"]["containers"][0]["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
     assert list(evaluate(policies, pod, "default").denied) == ["GPU003"]
+
+
+_HOSTS = ["", "docker.io/", "index.docker.io/", "nvcr.io/", "NVCR.io/", "registry.example.com/", "ghcr.io/",
+          "localhost:5000/", "registry.cn-hangzhou.aliyuncs.com/"]
+_PATHS = ["nvidia/cuda", "nvidia/k8s-device-plugin", "nvidia/gpu-operator", "nim/meta/llama3", "library/ubuntu",
+          "ubuntu", "pytorch/pytorch", "tensorflow/tensorflow", "rayproject/ray", "rayproject/ray-ml",
+          "vllm/vllm-openai", "ollama/ollama", "acme/tritonserver", "acme/ai-dynamo-vllm-runtime", "acme/tensorrt-llm/release",
+          "acme/mindspore-gpu", "acme/gpu-operator", "acme/nvidia_gpu_exporter", "rocm/pytorch", "acme/cuda-app",
+          "acme/app-cuda12.1", "acme/intel-gpu-plugin", "nvidia/cloud-native/gpu-operator-validator", "acme/GPU-Tool",
+          "acs/k8s-gpushare-plugin", "acme/app"]
+_TAGS = ["", ":latest", ":2.13.0-gpu", ":gpu", ":cu118", ":12.4.1-base-ubuntu22.04", ":2.9.0-cpu", ":v0.6.0-rocm",
+         ":2.40.0-py310-cu121", ":1.0", ":rocm6.1", ":cpu", "@sha256:" + "a" * 64, ":1.0@sha256:" + "b" * 64]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(_HOSTS), st.sampled_from(_PATHS), st.sampled_from(_TAGS))
+def test_gpu_image_form_agrees(host: str, path: str, tag: str) -> None:
+    from gpulint.knowledge.gpu import image_visible_devices_default
+
+    image = host + path + tag
+    lists = celforms.knowledge({"gpu-images": ["docker.io/acme/app:1.*"]})
+    context = {"c": {"image": image}, "variables": {"knowledge": lists, "imageRules": cel.evaluate(
+        celforms.image_rules(), {})}}
+    rule = image_visible_devices_default(image, {"gpu-images": ["docker.io/acme/app:1.*"]})
+    assert cel.evaluate(celforms.gpu_image("c"), context) == (rule is not None and rule.sets == "all"), image

@@ -22,15 +22,26 @@ repeat them):
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
-from gpulint.knowledge.gpu import VISIBLE_DEVICES, builtin_image_rules, setting
+from fnmatch import fnmatchcase
+
+from gpulint.knowledge.gpu import (
+    COMPONENT_WORDS,
+    CUDA_WORDS,
+    GPU_WORDS,
+    VISIBLE_DEVICES,
+    ImageRule,
+    builtin_image_rules,
+    ngc_mirror_names,
+    setting,
+)
 from gpulint.knowledge.hostpaths import (
     DEVICE_DIRS,
     RUNTIME_DIRS,
     RUNTIME_SOCKETS,
 )
-from gpulint.knowledge.vendors import GENERIC_ACCELERATOR_KEYS, OTHER_ACCELERATOR_RESOURCES
+from gpulint.knowledge.vendors import GENERIC_ACCELERATOR_KEYS, OTHER_ACCELERATOR_RESOURCES, OTHER_IMAGE_WORDS
 
 NO_MATCH = "^$a"  # a regular expression no text matches (an empty list)
 _META = frozenset(".^$*+?()[]{}|\\")
@@ -98,22 +109,126 @@ DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io")
 _TAG_DIGEST = r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
 
 
-def repository_regex(pattern: str) -> str:
-    """A component's repository pattern (`nvcr.io/nvidia/x`, `docker.io/nvidia/x`,
-    `registry.cn-*.aliyuncs.com/acs/x`) as a regex over image references as written."""
+def repository_regex(pattern: str, star: str = "[^/]*", tags: str = _TAG_DIGEST, host_star: str = "[^/.]*") -> str:
+    """A repository pattern (`nvcr.io/nvidia/x`, `docker.io/nvidia/x`, `registry.cn-*.aliyuncs.com/acs/x`)
+    as a regex over image references as written: Docker Hub's host and `library/` may be left out, the
+    host's case does not matter, then `tags` (by default any tag and digest). `*` does not cross `/`
+    (the allowlist's rule), nor `.` in the host, unless `star` and `host_star` say otherwise."""
     domain, _, rest = pattern.strip().partition("/")
     domain = domain.lower()
-    body = glob_regex(rest, star="[^/]*", one="[^/]")
+    one = "[^/]" if star == "[^/]*" else "[^:@]"
+    body = glob_regex(rest, star=star, one=one)
     if domain in DOCKER_HUB_HOSTS:
         if "/" not in rest:
             rest = f"library/{rest}"
-            body = glob_regex(rest, star="[^/]*", one="[^/]")
+            body = glob_regex(rest, star=star, one=one)
         if rest.startswith("library/"):
-            body = "(?:library/)?" + glob_regex(rest[len("library/"):], star="[^/]*", one="[^/]")
+            body = "(?:library/)?" + glob_regex(rest[len("library/"):], star=star, one=one)
         host = "(?:(?i:docker\\.io|index\\.docker\\.io)/)?"
     else:
-        host = "(?i:" + glob_regex(domain, star="[^/.]*", one="[^/.]") + ")/"
-    return host + body + _TAG_DIGEST
+        host = "(?i:" + glob_regex(domain, star=host_star, one=host_star[:-1]) + ")/"
+    return host + body + tags
+
+
+# --- images that default NVIDIA_VISIBLE_DEVICES (image_visible_devices_default) ----------
+
+_DIGEST = r"(?:@.*)?"  # parse_image: whatever follows the first @
+_TAG_GLOB = {"star": "[^/:@]*", "one": "[^/:@]"}
+
+
+def _tags_regex(tags: Sequence[str]) -> str:
+    return "(?:" + "|".join(sorted(glob_regex(t, **_TAG_GLOB) for t in tags)) + ")"
+
+
+def image_rule_regexes(rule: ImageRule) -> tuple[str, str]:
+    """(matches, excepted) of a data/gpu_images.yaml entry: the rule holds for a reference that matches
+    the first and not the second. Its glob covers `registry/repository` (`*` crosses `/`, as fnmatch);
+    `tags` and `except-tags` are matched against the tag a pull resolves (`latest` when none is written);
+    a reference pinned by digest alone matches no rule that names tags."""
+    star = "[^:@]*"
+    if not rule.tags and not rule.except_tags:
+        return alternatives([repository_regex(rule.match, star, host_star="[^/]*", tags=f"(?::[^/:@]*)?{_DIGEST}")]), NO_MATCH
+    untagged = repository_regex(rule.match, star, host_star="[^/]*", tags="")            # no tag, no digest: `latest`
+    tagged = repository_regex(rule.match, star, host_star="[^/]*", tags=f":{_tags_regex(rule.tags or ['*'])}{_DIGEST}")
+    forms = [tagged] + ([untagged] if not rule.tags or any(fnmatchcase("latest", t) for t in rule.tags) else [])
+    excepted = NO_MATCH
+    if rule.except_tags:
+        bad = [repository_regex(rule.match, star, host_star="[^/]*", tags=f":{_tags_regex(rule.except_tags)}{_DIGEST}")]
+        if any(fnmatchcase("latest", t) for t in rule.except_tags):
+            bad.append(untagged)
+        excepted = alternatives(bad)
+    return alternatives(forms), excepted
+
+
+def _word(core: str, before: str, after: str, outside: str = "/:@") -> str:
+    """`core` as a word of one part of a reference (a path component, the tag): the text around it in the
+    part, if any, ends (starts) with a character not in `before` (`after`); a part holds no `outside`."""
+    return (f"(?:[^{outside}]*[^{before}{outside}])?(?:{core})(?:[^{after}{outside}][^{outside}]*)?")
+
+
+def _in_name(word: str) -> str:
+    """In the repository's last component (the image's name)."""
+    return f"(?:^|/){word}(?::[^/:@]*)?(?:@.*)?$"
+
+
+def _in_tag(word: str) -> str:
+    return f":{word}(?:@.*)?$"
+
+
+def _in_component(word: str) -> str:
+    return f"(?:^|/){word}(?:[/:@]|$)"
+
+
+def image_evidence() -> dict[str, str]:
+    """`image_by_evidence` as regular expressions over references as written (all case-insensitive but the
+    NGC test, as the linter's)."""
+    cuda = _word(CUDA_WORDS, "a-z0-9", "a-z")
+    gpu = _word(GPU_WORDS, "a-z0-9", "a-z")
+    component = _word(f"(?:{COMPONENT_WORDS})s?", "a-z", "a-z")
+    vendor = _word("|".join(words for words, _vendor in OTHER_IMAGE_WORDS), "a-z0-9", "a-z")
+    mirrors = "|".join(sorted(escape(name) for name in ngc_mirror_names()))
+    return {
+        "imageNgc": "^(?i:nvcr\\.io)/(?:nvidia|nim)/",
+        "imageCuda": f"(?i:{_in_name(cuda)}|{_in_tag(cuda)})",
+        "imageVendor": f"(?i:{_in_component(vendor)}|{_in_tag(vendor)})",
+        "imageMirror": f"(?:^|/)(?:{mirrors})(?::[^/:@]*)?{_DIGEST}$",
+        "imageGpu": f"(?i:{_in_name(gpu)}|{_in_tag(gpu)})",
+        "imageComponent": f"(?i:{_in_name(component)})",
+        # What parse_image refuses: a template, blanks.
+        "imageNotReference": r"^\s*$|[\s{}$<>]",
+    }
+
+
+def image_rules() -> str:
+    """CEL: the list of [matches, excepted] of the data/gpu_images.yaml entries that set `all`."""
+    pairs = [image_rule_regexes(rule) for rule in builtin_image_rules() if rule.sets == "all"]
+    return "[" + ", ".join(f"[{cel_string(m)}, {cel_string(e)}]" for m, e in pairs) + "]"
+
+
+def configured_images_regex(patterns: Sequence[str]) -> str:
+    """The `gpu-images` setting: globs over the reference as written or normalised (`docker.io/...`)."""
+    forms = set()
+    for pattern in patterns:
+        forms.add(glob_regex(pattern))
+        for hub in ("docker.io/library/", "docker.io/"):
+            if pattern.startswith(hub):
+                optional = "(?:library/)?" if hub.endswith("library/") else ""
+                forms.add("(?:(?i:docker\\.io|index\\.docker\\.io)/)?" + optional + glob_regex(pattern[len(hub):]))
+                break
+    return alternatives(sorted(forms))
+
+
+def gpu_image(container: str) -> str:
+    """CEL: the container's image sets NVIDIA_VISIBLE_DEVICES=all by default (`image_visible_devices_default`
+    says `all`): a configured pattern, else a listed image unless a listed image sets void, else evidence."""
+    image = f"{container}.image"
+    k = "variables.knowledge"
+    evidence = (f"{image}.matches({k}.imageNgc) || {image}.matches({k}.imageCuda) || "
+                f"(!{image}.matches({k}.imageVendor) && ({image}.matches({k}.imageMirror) || "
+                f"({image}.matches({k}.imageGpu) && !{image}.matches({k}.imageComponent))))")
+    listed = f"variables.imageRules.exists(r, {image}.matches(r[0]) && !{image}.matches(r[1]))"
+    return (f"(has({image}) && !{image}.matches({k}.imageNotReference) && ({image}.matches({k}.configuredImages) "
+            f"|| (!{image}.matches({k}.voidImages) && ({listed} || {evidence}))))")
 
 
 def void_images_regex() -> str:
@@ -271,6 +386,8 @@ def knowledge(settings: Mapping[str, Any]) -> dict[str, str]:
         "runtimePaths": runtime_path_regex(),
         "nvidiaPaths": nvidia_path_regex(),
         "voidImages": void_images_regex(),
+        "configuredImages": configured_images_regex(setting(settings, "gpu-images")),
+        **image_evidence(),
     }
 
 
@@ -312,6 +429,7 @@ def shared_variables(lists: Mapping[str, str]) -> list[tuple[str, str]]:
                              "has(c.volumeMounts) && c.volumeMounts.exists(m, m.name == v.name))).map(v, v.hostPath.path)"),
         ("shareAnnotation", share_annotation()),
         ("podRequestsGpu", f"variables.containers.exists(c, {requests_gpu('c')}) || variables.shareAnnotation"),
+        ("imageRules", image_rules()),
         ("nvidiaRuntime", "has(variables.spec.runtimeClassName) && "
                           "variables.spec.runtimeClassName.matches(variables.knowledge.runtimeClasses)"),
     ]
