@@ -20,7 +20,7 @@ from gpulint.scan.engine import scan
 from gpulint.scan.registry import load_rules
 from gpulint.suppress.config_exemptions import ConfigExemptions
 from gpulint.suppress.core import pipeline
-from gpulint.suppress.exemptions import system_component_suppressor
+from gpulint.suppress.systemcomponents import system_component_suppressor
 
 
 @dataclass

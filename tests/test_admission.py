@@ -32,7 +32,7 @@ from gpulint.knowledge.gpu import GRANTS, classify_visible_devices, settings_wit
 from gpulint.knowledge.hostpaths import container_runtime_access, gpu_host_access, gpu_related_path
 from gpulint.knowledge.quantity import parse_quantity
 from gpulint.scan.registry import load_rules
-from gpulint.suppress.exemptions import builtin_components
+from gpulint.suppress.systemcomponents import builtin_components
 
 SCHEMAS = Path(__file__).parent / "schemas" / "kubernetes"
 DOC = ROOT / "docs" / "admission.md"

@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 from gpulint.config.settings import Exemption
 from gpulint.knowledge.celforms import alternatives, cel_list, cel_string, glob_regex, repository_regex, within_regex
 from gpulint.knowledge.roles import DRIVER_DIRS, INSTALLER_DEV, MOUNT_ROLES
-from gpulint.suppress.exemptions import SystemComponent
+from gpulint.suppress.systemcomponents import SystemComponent
 
 def system_images(components: Sequence[SystemComponent], rule_id: str, workload_base: bool) -> str:
     """One regex of the images exempt from `rule_id` (components without a namespace restriction)."""

@@ -27,7 +27,7 @@ from gpulint.admission.exemptions import (
 from gpulint.api import Admission, Rule, Severity
 from gpulint.config.settings import Exemption
 from gpulint.knowledge.celforms import POD_KINDS, cel_string, has_pod_spec, knowledge, shared_variables
-from gpulint.suppress.exemptions import SystemComponent
+from gpulint.suppress.systemcomponents import SystemComponent
 
 NAME = "gpulint-gpu-scheduling"
 EXEMPT_LABEL = "gpulint.io/exempt"

@@ -153,7 +153,7 @@ def policy_export(
     if output is None:
         typer.echo(text, nl=False)
         return
-    from gpulint.report.output import write_atomic
+    from gpulint.report.atomicfile import write_atomic
 
     try:
         write_atomic(output, text)

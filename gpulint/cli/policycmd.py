@@ -15,7 +15,7 @@ from gpulint.admission.render import export_text
 from gpulint.api import Rule
 from gpulint.cli.runconfig import CliOptions, choose_rules
 from gpulint.config.settings import ConfigError, default_config, find_config, load_config
-from gpulint.suppress.exemptions import builtin_components
+from gpulint.suppress.systemcomponents import builtin_components
 
 
 class PolicyError(Exception):
