@@ -517,3 +517,34 @@ def test_gpu_image_form_agrees(host: str, path: str, tag: str) -> None:
         celforms.image_rules(), {})}}
     rule = image_visible_devices_default(image, {"gpu-images": ["docker.io/acme/app:1.*"]})
     assert cel.evaluate(celforms.gpu_image("c"), context) == (rule is not None and rule.sets == "all"), image
+
+
+_ODD_PATH = st.lists(st.sampled_from(["", ".", "..", "dev", "nvidia0", "run", "var", "nvidia", "driver", "docker.sock",
+                                      "containerd", "lib", "usr", "local", "etc"]),
+                     min_size=1, max_size=6).map(lambda parts: "/" + "/".join(parts) + "")
+
+
+@settings(max_examples=500, deadline=None)
+@given(_ODD_PATH)
+def test_host_path_forms_are_sound_on_paths_written_oddly(path: str) -> None:
+    """`//`, trailing `/`, `.` and `..`: whatever the linter reports, the policy refuses (it cannot normalise,
+    so a path with `.` or `..` components is refused whatever it names: the `dot-segments` difference)."""
+    lists = celforms.knowledge({})
+    dotted = _matches(celforms.DOT_SEGMENT_RE, path)
+    for regex, linter in ((lists["gpuHostPaths"], gpu_host_access), (lists["runtimePaths"], container_runtime_access)):
+        refused = _matches(regex, path) or dotted
+        reported = linter(path) is not None
+        assert refused if reported else (refused == dotted), path
+
+
+def test_cli_without_default_exemptions_says_so() -> None:
+    code, out, _err = run_cli("policy", "export", "--no-default-exemptions")
+    assert code == 0
+    assert "# Default exemptions off: system components and their roles are not exempt\n" in out
+    def variables(text: str) -> dict[str, str]:
+        policy = next(YAML(typ="safe").load_all(text))
+        return {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
+
+    off, on = variables(out), variables(run_cli("policy", "export")[1])
+    assert off["roleExemptions"] == "[]" and on["roleExemptions"] != "[]"
+    assert "k8s-device-plugin" not in off["systemImages"] and "k8s-device-plugin" in on["systemImages"]
