@@ -84,7 +84,7 @@ def evaluate(policies: Iterable[Compiled], obj: dict, namespace: str) -> Verdict
     verdict = Verdict({})
     obj = as_admitted(obj)
     for policy in policies:
-        context = {"object": obj, "request": {"namespace": namespace}, "variables": {}}
+        context = {"object": obj, "namespaceObject": {"metadata": {"name": namespace}}, "variables": {}}
         try:
             if not all(program.execute(context) for _name, program in policy.conditions):
                 verdict.skipped = True

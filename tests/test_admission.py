@@ -547,4 +547,4 @@ def test_cli_without_default_exemptions_says_so() -> None:
 
     off, on = variables(out), variables(run_cli("policy", "export")[1])
     assert off["roleExemptions"] == "[]" and on["roleExemptions"] != "[]"
-    assert "k8s-device-plugin" not in off["systemImages"] and "k8s-device-plugin" in on["systemImages"]
+    assert off["systemComponents"] == "[]" and "nvidia/k8s-device-plugin" in on["systemComponents"]

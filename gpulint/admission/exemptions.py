@@ -18,28 +18,37 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from gpulint.config.settings import Exemption
-from gpulint.knowledge.celforms import alternatives, cel_list, cel_string, glob_regex, repository_regex, within_regex
+from gpulint.knowledge.celforms import TAG_DIGEST, alternatives, cel_list, cel_string, glob_regex, repository_regex, within_regex
 from gpulint.knowledge.roles import DRIVER_DIRS, INSTALLER_DEV, MOUNT_ROLES
 from gpulint.suppress.systemcomponents import SystemComponent
 
-def system_images(components: Sequence[SystemComponent], rule_id: str, workload_base: bool) -> str:
-    """One regex of the images exempt from `rule_id` (components without a namespace restriction)."""
-    forms = sorted({repository_regex(image) for c in components
-                    if rule_id in c.exempt and not c.namespaces and c.workload_base == workload_base
-                    for image in c.images})
-    return alternatives(forms)
+# The namespace of the request, read from the namespace object: `namespace` is a reserved word in CEL,
+# and a name Kubernetes escapes in objects' fields (`__namespace__`); the namespace's own name is plain.
+NAMESPACE = "(namespaceObject != null ? namespaceObject.metadata.name : \"\")"
 
 
-def namespaced_components(components: Sequence[SystemComponent], rule_id: str) -> str:
-    """CEL over `c`: a component exempt from `rule_id` only in its namespaces."""
-    clauses = []
+def system_components(components: Sequence[SystemComponent], rule_ids: Sequence[str]) -> str:
+    """CEL: the components exempt from one of `rule_ids`, each once: its images as one regular expression,
+    the rules it is exempt from, its namespaces (empty: any) and whether its image is also a GPU
+    workload's base (then it is exempt only in pods that request no GPU)."""
+    entries = []
     for component in components:
-        if rule_id in component.exempt and component.namespaces and component.images:
-            images = alternatives(repository_regex(image) for image in component.images)
-            guard = "!variables.podRequestsGpu && " if component.workload_base else ""
-            clauses.append(f"({guard}request.namespace in {cel_list(component.namespaces)} && "
-                           f"c.image.matches({cel_string(images)}))")
-    return " || ".join(clauses)
+        exempt = sorted(set(component.exempt) & set(rule_ids))
+        if not exempt or not component.images:
+            continue
+        repositories = "|".join(sorted({repository_regex(image, tags="") for image in component.images}))
+        images = f"^(?:{repositories}){TAG_DIGEST}$"
+        entries.append(f"{{\"images\": {cel_string(images)}, \"exempt\": {cel_list(exempt)}, "
+                       f"\"namespaces\": {cel_list(component.namespaces)}, "
+                       f"\"workloadBase\": {'true' if component.workload_base else 'false'}}}")
+    return "[" + ", ".join(entries) + "]"
+
+
+def system_component(rule_id: str) -> str:
+    """CEL over `c`: its image is a system component exempt from `rule_id` here."""
+    return (f"has(c.image) && variables.systemComponents.exists(s, {cel_string(rule_id)} in s.exempt && "
+            f"(size(s.namespaces) == 0 || {NAMESPACE} in s.namespaces) && "
+            "(!s.workloadBase || !variables.podRequestsGpu) && c.image.matches(s.images))")
 
 
 def role_exemptions() -> str:
@@ -90,7 +99,7 @@ def exemption_condition(exemption: Exemption, container: bool) -> str | None:
         return None
     clauses = []
     if exemption.namespace is not None:
-        clauses.append(f"request.namespace.matches({cel_string(_globs(exemption.namespace))})")
+        clauses.append(f"{NAMESPACE}.matches({cel_string(_globs(exemption.namespace))})")
     if exemption.kind is not None:
         clauses.append(f"object.kind.matches({cel_string(_globs(exemption.kind))})")
     if exemption.name is not None:

@@ -20,9 +20,9 @@ from typing import Any, Mapping, Sequence
 
 from gpulint.admission.exemptions import (
     config_exemptions,
-    namespaced_components,
     role_exemptions,
-    system_images,
+    system_component,
+    system_components,
 )
 from gpulint.api import Admission, Rule, Severity
 from gpulint.config.settings import Exemption
@@ -92,23 +92,14 @@ def variables(plan: Plan, exported: Sequence[Exported]) -> list[dict[str, str]]:
             seen.add(name)
             pairs.append((name, expression))
     ids = [item.rule.id for item in exported]
-    systems = {rid: system_images(plan.components, rid, False) for rid in ids}
-    bases = {rid: system_images(plan.components, rid, True) for rid in ids}
-    pairs.append(("systemImages", "{" + ", ".join(f"{cel_string(r)}: {cel_string(systems[r])}" for r in ids) + "}"))
-    pairs.append(("workloadBaseImages", "{" + ", ".join(f"{cel_string(r)}: {cel_string(bases[r])}" for r in ids) + "}"))
+    pairs.append(("systemComponents", system_components(plan.components, ids)))
     pairs.append(("roleExemptions", role_exemptions() if plan.roles else "[]"))
     return [{"name": name, "expression": expression} for name, expression in pairs]
 
 
 def _container_exempt(plan: Plan, rule_id: str) -> str:
     """CEL over `c`: the finding on container `c` would be suppressed (system component, role, configuration)."""
-    key = cel_string(rule_id)
-    parts = [f"(has(c.image) && (c.image.matches(variables.systemImages[{key}]) || "
-             f"(!variables.podRequestsGpu && c.image.matches(variables.workloadBaseImages[{key}]))))",
-             f"{key} in variables.roleExemptions"]
-    namespaced = namespaced_components(plan.components, rule_id)
-    if namespaced:
-        parts.append(f"(has(c.image) && ({namespaced}))")
+    parts = [f"({system_component(rule_id)})", f"{cel_string(rule_id)} in variables.roleExemptions"]
     return " || ".join(parts)
 
 

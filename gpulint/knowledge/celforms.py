@@ -106,10 +106,10 @@ def alternatives(regexes: Iterable[str]) -> str:
 
 DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io")
 # What may follow a repository in a reference: a tag, a digest (distribution/reference).
-_TAG_DIGEST = r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
+TAG_DIGEST = r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
 
 
-def repository_regex(pattern: str, star: str = "[^/]*", tags: str = _TAG_DIGEST, host_star: str = "[^/.]*") -> str:
+def repository_regex(pattern: str, star: str = "[^/]*", tags: str = TAG_DIGEST, host_star: str = "[^/.]*") -> str:
     """A repository pattern (`nvcr.io/nvidia/x`, `docker.io/nvidia/x`, `registry.cn-*.aliyuncs.com/acs/x`)
     as a regex over image references as written: Docker Hub's host and `library/` may be left out, the
     host's case does not matter, then `tags` (by default any tag and digest). `*` does not cross `/`
