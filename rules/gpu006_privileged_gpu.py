@@ -102,7 +102,15 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from gpulint.api import Admission, KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.knowledge.celforms import VOID_RE, cel_string, gpu_image, last_entry, nvidia_request, sets_variable
+from gpulint.knowledge.celforms import (
+    VOID_RE,
+    cel_string,
+    gpu_image,
+    last_entry,
+    nvidia_request,
+    sets_variable,
+    targets_gpu_nodes,
+)
 from gpulint.knowledge.gpu import VISIBLE_DEVICES
 from gpulint.knowledge.gpu import gpu_signals, requests_gpu
 from gpulint.model.workload import Container, Workload
@@ -168,18 +176,13 @@ def admission(options: Mapping[str, Any]) -> Admission:
         "variables.nvidiaRuntime", "variables.targetsGpuNodes",
         "(has(c.volumeMounts) && c.volumeMounts.exists(m, m.name in variables.nvidiaVolumes))",
     ))
-    selector = "variables.spec.nodeSelector"
-    targets = (f"(has({selector}) && {selector}.exists(k, k.matches(variables.knowledge.gpuNodeLabels) || "
-               f"(k.matches(variables.knowledge.genericAcceleratorLabels) && type({selector}[k]) == string "
-               f"&& {selector}[k].matches(\"(?i)nvidia\")))) || (has(variables.spec.tolerations) && "
-               "variables.spec.tolerations.exists(t, has(t.key) && t.key.matches(variables.knowledge.gpuTolerations)))")
     volumes = ("has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath) && "
                "v.hostPath.path.matches(variables.knowledge.nvidiaPaths)).map(v, v.name) : []")
     return Admission(
         "runs privileged (or adds CAP_SYS_ADMIN) in a GPU container, which gives it every GPU of the node, "
         "unseen by the scheduler; request nvidia.com/gpu in resources.limits and drop privileged",
         container=f"({privileged} || {sys_admin}) && ({signals})",
-        variables=(("targetsGpuNodes", targets), ("nvidiaVolumes", volumes)),
+        variables=(("targetsGpuNodes", targets_gpu_nodes()), ("nvidiaVolumes", volumes)),
         enforced=f"privileged or CAP_SYS_ADMIN with a GPU request, {VISIBLE_DEVICES} in env, an image "
                  "defaulting it to all, an NVIDIA runtime "
                  "class, an NVIDIA node label key (or a generic key whose value says nvidia) in nodeSelector, "

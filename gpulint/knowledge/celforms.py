@@ -309,6 +309,17 @@ def nvidia_request(container: str) -> str:
             "|| variables.shareAnnotation)")
 
 
+def targets_gpu_nodes() -> str:
+    """CEL: the pod lands on NVIDIA GPU nodes by what a policy can read (`gpu_node_targeting` without
+    node affinity): an NVIDIA label key, or a generic key whose value says nvidia, in its nodeSelector, or
+    a toleration of an NVIDIA taint."""
+    selector = "variables.spec.nodeSelector"
+    return (f"(has({selector}) && {selector}.exists(k, k.matches(variables.knowledge.gpuNodeLabels) || "
+            f"(k.matches(variables.knowledge.genericAcceleratorLabels) && type({selector}[k]) == string "
+            f"&& {selector}[k].matches(\"(?i)nvidia\")))) || (has(variables.spec.tolerations) && "
+            "variables.spec.tolerations.exists(t, has(t.key) && t.key.matches(variables.knowledge.gpuTolerations)))")
+
+
 def share_annotation() -> str:
     """CEL: the pod carries a GPU-share annotation (KAI, HAMi)."""
     return ("(has(variables.meta.annotations) && "
