@@ -179,8 +179,10 @@ def admission(options: Mapping[str, Any]) -> Admission:
     volumes = ("has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath) && "
                "v.hostPath.path.matches(variables.knowledge.nvidiaPaths)).map(v, v.name) : []")
     return Admission(
-        "runs privileged (or adds CAP_SYS_ADMIN) in a GPU container, which gives it every GPU of the node, "
-        "unseen by the scheduler; request nvidia.com/gpu in resources.limits and drop privileged",
+        "is privileged (or adds CAP_SYS_ADMIN) and GPU-related (it requests GPUs, sets NVIDIA_VISIBLE_DEVICES, "
+        "runs a GPU image or the NVIDIA runtime, targets GPU nodes or mounts NVIDIA host paths), which gives it "
+        "every GPU of the node, unseen by the scheduler; request nvidia.com/gpu in resources.limits and drop "
+        "privileged",
         container=f"({privileged} || {sys_admin}) && ({signals})",
         variables=(("targetsGpuNodes", targets_gpu_nodes()), ("nvidiaVolumes", volumes)),
         enforced=f"privileged or CAP_SYS_ADMIN with a GPU request, {VISIBLE_DEVICES} in env, an image "

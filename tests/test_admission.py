@@ -548,3 +548,47 @@ def test_cli_without_default_exemptions_says_so() -> None:
     off, on = variables(out), variables(run_cli("policy", "export")[1])
     assert off["roleExemptions"] == "[]" and on["roleExemptions"] != "[]"
     assert off["systemComponents"] == "[]" and "nvidia/k8s-device-plugin" in on["systemComponents"]
+
+
+NVIDIA_DRA_KUBELET_PLUGIN = """apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: nvidia-dra-driver-gpu-kubelet-plugin
+  namespace: nvidia-dra-driver-gpu
+spec:
+  selector:
+    matchLabels: {app: nvidia-dra-driver-gpu-kubelet-plugin}
+  template:
+    metadata:
+      labels: {app: nvidia-dra-driver-gpu-kubelet-plugin}
+    spec:
+      containers:
+      - name: gpus
+        image: nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.0
+        securityContext: {privileged: true}
+        env:
+        - {name: NVIDIA_VISIBLE_DEVICES, value: void}
+        volumeMounts:
+        - {name: plugins-registry, mountPath: /var/lib/kubelet/plugins_registry}
+        - {name: plugins, mountPath: /var/lib/kubelet/plugins, mountPropagation: Bidirectional}
+        - {name: cdi, mountPath: /var/run/cdi}
+        - {name: driver-root, mountPath: /driver-root, readOnly: true}
+      volumes:
+      - {name: plugins-registry, hostPath: {path: /var/lib/kubelet/plugins_registry}}
+      - {name: plugins, hostPath: {path: /var/lib/kubelet/plugins}}
+      - {name: cdi, hostPath: {path: /var/run/cdi}}
+      - {name: driver-root, hostPath: {path: /run/nvidia/driver}}
+"""
+
+
+def test_the_nvidia_dra_driver_in_its_namespace_is_admitted(tmp_path: Path) -> None:
+    """The DRA driver's kubelet plugin (privileged, the driver root, the kubelet plugin directories):
+    the linter suppresses its findings by its role, and the policy admits it."""
+    manifest = tmp_path / "dra.yaml"
+    manifest.write_text(NVIDIA_DRA_KUBELET_PLUGIN, encoding="utf-8")
+    [seen], _repeated = scan_objects([str(manifest)])
+    assert seen.rules == {} and sorted(seen.suppressed) == ["GPU001", "GPU006"]
+    assert evaluate(compiled(default_plan()), seen.data, "nvidia-dra-driver-gpu") == Verdict({})
+    plan = default_plan()
+    plan.components, plan.roles = (), False
+    assert sorted(evaluate(compiled(plan), seen.data, "nvidia-dra-driver-gpu").denied) == ["GPU001", "GPU006"]
