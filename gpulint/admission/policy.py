@@ -224,7 +224,8 @@ def kyverno_documents(plan: Plan, action: str) -> list[dict[str, Any]]:
                 "celPreconditions": [{"name": "has-pod-spec", "expression": has_pod_spec()}],
                 "validate": {
                     "failureAction": "Enforce" if enforce else "Audit",
-                    "cel": {"variables": shared, "expressions": [validation(plan, item)]},
+                    # A copy per rule: one shared list would be written as a YAML anchor and aliases.
+                    "cel": {"variables": [dict(v) for v in shared], "expressions": [validation(plan, item)]},
                 },
             })
     spec: dict[str, Any] = {"background": True, "rules": rules}
