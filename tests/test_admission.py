@@ -593,3 +593,14 @@ def test_the_nvidia_dra_driver_in_its_namespace_is_admitted(tmp_path: Path) -> N
     plan = default_plan()
     plan.components, plan.roles = (), False
     assert sorted(evaluate(compiled(plan), seen.data, "nvidia-dra-driver-gpu").denied) == ["GPU001", "GPU006"]
+
+
+def test_a_host_path_refusal_names_the_path() -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "a", "image": "registry.example.com/a:1",
+                                    "volumeMounts": [{"name": "sock", "mountPath": "/var/run/docker.sock"}]}],
+                    "volumes": [{"name": "sock", "hostPath": {"path": "/var/run/docker.sock"}}]}}
+    verdict = evaluate(compiled(default_plan()), pod, "default")
+    assert list(verdict.denied) == ["GPU002"]
+    assert verdict.denied["GPU002"].startswith("GPU002 container-engine-cli: hostPath /var/run/docker.sock: the pod "
+                                               "has a hostPath volume of the node's container runtime")

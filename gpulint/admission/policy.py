@@ -109,36 +109,34 @@ def validation(plan: Plan, item: Exported) -> dict[str, str]:
     exempt = _container_exempt(plan, rule.id)
     configured = config_exemptions(plan.exemptions, rule.id, container=True)
     container_exempt = f"{exempt} || {configured}" if configured else exempt
-    violations = []
-    hit_container = None
-    if form.pod is not None:
-        every = f"(size(variables.containers) > 0 && variables.containers.all(c, {exempt}))"
-        pod_configured = config_exemptions(plan.exemptions, rule.id, container=False)
-        pod_exempt = f"{every} || {pod_configured}" if pod_configured else every
-        violations.append(f"(({form.pod}) && !({pod_exempt}))")
+    every = f"(size(variables.containers) > 0 && variables.containers.all(c, {exempt}))"
+    pod_configured = config_exemptions(plan.exemptions, rule.id, container=False)
+    pod_exempt = f"{every} || {pod_configured}" if pod_configured else every
+    # (violation, CEL naming it or None): the message names the first container or volume that breaks it.
+    parts: list[tuple[str, str | None]] = []
+    if form.container is not None:
+        hit = f"({form.container}) && !({container_exempt})"
+        parts.append((f"variables.containers.exists(c, {hit})",
+                      f"{cel_string(head + 'container ')} + variables.containers.filter(c, {hit})[0].name + "
+                      f"{cel_string(' ' + form.message)}"))
     if form.volume is not None:
         mounters = ("variables.containers.filter(c, has(c.volumeMounts) && "
                     "c.volumeMounts.exists(m, m.name == v.name))")
-        every = f"(size(variables.containers) > 0 && variables.containers.all(c, {exempt}))"
-        pod_configured = config_exemptions(plan.exemptions, rule.id, container=False)
-        unmounted = f"{every} || {pod_configured}" if pod_configured else every
-        decided = f"(size({mounters}) > 0 ? [{mounters}[0]].all(c, {container_exempt}) : ({unmounted}))"
-        violations.append(f"variables.hostVolumes.exists(v, ({form.volume}) && !{decided})")
-    if form.container is not None:
-        hit_container = f"({form.container}) && !({container_exempt})"
-        violations.append(f"variables.containers.exists(c, {hit_container})")
-    expression = " || ".join(violations)
-    out = {"expression": f"!({expression})"}
-    pod_words = head + "the pod " + form.message
-    if hit_container is None:
-        out["message"] = pod_words
-        return out
-    out["message"] = head + "a container " + form.message
-    named = (f"{cel_string(head + 'container ')} + variables.containers.filter(c, {hit_container})[0].name + "
-             f"{cel_string(' ' + form.message)}")
+        decided = f"(size({mounters}) > 0 ? [{mounters}[0]].all(c, {container_exempt}) : ({pod_exempt}))"
+        hit = f"({form.volume}) && !{decided}"
+        parts.append((f"variables.hostVolumes.exists(v, {hit})",
+                      f"{cel_string(head + 'hostPath ')} + variables.hostVolumes.filter(v, {hit})[0].hostPath.path + "
+                      f"{cel_string(': the pod ' + form.message)}"))
     if form.pod is not None:
-        named = f"variables.containers.exists(c, {hit_container}) ? {named} : {cel_string(pod_words)}"
-    out["messageExpression"] = named
+        parts.append((f"(({form.pod}) && !({pod_exempt}))", None))
+    out = {"expression": "!(" + " || ".join(violation for violation, _named in parts) + ")"}
+    out["message"] = head + ("a container " if form.container is not None else "the pod ") + form.message
+    if any(named is not None for _violation, named in parts):
+        message = cel_string(head + "the pod " + form.message)   # reached by a pod-level violation only
+        for violation, named in reversed(parts):
+            if named is not None:
+                message = f"{violation} ? {named} : {message}"
+        out["messageExpression"] = message
     return out
 
 
