@@ -220,7 +220,7 @@ def admission(options: Mapping[str, Any]) -> Admission:
                  "envFrom without prefix in a container that requests no GPU but runs a GPU image, the NVIDIA "
                  "runtime class or targets GPU nodes (strict: the value they hold is not in the object)",
         linter_only="the value a ConfigMap or Secret of the scan holds (void is allowed by the linter); "
-                    "GPU nodes targeted by node affinity",
+                    "GPU nodes named without the word nvidia (`accelerator: h100`)",
     )
 
 

@@ -209,10 +209,10 @@ def admission(options: Mapping[str, Any]) -> Admission:
         container=f"({privileged} || {sys_admin}) && ({signals})",
         variables=(("targetsGpuNodes", targets_gpu_nodes()), ("nvidiaVolumes", volumes)),
         enforced=f"privileged or CAP_SYS_ADMIN with a GPU request, {VISIBLE_DEVICES} in env, an image "
-                 "defaulting it to all, an NVIDIA runtime "
+                 "defaulting it to all, node affinity or a nodeSelector on NVIDIA nodes, an NVIDIA runtime "
                  "class, an NVIDIA node label key (or a generic key whose value says nvidia) in nodeSelector, "
                  "an NVIDIA toleration, or an NVIDIA hostPath mount",
-        linter_only="node affinity; generic node labels whose value names NVIDIA hardware without the word "
+        linter_only="generic node labels whose value names NVIDIA hardware without the word "
                     "(`h100`, GPU instance types); DRA claims resolved to another vendor's device classes",
     )
 

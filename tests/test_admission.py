@@ -244,14 +244,16 @@ def _value_in_config_object(seen: Seen, rule: str) -> bool:
 
 
 def _signals_out_of_reach(seen: Seen, rule: str) -> bool:
-    """Every GPU signal the linter names is one a policy does not read: node affinity, a generic node
-    label whose value does not say nvidia."""
+    """Every GPU signal the linter names is one a policy does not read: a generic node label (selector or
+    affinity) whose value names NVIDIA hardware without saying nvidia (`h100`, a GPU instance type)."""
     for message in seen.rules.get(rule, ()):
-        inside = re.search(r"GPU container \((.*)\) (?:gives|makes)", message)
+        inside = (re.search(r"GPU container \((.*)\) (?:gives|makes)", message)
+                  or re.search(r"the pod targets GPU nodes \((.*)\)\)", message))
         if inside is None:
             return False
         for signal in inside.group(1).split("; "):
-            if not ("node affinity" in signal or ("nodeSelector" in signal and "nvidia" not in signal.lower())):
+            if not (("nodeSelector" in signal or "node affinity" in signal) and "=" in signal
+                    and "nvidia" not in signal.lower()):
                 return False
     return True
 
@@ -271,7 +273,7 @@ DIFFERENCES: dict[str, tuple[tuple[str, ...], bool, Callable[[Seen, str], bool]]
     "dot-segments": (("GPU001", "GPU002"), True, _hostpath_dot_segment),
     "env-references": (("GPU003",), True, _reference_in_value),
     "config-objects": (("GPU004", "GPU005", "GPU007"), True, _value_in_config_object),
-    "unread-signals": (("GPU006",), False, _signals_out_of_reach),
+    "unread-signals": (("GPU004", "GPU006"), False, _signals_out_of_reach),
     "dra-device-classes": (("GPU006",), True, _dra_claim_of_other_vendor),
     "placeholder-images": (("GPU001", "GPU003", "GPU006"), True, _placeholder_image),
 }
@@ -320,8 +322,49 @@ def test_policy_and_linter_agree_on_every_fixture_object(fixture_objects: list[S
     unexplained, used, compared = differential(fixture_objects, compiled(plan, output_format), covered)
     assert unexplained == []
     assert compared > 200
-    # Every documented difference is exercised by a fixture, so each is tested, not assumed.
-    assert used == set(DIFFERENCES) | {"not-admissible"}
+    # Every documented difference is exercised by a fixture (or, below, by an object made for it), so
+    # each is tested, not assumed.
+    assert used == set(DIFFERENCES) - {"unread-signals"} | {"not-admissible"}
+
+
+def test_node_labels_that_name_nvidia_hardware_without_the_word_are_the_linters(tmp_path: Path) -> None:
+    manifest = tmp_path / "h100.yaml"
+    manifest.write_text("""apiVersion: v1
+kind: Pod
+metadata: {name: h100}
+spec:
+  nodeSelector: {accelerator: h100}
+  containers:
+  - name: main
+    image: registry.example.com/tool:1
+    securityContext: {privileged: true}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p4d}
+spec:
+  nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}
+  containers:
+  - name: main
+    image: registry.example.com/tool:1
+    securityContext: {privileged: true}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: env-from}
+spec:
+  nodeSelector: {accelerator: h100}
+  containers:
+  - name: main
+    image: registry.example.com/tool:1
+    envFrom:
+    - configMapRef: {name: settings-elsewhere}
+""", encoding="utf-8")
+    objects, _repeated = scan_objects([str(manifest)])
+    assert [sorted(seen.rules) for seen in objects] == [["GPU006"], ["GPU006"], ["GPU004"]]
+    plan = default_plan()
+    unexplained, used, compared = differential(objects, compiled(plan), [e.rule.id for e in plan.exported()])
+    assert (unexplained, used, compared) == ([], {"unread-signals"}, 3)
 
 
 def test_the_differential_test_can_fail(fixture_objects: list[Seen]) -> None:

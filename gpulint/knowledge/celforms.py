@@ -309,14 +309,34 @@ def nvidia_request(container: str) -> str:
             "|| variables.shareAnnotation)")
 
 
+_SAYS_NVIDIA = '"(?i)nvidia"'
+
+
 def targets_gpu_nodes() -> str:
-    """CEL: the pod lands on NVIDIA GPU nodes by what a policy can read (`gpu_node_targeting` without
-    node affinity): an NVIDIA label key, or a generic key whose value says nvidia, in its nodeSelector, or
-    a toleration of an NVIDIA taint."""
+    """CEL: the pod lands on NVIDIA GPU nodes (`gpu_node_targeting`) by an NVIDIA label key, or a generic
+    key whose value says nvidia, in its nodeSelector or node affinity (required or preferred terms, any
+    operator but NotIn and DoesNotExist), or by a toleration of an NVIDIA taint. Values that name NVIDIA
+    hardware without the word (`h100`, GPU instance types) are the linter's only."""
     selector = "variables.spec.nodeSelector"
+    node = "variables.spec.affinity.nodeAffinity"
+    required = f"{node}.requiredDuringSchedulingIgnoredDuringExecution"
+    preferred = f"{node}.preferredDuringSchedulingIgnoredDuringExecution"
+
+    def term(t: str) -> str:
+        expression = ('has(e.key) && !(has(e.operator) && e.operator in ["NotIn", "DoesNotExist"]) && '
+                      "(e.key.matches(variables.knowledge.gpuNodeLabels) || "
+                      "(e.key.matches(variables.knowledge.genericAcceleratorLabels) && has(e.values) && "
+                      f"e.values.exists(x, type(x) == string && x.matches({_SAYS_NVIDIA}))))")
+        return " || ".join(f"(has({t}.{section}) && {t}.{section}.exists(e, {expression}))"
+                           for section in ("matchExpressions", "matchFields"))
+
+    affinity = (f"(has(variables.spec.affinity) && has(variables.spec.affinity.nodeAffinity) && "
+                f"((has({required}) && has({required}.nodeSelectorTerms) && "
+                f"{required}.nodeSelectorTerms.exists(t, {term('t')})) || "
+                f"(has({preferred}) && {preferred}.exists(p, has(p.preference) && ({term('p.preference')})))))")
     return (f"(has({selector}) && {selector}.exists(k, k.matches(variables.knowledge.gpuNodeLabels) || "
             f"(k.matches(variables.knowledge.genericAcceleratorLabels) && type({selector}[k]) == string "
-            f"&& {selector}[k].matches(\"(?i)nvidia\")))) || (has(variables.spec.tolerations) && "
+            f"&& {selector}[k].matches({_SAYS_NVIDIA})))) || {affinity} || (has(variables.spec.tolerations) && "
             "variables.spec.tolerations.exists(t, has(t.key) && t.key.matches(variables.knowledge.gpuTolerations)))")
 
 
