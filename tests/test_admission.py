@@ -647,3 +647,13 @@ def test_a_host_path_refusal_names_the_path() -> None:
     assert list(verdict.denied) == ["GPU002"]
     assert verdict.denied["GPU002"].startswith("GPU002 container-engine-cli: hostPath /var/run/docker.sock: the pod "
                                                "has a hostPath volume of the node's container runtime")
+
+
+def test_a_rule_option_in_the_configuration_changes_its_form(tmp_path: Path) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "a", "image": "registry.example.com/a:1",
+                                    "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}]}]}}
+    assert evaluate(compiled(default_plan()), pod, "default").denied == {}
+    config = _write_config(tmp_path, "rules:\n  GPU003:\n    options:\n      none-is-hidden: false\n")
+    plan, _shown = plan_from_config(load_rules(), config)
+    assert list(evaluate(compiled(plan), pod, "default").denied) == ["GPU003"]
