@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from conftest import ENV_POD, FIXTURES, ROOT, run_cli, scan_json
 
-from gpulint.cli.runconfig import CliOptions, choose_rules, plan
+from gpulint.scan.runconfig import CliOptions, choose_rules, plan
 from gpulint.cli.starter import starter_config
 from gpulint.config.settings import (
     ConfigError,

@@ -121,7 +121,7 @@ def load_rules_or_fail() -> dict:
 
 def _scan(v: dict[str, Any]) -> int:
     from gpulint.cli.progress import ObservedReader, Progress
-    from gpulint.cli.runconfig import CliOptions, plan
+    from gpulint.scan.runconfig import CliOptions, plan
     from gpulint.config.selection import SelectionError, split_codes
     from gpulint.inputs.discovery import discover, with_chart_values
     from gpulint.load.yamlload import Limits
