@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from gpulint.api import Rule
+from gpulint.config.render import RenderOptions
 from gpulint.config.selection import select_rules
+from gpulint.load.yamlload import DEFAULT_LIMITS, Limits
 from gpulint.results.findings import INVALID_INPUT, RENDER_FAILED
 from gpulint.results.scanning import ScanConfig, Suppressor
 from gpulint.suppress.annotation_ignore import AnnotationSuppressions
@@ -94,8 +96,10 @@ def engine_rule_reported(rules: Mapping[str, Rule], project: ProjectConfig, cli:
 
 
 def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
-         system: Suppressor | None = None) -> RunPlan:
-    """Build the ScanConfig; `system` is the system-component suppressor, if any.
+         system: Suppressor | None = None, render: RenderOptions | None = None,
+         limits: Limits = DEFAULT_LIMITS) -> RunPlan:
+    """Build the ScanConfig; `system` is the system-component suppressor, if any;
+    `render` the Helm/Kustomize settings (default: RenderOptions()), `limits` the loader's.
 
     Raises SelectionError (bad CLI code) and BaselineError (unreadable baseline).
     """
@@ -131,6 +135,8 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
             baseline=baseline,
         ),
         hooks=[inline, annotations],
+        render=render if render is not None else RenderOptions(),
+        limits=limits,
     )
     fail_on = cli.fail_on or project.fail_on or "warning"
     return RunPlan(config, fail_on, project, writer)
