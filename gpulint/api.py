@@ -9,6 +9,15 @@ where `doc` is Markdown with the headings What it does / Why is this bad /
 Example / Use instead / References, and `check(workload, ctx)` yields
 `Violation`s. Rules are registered only through the `gpulint.rules` entry-point
 group. A rule keeps no state: everything it needs comes in through its arguments.
+
+Besides workloads (`check`) and Dockerfiles (`check_dockerfile`), a rule may
+check what the scan meets in its input (input-level rules, GPU0xx): input that
+cannot be read (`check_input`), a chart or kustomization that cannot be rendered
+(`check_render`), an unrendered template (`check_template`), an input that is
+not read (`check_unread`) and a suppression that suppressed nothing
+(`check_suppression`). Each hook gets a typed event and yields `Violation`s at
+`LineAt` positions; for these, a violation's `severity` is the default for that
+case, and a severity configured for the rule still wins.
 """
 
 from __future__ import annotations
@@ -79,6 +88,86 @@ class LineAt:
 Where = Union[KeyAt, ValueAt, TextAt, LineAt]
 
 
+class SystemRole(str, enum.Enum):
+    """What a pod or image is recognised as by its role on the node (knowledge/roles.py).
+
+    A rule names the roles whose findings of it are system components' (`Rule.exempt_roles`):
+    those are reported as suppressed, never dropped."""
+
+    DEVICE_PLUGIN = "device plugin"
+    DRA_PLUGIN = "DRA kubelet plugin"
+    NRI_PLUGIN = "NRI plugin"
+    CDI_WRITER = "CDI spec writer"
+    DRIVER_INSTALLER = "driver installer"
+    MANAGEMENT_IMAGE = "GPU management image"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# --- what an input-level rule checks ----------------------------------------
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """Input that cannot be read as Kubernetes manifests: a syntax error, undecodable text,
+    a duplicate key, a value of the wrong type, an unreadable file (`check_input`)."""
+
+    message: str
+    where: LineAt
+
+
+@dataclass(frozen=True)
+class RenderProblem:
+    """A chart or kustomization that cannot be rendered as it is (`check_render`). `severity`:
+    the renderer's judgement when it is not the rule's (info: nothing went unchecked)."""
+
+    message: str
+    where: LineAt
+    severity: "Severity | None" = None
+
+
+@dataclass(frozen=True)
+class TemplateDocument:
+    """A document of an unrendered template that failed to load as it is."""
+
+    line: int
+    column: int
+    message: str
+    literal_checked: bool    # read with its actions masked as placeholders, and checked so
+
+
+@dataclass(frozen=True)
+class UnrenderedTemplate:
+    """A file outside any chart holding template actions (`check_template`): its documents that
+    failed to load, in order; `syntax` "go" (`{{ }}`) or "dollar" (`${}`); `helm`: it uses Helm's
+    objects."""
+
+    file: str
+    documents: tuple[TemplateDocument, ...]
+    syntax: str | None
+    helm: bool
+
+
+@dataclass(frozen=True)
+class UnreadInput:
+    """An input the scan does not open (`check_unread`): a symlink out of the scanned directory
+    (`target`: its text) or a kernel filesystem directory (`target` None)."""
+
+    file: str
+    target: str | None
+
+
+@dataclass(frozen=True)
+class UnusedSuppression:
+    """A suppression directive some of whose codes suppressed nothing (`check_suppression`);
+    `unused`: those codes, each with why (`GPU003 (no such finding here)`)."""
+
+    text: str
+    where: LineAt
+    unused: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class Violation:
     """What a rule's check yields: a message and the node it is about.
@@ -111,6 +200,11 @@ class RuleContext:
 
 WorkloadCheck = Callable[["Workload", RuleContext], Iterable[Violation]]
 DockerfileCheck = Callable[["Dockerfile", RuleContext], Iterable[Violation]]
+InputCheck = Callable[[InputProblem, RuleContext], Iterable[Violation]]
+RenderCheck = Callable[[RenderProblem, RuleContext], Iterable[Violation]]
+TemplateCheck = Callable[[UnrenderedTemplate, RuleContext], Iterable[Violation]]
+UnreadCheck = Callable[[UnreadInput, RuleContext], Iterable[Violation]]
+SuppressionCheck = Callable[[UnusedSuppression, RuleContext], Iterable[Violation]]
 
 
 @dataclass(frozen=True)
@@ -122,7 +216,18 @@ class Rule:
     doc: str
     check: WorkloadCheck | None = None
     check_dockerfile: DockerfileCheck | None = None
+    # Input-level hooks (see the module docstring).
+    check_input: InputCheck | None = None
+    check_render: RenderCheck | None = None
+    check_template: TemplateCheck | None = None
+    check_unread: UnreadCheck | None = None
+    check_suppression: SuppressionCheck | None = None
     enabled_by_default: bool = True
+    # On unless a layer of the selection ignores or disables it: selecting other rules
+    # (`--select GPU003`) leaves it on, so that nothing unread goes unsaid (GPU000, GPU010).
+    kept_when_selecting_others: bool = False
+    # The system-component roles whose findings of this rule are suppressed (knowledge/roles.py).
+    exempt_roles: frozenset[SystemRole] = frozenset()
     options: Mapping[str, Any] = field(default_factory=dict)
     # For SARIF / GitHub code scanning.
     tags: tuple[str, ...] = ("security", "gpu")

@@ -64,7 +64,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
 from gpulint.knowledge.envexpand import expanded_value
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -108,4 +108,6 @@ RULE = Rule(
     check=check,
     options={"none-is-hidden": True},
     security_severity="8.0",
+    # Roles whose built-in components (data/system_components.yaml) are all exempt from this rule.
+    exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER}),
 )

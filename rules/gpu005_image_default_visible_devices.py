@@ -98,7 +98,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-from gpulint.api import LineAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import LineAt, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
 from gpulint.knowledge.envresolve import describe_env_from, resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -160,4 +160,7 @@ RULE = Rule(
     check=check,
     check_dockerfile=check_dockerfile,
     security_severity="6.5",
+    # Roles whose built-in components (data/system_components.yaml) are all exempt from this rule.
+    exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER,
+                            SystemRole.NRI_PLUGIN, SystemRole.MANAGEMENT_IMAGE}),
 )

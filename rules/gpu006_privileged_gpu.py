@@ -101,7 +101,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import KeyAt, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
 from gpulint.knowledge.gpu import gpu_signals, requests_gpu
 from gpulint.model.workload import Container, Workload
 
@@ -158,4 +158,7 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.5",
+    # Roles whose built-in components (data/system_components.yaml) are all exempt from this rule.
+    exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER,
+                            SystemRole.NRI_PLUGIN, SystemRole.DRIVER_INSTALLER}),
 )

@@ -50,7 +50,7 @@ def run(request: ScanRequest) -> ScanOutcome:
     try:
         setup = plan(rules, project, options,
                      system=system_component_suppressor(builtin=request.default_exemptions,
-                                                        settings=project.settings),
+                                                        settings=project.settings, rules=rules),
                      render=render_options(request, paths, project.render_timeout),
                      limits=Limits(max_depth=request.max_depth, max_expanded_nodes=request.max_alias_nodes))
     except SelectionError as error:
