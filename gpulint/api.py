@@ -127,6 +127,10 @@ class RenderProblem:
     severity: "Severity | None" = None
 
 
+# What a finding about a template read as literal text says was checked (GPU010, GPU011).
+LITERAL_NOTE = "only its literal text was checked, each action read as a placeholder"
+
+
 @dataclass(frozen=True)
 class TemplateDocument:
     """A document of an unrendered template that failed to load as it is."""
@@ -160,10 +164,11 @@ class UnreadInput:
 
 @dataclass(frozen=True)
 class UnusedSuppression:
-    """A suppression directive some of whose codes suppressed nothing (`check_suppression`);
+    """A suppression some of whose codes suppressed nothing (`check_suppression`): `directive` names
+    it as a message would (`` `# gpulint: ignore[GPU003] why` ``, `gpulint.io/ignore (Pod ml/x)`);
     `unused`: those codes, each with why (`GPU003 (no such finding here)`)."""
 
-    text: str
+    directive: str
     where: LineAt
     unused: tuple[str, ...]
 

@@ -628,7 +628,8 @@ def test_read_error_part_way_keeps_what_was_found(monkeypatch: pytest.MonkeyPatc
             return nullcontext(_FailingStream(data))
 
     (item,) = discover([str(path)]).inputs
-    result = scan([item], ScanConfig(rules=[], all_rules={}), Reader())
+    invalid_input = registry.load_rules()["GPU000"]   # the one rule that reports unreadable input
+    result = scan([item], ScanConfig(rules=[invalid_input], all_rules={"GPU000": invalid_input}), Reader())
     (report,) = result.files
     assert report.status == "scanned" and report.documents > 10
     (finding,) = report.findings

@@ -9,11 +9,6 @@ from gpulint.api import Severity
 from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject, ObjectRef
 
-INVALID_INPUT = "GPU000"
-RENDER_FAILED = "GPU010"             # a chart or kustomization that could not be rendered as it is
-UNRENDERED_TEMPLATE = "GPU011"
-OUTSIDE_ROOT = "GPU099"
-
 # Outcome of one input, so the summary always accounts for every file.
 STATUS_SCANNED = "scanned"            # read and parsed (possibly with GPU000 findings)
 STATUS_NOT_KUBERNETES = "not_kubernetes"

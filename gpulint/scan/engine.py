@@ -15,12 +15,17 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from gpulint.api import (
+    LITERAL_NOTE,
+    InputProblem,
     KeyAt,
     LineAt,
+    RenderProblem,
     Rule,
     RuleContext,
-    Severity,
+    TemplateDocument,
     TextAt,
+    UnreadInput,
+    UnrenderedTemplate,
     ValueAt,
     Violation,
 )
@@ -50,8 +55,6 @@ from gpulint.model.podspecs import workload_of
 from gpulint.model.workload import Container, Workload
 from gpulint.results.emit import Emitter
 from gpulint.results.findings import (
-    INVALID_INPUT,
-    RENDER_FAILED,
     STATUS_BINARY,
     STATUS_CHART,
     STATUS_ERROR,
@@ -59,7 +62,6 @@ from gpulint.results.findings import (
     STATUS_SCANNED,
     STATUS_TEMPLATE,
     STATUS_UNPARSEABLE,
-    UNRENDERED_TEMPLATE,
     FileReport,
     Finding,
     RenderedFrom,
@@ -67,7 +69,6 @@ from gpulint.results.findings import (
     stable_path,
 )
 from gpulint.results.scanning import ScanConfig, ScanResult, SuppressionContext
-from gpulint.rules.gpu000_invalid_input import RULE as INVALID_INPUT_RULE
 from gpulint.results.inputkind import InputKind
 from gpulint.scan.reader import InputReader
 
@@ -75,11 +76,6 @@ if TYPE_CHECKING:
     from gpulint.render import Mapper
     from gpulint.scan.cache import ResultCache
 
-HELM_RENDER_HINT = ("scan its chart directory, or render it first, e.g. "
-                    "`helm template RELEASE CHART | gpulint scan -`")
-LITERAL_NOTE = "only its literal text was checked, each action read as a placeholder"
-# An operator's operand manifests are named for the order it applies them in (`0500_daemonset.yaml`).
-_APPLY_ORDER_RE = re.compile(r"(?:\A|[/\\])\d+[_-][^/\\]*\Z")
 # Documents of one file that fail to load are listed up to this many; the rest is counted.
 MAX_LOAD_ERRORS = 100
 # Words whose presence in a value a duplicate key hides is worth naming in the message.
@@ -166,13 +162,13 @@ def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: in
             if progress is not None:
                 progress(done, len(inputs))
     if any(item.values is not None for item in inputs):
-        _merge_renders(inputs, result)
+        _merge_renders(inputs, result, config)
     for hook in config.hooks:
         hook.scan_done(result, config)
     return result
 
 
-def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
+def _merge_renders(inputs: list[Input], result: ScanResult, config: ScanConfig) -> None:
     """Fold the reports of a chart's other renders (ci values files, configured values)
     into its defaults report: the chart stays one input in the summary, while each
     finding keeps the name of the render it comes from.
@@ -195,7 +191,7 @@ def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
         if owner.status == STATUS_CHART and report.status == STATUS_SCANNED:
             # The defaults did not render and their templates were read as literal text; this
             # render checked them rendered: its findings stand, the literal ones go.
-            owner.findings[:] = [finding for finding in owner.findings if finding.rule_id == RENDER_FAILED]
+            owner.findings[:] = [finding for finding in owner.findings if _about_render(finding, config)]
         for finding in report.findings:
             key = _render_key(finding)
             if key is None or key not in seen:
@@ -208,6 +204,12 @@ def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
         if owner.status != STATUS_SCANNED and report.status == STATUS_SCANNED:
             owner.status = STATUS_SCANNED   # rendered with some values, if not with its defaults
     result.files[:] = files
+
+
+def _about_render(finding: Finding, config: ScanConfig) -> bool:
+    """Whether a finding is a render problem's (a rule with a render hook made it)."""
+    rule = config.all_rules.get(finding.rule_id)
+    return rule is not None and rule.check_render is not None
 
 
 def _render_key(finding: Finding) -> tuple | None:
@@ -357,7 +359,11 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
     per scan by the caller (made here when not given)."""
     contexts = contexts or ScanContext(config, index, [item])
     if not item.kind.read:
-        return not_read_report(item, contexts.emitter)
+        report = not_read_report(item)
+        if item.kind is InputKind.NOT_FOLLOWED:
+            contexts.emitter.event(report, SuppressionContext(None, None, None, None, 0), _unread_hook,
+                                   UnreadInput(item.display, item.target), item.display)
+        return report
     report = FileReport(item.display, STATUS_SCANNED)
     if item.kind.rendered:
         _scan_rendered(report, reader.rendered(item), config, contexts)
@@ -467,12 +473,9 @@ def _plain_text(report: FileReport, contexts: ScanContext, display: str, path: A
 
 def _render_problem(report: FileReport, contexts: ScanContext, problem: Any) -> None:
     """Report GPU010 (render-failed) when it is enabled."""
-    config = contexts.config
-    rule = config.all_rules.get(RENDER_FAILED)
-    if rule is None or not config.report_render_failed:
-        return
-    contexts.emitter.emit(report, SuppressionContext(None, None, None, problem.text, problem.line_offset),
-                          rule, problem.message, problem.file, problem.span, default=problem.severity)
+    span = problem.span
+    contexts.emitter.event(report, SuppressionContext(None, None, None, problem.text, problem.line_offset), _render_hook,
+                           RenderProblem(problem.message, _line_at(span), problem.severity), problem.file)
 
 
 class PartFailed(Exception):
@@ -651,40 +654,13 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
 
 def _unrendered(report: FileReport, contexts: ScanContext, display: str, templates: list[LoadError],
                 file_text: str | None) -> None:
-    """The one GPU011 finding of an unrendered template, at its first document that failed."""
+    """An unrendered template (the rules with a template hook: GPU011), from its documents that failed."""
     report.status = STATUS_TEMPLATE
     first = templates[0]
-    go = first.template_syntax != "dollar"
-    operator = go and not first.helm and _APPLY_ORDER_RE.search(display) is not None
-    if operator:
-        what = ("Go template of an operator's operand manifest (`{{ ... }}`, named for the order it is applied "
-                "in, using none of Helm's objects), rendered by the operator itself")
-        hint = ""
-    elif go and first.helm:
-        what = "unrendered Helm template (`{{ ... }}`) outside its chart"
-        hint = HELM_RENDER_HINT
-    elif go:
-        what = "unrendered Go template (`{{ ... }}`, not Helm: it uses none of Helm's objects)"
-        hint = "render it with the program it is written for, then scan the output"
-    else:
-        what = "unrendered template (`${...}`: Terraform templatefile, envsubst)"
-        hint = "render it (e.g. `terraform console`, `envsubst`), then scan the output"
-    if all(error.literal_checked for error in templates):
-        checked = LITERAL_NOTE
-    elif any(error.literal_checked for error in templates):
-        unread = [error for error in templates if not error.literal_checked]
-        checked = (f"{LITERAL_NOTE}; {len(unread)} of its {len(templates)} documents could not be read even "
-                   f"so (from line {unread[0].line}: {unread[0].message})")
-    else:
-        checked = f"it could not be read even with its actions masked, so it was not checked ({first.message})"
-    message = f"{what}: {checked}" + (f"; {hint}" if hint else "")
-    config = contexts.config
-    rule = config.all_rules.get(UNRENDERED_TEMPLATE)
-    if rule is None or not any(enabled.id == UNRENDERED_TEMPLATE for enabled in config.rules):
-        return
-    span = Span(first.line, first.column, first.line, first.column + 1)
-    contexts.emitter.emit(report, SuppressionContext(None, None, None, file_text, 0), rule, message, display, span,
-                          default=Severity.INFO if operator else None)
+    template = UnrenderedTemplate(display, tuple(TemplateDocument(error.line, error.column, error.message,
+                                                                  error.literal_checked) for error in templates),
+                                  first.template_syntax, first.helm)
+    contexts.emitter.event(report, SuppressionContext(None, None, None, file_text, 0), _template_hook, template, display)
 
 
 def _about_placeholder(doc: Document, where: Any, span: Span) -> bool:
@@ -728,7 +704,7 @@ class ScanContext:
         self.config = config
         self._config = config
         self._index = index
-        self.emitter = Emitter(config, render_names(inputs))
+        self.emitter = Emitter(config, render_names(inputs), self)
         self._cache: dict[str, RuleContext] = {}
         self._checks: list[tuple[Rule, Any, RuleContext]] | None = None
 
@@ -768,15 +744,12 @@ def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanCo
 def _invalid(report: FileReport, contexts: ScanContext, span: Span, message: str,
              obj: KubeObject | None = None, doc: Document | None = None, file: str | None = None,
              mapped: list | None = None, file_text: str | None = None) -> None:
-    """Report GPU000. `file_text` (when there is no document) lets suppressors read the file's lines."""
-    config = contexts.config
-    if not config.report_invalid_input:
-        return
-    rule = config.all_rules.get(INVALID_INPUT) or INVALID_INPUT_RULE
-    finding = contexts.emitter.finding(rule, message, file or (obj.file if obj else report.file), span, obj=obj,
-                                       located_in=obj, mapped=mapped or [])
+    """Input that cannot be read as manifests (the rules with an input hook: GPU000). `file_text` (when
+    there is no document) lets suppressors read the file's lines."""
     sctx = SuppressionContext(None, None, obj, doc.text if doc else file_text, doc.line_offset if doc else 0)
-    contexts.emitter.file(report, finding, sctx)
+    contexts.emitter.event(report, sctx, _input_hook, InputProblem(message, _line_at(span)),
+                           file or (obj.file if obj else report.file), obj=obj, located_in=obj,
+                           mapped=mapped or [])
 
 
 def _finding(emitter: Emitter, rule: Rule, violation: Violation, workload: Workload, span: Span,
@@ -824,6 +797,27 @@ def _dotted(obj: KubeObject, path: tuple) -> str:
     for item in rel:
         out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
     return out
+
+
+# The hooks of the input-level rules (api.py), by the event each checks.
+def _input_hook(rule: Rule) -> Any:
+    return rule.check_input
+
+
+def _render_hook(rule: Rule) -> Any:
+    return rule.check_render
+
+
+def _template_hook(rule: Rule) -> Any:
+    return rule.check_template
+
+
+def _unread_hook(rule: Rule) -> Any:
+    return rule.check_unread
+
+
+def _line_at(span: Span) -> LineAt:
+    return LineAt(span.line, span.column, span.end_line, span.end_column)
 
 
 def render_names(inputs: list[Input]) -> dict[str, RenderedFrom]:

@@ -32,7 +32,6 @@ def run(request: ScanRequest) -> ScanOutcome:
     from gpulint.config.selection import SelectionError
     from gpulint.inputs.discovery import discover, with_chart_values
     from gpulint.load.yamlload import Limits
-    from gpulint.results.findings import INVALID_INPUT, RENDER_FAILED
     from gpulint.scan.engine import scan
     from gpulint.scan.runconfig import CliOptions, plan
     from gpulint.suppress.systemcomponents import system_component_suppressor
@@ -73,9 +72,7 @@ def run(request: ScanRequest) -> ScanOutcome:
     result = scan(found.inputs, setup.scan, reader=reader, jobs=request.jobs,
                   progress=observer.file_scanned if observer is not None else None,
                   cache=result_cache(request, project, setup.writer))
-    config = setup.scan
-    enabled = sorted({rule.id for rule in config.rules} | ({INVALID_INPUT} if config.report_invalid_input else set())
-                     | ({RENDER_FAILED} if config.report_render_failed else set()))
+    enabled = sorted(rule.id for rule in setup.scan.rules)
     return ScanOutcome(result, rules, enabled, setup.fail_on, found.inputs, found.missing, found.skipped,
                        setup.writer)
 

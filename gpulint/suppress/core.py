@@ -20,8 +20,9 @@ explanation, and the baseline only catches what nothing else accounts for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from gpulint.api import Rule
 from gpulint.model.objects import KubeObject
 from gpulint.results.emit import Emitter
 from gpulint.results.findings import FileReport, Finding
@@ -41,8 +42,7 @@ KIND_BASELINE = "baseline"
 # it has no reason); config exemptions and the baseline still apply to them.
 SUPPRESSION_WITHOUT_REASON = "GPU090"
 SUPPRESSION_WITHOUT_CODES = "GPU091"
-UNUSED_SUPPRESSION = "GPU092"
-META_RULES = frozenset({SUPPRESSION_WITHOUT_REASON, SUPPRESSION_WITHOUT_CODES, UNUSED_SUPPRESSION})
+META_RULES = frozenset({SUPPRESSION_WITHOUT_REASON, SUPPRESSION_WITHOUT_CODES, "GPU092"})
 
 NO_REASON = "no reason given"
 
@@ -67,6 +67,11 @@ def add_finding(report: FileReport, config: ScanConfig, rule_id: str, span: "Spa
         return
     # No source: a finding about a suppression points at the directive, not at what the object was made from.
     Emitter(config).emit(report, ctx, rule, message, report.file, span, obj=obj, field_path=field_path or None)
+
+
+def unused_suppression_hook(rule: Rule) -> Any:
+    """The hook of the rules that report a suppression that suppressed nothing (GPU092)."""
+    return rule.check_suppression
 
 
 def unused_label(code: str, config: ScanConfig) -> str:

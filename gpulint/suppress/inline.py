@@ -17,9 +17,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpulint.api import LineAt, UnusedSuppression
 from gpulint.load.comments import CommentMap
 from gpulint.load.filenames import is_dockerfile
 from gpulint.load.locations import Span
+from gpulint.results.emit import Emitter
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
 from gpulint.suppress.core import (
@@ -28,9 +30,9 @@ from gpulint.suppress.core import (
     NO_REASON,
     SUPPRESSION_WITHOUT_CODES,
     SUPPRESSION_WITHOUT_REASON,
-    UNUSED_SUPPRESSION,
     add_finding,
     code_matches,
+    unused_suppression_hook,
     unused_label,
 )
 
@@ -195,8 +197,9 @@ class InlineSuppressions:
             self.seen.setdefault(file, []).extend(directives)
 
     def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None:
-        if not any(rule.id == UNUSED_SUPPRESSION for rule in config.rules):
+        if not any(rule.check_suppression is not None for rule in config.rules):
             return
+        emitter = Emitter(config)
         reports = {report.file: report for report in result.files}
         for file, directives in self.seen.items():
             report = reports.get(file)
@@ -209,5 +212,8 @@ class InlineSuppressions:
                         continue
                     unused.append(unused_label(code, config))
                 if unused:
-                    add_finding(report, config, UNUSED_SUPPRESSION, d.span,
-                            f"unused suppression: {', '.join(unused)}; remove it from `{d.text}`", ctx)
+                    span = d.span
+                    emitter.event(report, ctx, unused_suppression_hook,
+                                  UnusedSuppression(f"`{d.text}`", LineAt(span.line, span.column, span.end_line,
+                                                                           span.end_column), tuple(unused)),
+                                  report.file)
