@@ -14,8 +14,10 @@ Besides workloads (`check`) and Dockerfiles (`check_dockerfile`), a rule may
 check what the scan meets in its input (input-level rules, GPU0xx): input that
 cannot be read (`check_input`), a chart or kustomization that cannot be rendered
 (`check_render`), an unrendered template (`check_template`), an input that is
-not read (`check_unread`) and a suppression that suppressed nothing
-(`check_suppression`). Each hook gets a typed event and yields `Violation`s at
+not read (`check_unread`), a suppression comment (`check_directive`) and a
+suppression that suppressed nothing (`check_suppression`). Findings of the rules
+with the last two hooks are about suppressions: a suppression comment never
+silences them. Each hook gets a typed event and yields `Violation`s at
 `LineAt` positions; for these, a violation's `severity` is the default for that
 case, and a severity configured for the rule still wins.
 """
@@ -163,6 +165,17 @@ class UnreadInput:
 
 
 @dataclass(frozen=True)
+class SuppressionComment:
+    """A `# gpulint: ignore[...] reason` comment (`check_directive`): `text` as written, the codes
+    it names and its reason ("" when it gives none)."""
+
+    text: str
+    where: LineAt
+    codes: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
 class UnusedSuppression:
     """A suppression some of whose codes suppressed nothing (`check_suppression`): `directive` names
     it as a message would (`` `# gpulint: ignore[GPU003] why` ``, `gpulint.io/ignore (Pod ml/x)`);
@@ -209,6 +222,7 @@ InputCheck = Callable[[InputProblem, RuleContext], Iterable[Violation]]
 RenderCheck = Callable[[RenderProblem, RuleContext], Iterable[Violation]]
 TemplateCheck = Callable[[UnrenderedTemplate, RuleContext], Iterable[Violation]]
 UnreadCheck = Callable[[UnreadInput, RuleContext], Iterable[Violation]]
+DirectiveCheck = Callable[[SuppressionComment, RuleContext], Iterable[Violation]]
 SuppressionCheck = Callable[[UnusedSuppression, RuleContext], Iterable[Violation]]
 
 
@@ -227,6 +241,7 @@ class Rule:
     check_template: TemplateCheck | None = None
     check_unread: UnreadCheck | None = None
     check_suppression: SuppressionCheck | None = None
+    check_directive: DirectiveCheck | None = None
     enabled_by_default: bool = True
     # On unless a layer of the selection ignores or disables it: selecting other rules
     # (`--select GPU003`) leaves it on, so that nothing unread goes unsaid (GPU000, GPU010).

@@ -19,7 +19,7 @@ from gpulint.config.selection import select_rules
 from gpulint.load.yamlload import DEFAULT_LIMITS, Limits
 from gpulint.results.scanning import ScanConfig, Suppressor
 from gpulint.suppress.annotation_ignore import AnnotationSuppressions
-from gpulint.suppress.core import pipeline
+from gpulint.suppress.core import about_suppressions, pipeline
 from gpulint.suppress.inline import InlineSuppressions
 
 if TYPE_CHECKING:  # the baseline and configuration modules load when a scan uses them
@@ -105,8 +105,9 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
     Raises SelectionError (bad CLI code) and BaselineError (unreadable baseline).
     """
     chosen = choose_rules(rules, project, cli)
-    inline = InlineSuppressions()
-    annotations = AnnotationSuppressions()
+    about = about_suppressions(rules.values())
+    inline = InlineSuppressions(about)
+    annotations = AnnotationSuppressions(about)
     writer = None
     baseline: Suppressor | None = None
     if cli.write_baseline or cli.baseline or project.baseline is not None:

@@ -19,7 +19,6 @@ from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
 from gpulint.suppress.core import (
     KIND_ANNOTATION,
-    META_RULES,
     NO_REASON,
     code_matches,
     unused_suppression_hook,
@@ -34,7 +33,9 @@ if TYPE_CHECKING:
 class AnnotationSuppressions:
     """The annotation suppressor, and the hook reporting annotation codes that matched nothing (GPU092)."""
 
-    def __init__(self) -> None:
+    def __init__(self, about_suppressions: frozenset[str]) -> None:
+        # Rules whose findings no annotation silences (core.about_suppressions).
+        self.about_suppressions = about_suppressions
         # (file, document index, annotations path, code as written) that silenced a finding.
         self.used: set[tuple[str, int, tuple, str]] = set()
         # Whether GPU092 is enabled, for the last rule list seen (asked per document).
@@ -42,7 +43,7 @@ class AnnotationSuppressions:
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
-        if workload is None or finding.rule_id in META_RULES:
+        if workload is None or finding.rule_id in self.about_suppressions:
             return None
         for ignore in ignores_of(workload):
             if ignore.pod is not None and not _in_pod(ignore.pod, workload, finding, ctx):
