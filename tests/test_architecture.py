@@ -181,3 +181,15 @@ def test_the_checks_see_what_they_forbid() -> None:
               "        return findings.Finding('GPU000', 'x', None, 'm', 'f', s)\n")
     assert _findings_built(sample) == [6]
     assert _kind_names_used(sample) == ["2: ['chart', 'kustomization']", "5: .kind compared with ['stdin']"]
+
+
+def test_no_rule_id_is_special_cased_outside_its_rule() -> None:
+    """No module of gpulint names a rule by its id (`"GPU000"`): what a rule does is declared on
+    its Rule (hooks, kept_when_selecting_others, exempt_roles), in its own module under rules/."""
+    from gpulint.api import RULE_ID_RE
+
+    named = [f"{module}:{node.lineno}: {node.value}" for module, path in _modules().items()
+             if not module.startswith("gpulint.rules")
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_ID_RE.match(node.value)]
+    assert named == [], "rule ids written outside rules/:\n" + "\n".join(named)
