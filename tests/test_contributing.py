@@ -39,6 +39,9 @@ image: registry.example.com/app:latest
 ## Use instead
 Pin a version tag or a digest.
 
+## Fix
+None: which version to pin is the author's choice.
+
 ## References
 - Kubernetes images: https://kubernetes.io/docs/concepts/containers/images/
 """

@@ -16,7 +16,7 @@ from typing import Any
 
 from gpulint.cli.scanargs import HelpShown, UsageError
 from gpulint.results.inputkind import InputKind
-from gpulint.scan.request import RequestError, ScanRequest
+from gpulint.scan.request import RequestError, ScanOutcome, ScanRequest, fails
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # A scan makes millions of small objects and no reference cycles worth collecting:
@@ -151,6 +151,10 @@ def _scan(v: dict[str, Any]) -> int:
         progress.erase()
     result = outcome.result
     progress.finished(result, outcome.skipped)
+    assert outcome.project is not None
+    fixing = v["fix"] if v["fix"] is not None else outcome.project.fix
+    if (fixing or v["diff"]) and not v.get("fixed_already"):
+        return _fix(v, outcome)
 
     context = registry.ReportContext(
         rules=outcome.rules, enabled=outcome.enabled, category=v["category"],
@@ -185,10 +189,15 @@ def _scan(v: dict[str, Any]) -> int:
         echo_err(f"gpulint: {'error' if v['fail_if_empty'] else 'warning'}: {empty}")
         if v["fail_if_empty"]:
             return EXIT_ERROR
+    result.internal_errors += v.get("fix_errors", [])
+    if v.get("fixed_already") and not v["quiet"]:
+        from gpulint.cli.fixcmd import summary
+
+        summary(v["fixed_already"][0], result, v["fixed_already"][1], echo_err)
     for message in result.internal_errors:
         echo_err(f"gpulint: {message} — this is a bug; please report it with the input at "
                  "https://github.com/gpulint/gpulint/issues")
-    if not outcome.complete:
+    if outcome.missing or result.internal_errors:
         if outcome.baseline is not None:
             echo_err(f"gpulint: error: baseline {v['write_baseline']} not written: the scan was incomplete")
         return EXIT_ERROR
@@ -222,6 +231,54 @@ def scan_request(v: dict[str, Any], report_files: tuple[str, ...] = (), observer
         render_timeout=v["render_timeout"], max_depth=v["max_depth"], max_alias_nodes=v["max_alias_nodes"],
         jobs=v["jobs"], cache=not v["no_cache"], cache_dir=v["cache_dir"], report_files=report_files,
         observer=observer)
+
+
+def _fix(v: dict[str, Any], outcome: ScanOutcome) -> int:
+    """--fix / --diff (cli/fixcmd.py): fix in memory, then print the diff, or print stdin's fixed
+    text, or write the files and scan again for the report of what remains."""
+    from gpulint.cli import fixcmd
+
+    result, project, reader = outcome.result, outcome.project, outcome.reader
+    unsafe = v["unsafe_fixes"] if v["unsafe_fixes"] is not None else project.unsafe_fixes
+    rules_policy = fixcmd.policy(outcome.rules, project, unsafe)
+    done = fixcmd.fix_inputs(result, outcome.inputs, outcome.config, reader, rules_policy)
+    if not v["quiet"]:
+        for note in done.notes:
+            echo_err(f"gpulint: {note}")
+    errors = [f"gpulint: {message} — {_BUG}" for message in done.errors]
+    if v["diff"]:
+        sys.stdout.write(fixcmd.diff_text(done))
+        sys.stdout.flush()
+        for message in errors:
+            echo_err(message)
+        if not v["quiet"]:
+            for finding in result.findings:
+                if finding.no_fix is not None and finding.suppressed is None:
+                    s = finding.span
+                    echo_err(f"gpulint: {finding.file}:{s.line}:{s.column}: {finding.rule_id} {finding.no_fix}")
+            fixcmd.would_fix(done, result, rules_policy, echo_err)
+        return EXIT_ERROR if errors else (EXIT_FINDINGS if done.files else EXIT_CLEAN)
+    stdin = next((item for item in outcome.inputs if item.kind is InputKind.STDIN), None)
+    if stdin is not None:
+        # As ruff does: the text (fixed or not) on stdout, what remains in the summary and exit code.
+        fixed = next((item for item in done.files if item.path is None), None)
+        sys.stdout.write(fixed.after if fixed is not None else fixcmd.text_of(stdin, reader))
+        sys.stdout.flush()
+        remaining = fixcmd.remaining(result, done)
+        fixcmd.write_files(done)
+        for message in errors:
+            echo_err(message)
+        if not v["quiet"]:
+            fixcmd.summary(done.fixed, remaining, rules_policy, echo_err)
+        if errors or outcome.missing:
+            return EXIT_ERROR
+        return EXIT_CLEAN if v["exit_zero"] or not fails(remaining, outcome.fail_on) else EXIT_FINDINGS
+    try:
+        fixcmd.write_files(done)
+    except OSError as error:
+        raise UsageError(f"cannot write a fixed file: {error.strerror or error}") from None
+    # The report is of the fixed files, scanned again as they now are.
+    return _scan(dict(v, fixed_already=(done.fixed, rules_policy), fix_errors=done.errors))
 
 
 def _nothing_scanned(inputs: list, paths: list[str]) -> str | None:

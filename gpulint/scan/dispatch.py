@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from gpulint.api import LITERAL_NOTE, LineAt, ValueAt
 from gpulint.config.render import RenderOptions
+from gpulint.fix.resolve import attach as attach_fix
 from gpulint.inputs.discovery import Input
 from gpulint.inputs.notread import not_read_report
 from gpulint.load.decode import BinaryInput, ReadError, Text, decode_lenient
@@ -313,6 +314,8 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                         continue  # about a value the template has not rendered yet
                     finding = workload_finding(contexts.emitter, rule, violation, workload, span,
                                        mapped_locations(mapper, display, target, violation.where))
+                    if violation.fix is not None or violation.no_fix is not None:
+                        attach_fix(finding, violation, target.doc, not plain)
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     contexts.emitter.file(report, finding, sctx)

@@ -17,8 +17,10 @@ from gpulint.config.render import DEFAULT_RELEASE
 
 if TYPE_CHECKING:
     from gpulint.api import Rule
+    from gpulint.config.settings import ProjectConfig
     from gpulint.inputs.discovery import Input
-    from gpulint.results.scanning import ScanResult
+    from gpulint.results.scanning import ScanConfig, ScanResult
+    from gpulint.scan.reader import InputReader
     from gpulint.suppress.baseline import BaselineWriter
 
 DEFAULT_MAX_DEPTH = 500
@@ -99,6 +101,10 @@ class ScanOutcome:
     missing: list[str]                        # paths of the request that do not exist
     skipped: list[tuple[str, str]]            # (path, reason) left out on purpose (excludes, special files)
     baseline: BaselineWriter | None = None    # the baseline to write, when the request asked for one
+    # What the scan ran with, for a stage that works on its findings afterwards (fixes: cli/fixcmd.py).
+    config: ScanConfig | None = None
+    project: ProjectConfig | None = None      # the configuration in effect
+    reader: InputReader | None = None         # how the inputs were read (stdin kept, renders)
 
     @property
     def complete(self) -> bool:
@@ -107,10 +113,15 @@ class ScanOutcome:
 
     def fails(self) -> bool:
         """Whether an active finding is at or above `fail_on`."""
-        if self.fail_on == "never":
-            return False
-        from gpulint.api import Severity
+        return fails(self.result, self.fail_on)
 
-        threshold = Severity(self.fail_on).rank
-        return any(finding.suppressed is None and finding.severity.rank >= threshold
-                   for report in self.result.files for finding in report.findings)
+
+def fails(result: ScanResult, fail_on: str) -> bool:
+    """Whether an active finding of `result` is at or above `fail_on` ("never": none is)."""
+    if fail_on == "never":
+        return False
+    from gpulint.api import Severity
+
+    threshold = Severity(fail_on).rank
+    return any(finding.suppressed is None and finding.severity.rank >= threshold
+               for report in result.files for finding in report.findings)

@@ -74,7 +74,7 @@ def run(request: ScanRequest) -> ScanOutcome:
                   cache=result_cache(request, project, setup.writer))
     enabled = sorted(rule.id for rule in setup.scan.rules)
     return ScanOutcome(result, rules, enabled, setup.fail_on, found.inputs, found.missing, found.skipped,
-                       setup.writer)
+                       setup.writer, setup.scan, project, reader)
 
 
 def load_rules() -> dict:
