@@ -28,7 +28,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Union
 
 if TYPE_CHECKING:
     from gpulint.load.dockerfile import Dockerfile
@@ -111,10 +111,11 @@ class SystemRole(str, enum.Enum):
 
 
 # --- what an input-level rule checks ----------------------------------------
+# Named tuples, not dataclasses: every scan imports this module, and a named tuple
+# costs a third of a frozen dataclass to define.
 
 
-@dataclass(frozen=True)
-class InputProblem:
+class InputProblem(NamedTuple):
     """Input that cannot be read as Kubernetes manifests: a syntax error, undecodable text,
     a duplicate key, a value of the wrong type, an unreadable file (`check_input`)."""
 
@@ -122,22 +123,20 @@ class InputProblem:
     where: LineAt
 
 
-@dataclass(frozen=True)
-class RenderProblem:
+class RenderProblem(NamedTuple):
     """A chart or kustomization that cannot be rendered as it is (`check_render`). `severity`:
     the renderer's judgement when it is not the rule's (info: nothing went unchecked)."""
 
     message: str
     where: LineAt
-    severity: "Severity | None" = None
+    severity: Severity | None = None
 
 
 # What a finding about a template read as literal text says was checked (GPU010, GPU011).
 LITERAL_NOTE = "only its literal text was checked, each action read as a placeholder"
 
 
-@dataclass(frozen=True)
-class TemplateDocument:
+class TemplateDocument(NamedTuple):
     """A document of an unrendered template that failed to load as it is."""
 
     line: int
@@ -146,8 +145,7 @@ class TemplateDocument:
     literal_checked: bool    # read with its actions masked as placeholders, and checked so
 
 
-@dataclass(frozen=True)
-class UnrenderedTemplate:
+class UnrenderedTemplate(NamedTuple):
     """A file outside any chart holding template actions (`check_template`): its documents that
     failed to load, in order; `syntax` "go" (`{{ }}`) or "dollar" (`${}`); `helm`: it uses Helm's
     objects."""
@@ -158,8 +156,7 @@ class UnrenderedTemplate:
     helm: bool
 
 
-@dataclass(frozen=True)
-class UnreadInput:
+class UnreadInput(NamedTuple):
     """An input the scan does not open (`check_unread`): a symlink out of the scanned directory
     (`target`: its text) or a kernel filesystem directory (`target` None)."""
 
@@ -167,8 +164,7 @@ class UnreadInput:
     target: str | None
 
 
-@dataclass(frozen=True)
-class SuppressionComment:
+class SuppressionComment(NamedTuple):
     """A `# gpulint: ignore[...] reason` comment (`check_directive`): `text` as written, the codes
     it names and its reason ("" when it gives none)."""
 
@@ -178,8 +174,7 @@ class SuppressionComment:
     reason: str
 
 
-@dataclass(frozen=True)
-class UnusedSuppression:
+class UnusedSuppression(NamedTuple):
     """A suppression some of whose codes suppressed nothing (`check_suppression`): `directive` names
     it as a message would (`` `# gpulint: ignore[GPU003] why` ``, `gpulint.io/ignore (Pod ml/x)`);
     `unused`: those codes, each with why (`GPU003 (no such finding here)`)."""

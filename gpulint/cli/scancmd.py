@@ -11,7 +11,6 @@ import errno
 import os
 import re
 import sys
-from dataclasses import replace
 from typing import Any
 
 from gpulint.cli.scanargs import HelpShown, UsageError
@@ -164,7 +163,7 @@ def _scan(v: dict[str, Any]) -> int:
     for target in targets:  # one scan, every report (report/destinations.py)
         reporter = registry.reporter(target.format)
         if target.path is None:
-            reporter.write(result, sys.stdout, replace(context, to_stdout=True))
+            reporter.write(result, sys.stdout, context._replace(to_stdout=True))
             sys.stdout.flush()
             continue
         from gpulint.report.atomicfile import open_atomic
@@ -177,8 +176,9 @@ def _scan(v: dict[str, Any]) -> int:
                 reporter.write(result, handle, context)
         except OSError as error:
             raise UsageError(f"cannot write {target.path}: {error.strerror or error}") from None
-    for name in sorted({target.format for target in targets}, key=registry.names().index):
-        warning = registry.reporter(name).finish(result)
+    written = {registry.reporter(target.format) for target in targets}
+    for used in sorted(written, key=lambda reporter: (reporter.order, reporter.name)):
+        warning = used.finish(result)
         if warning is not None:
             echo_err(f"gpulint: warning: {warning}")
 

@@ -10,7 +10,6 @@ before anything is scanned.
 from __future__ import annotations
 
 import os
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from gpulint.scan.reader import InputReader
@@ -130,8 +129,7 @@ def result_cache(request: ScanRequest, project: ProjectConfig, writer: BaselineW
     # What the scan's result depends on besides its inputs: the fields of the request that shape it,
     # and the bytes of the configuration in effect (found from the stdin name too), the baselines
     # and the values files they name.
-    shaping = {field.name: getattr(request, field.name) for field in fields(request)
-               if field.name not in _NOT_SHAPING}
+    shaping = {name: value for name, value in request._asdict().items() if name not in _NOT_SHAPING}
     named = [str(project.file or ""), request.baseline or "", str(project.baseline or ""), *request.values]
     parts = [repr(shaping), os.getcwd()]
     for path in named:
