@@ -120,3 +120,7 @@ def role_for(exempt: frozenset[SystemRole], roles: tuple[Role, ...]) -> Role | N
     """The first of `roles` that is one of `exempt` (a rule's `exempt_roles`)."""
     return next((role for role in roles if role.name in exempt), None)
 
+
+
+# The mount signatures, for their admission form (gpulint/admission/exemptions.py).
+MOUNT_ROLES = _MOUNT_ROLES
