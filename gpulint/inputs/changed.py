@@ -165,13 +165,12 @@ def _display(directory: str) -> str:
     return directory
 
 
-def keep_changed(result: ScanResult, focus: dict[str, set[str] | None]) -> None:
+def keep_changed(result: ScanResult, focus: dict[str, set[str] | None], render_rules: frozenset[str]) -> None:
     """Of the kustomizations built for changed files, keep the findings on those files (the
-    rendered position, or a file it maps back to) and the build failures."""
+    rendered position, or a file it maps back to) and the build failures (findings of
+    `render_rules`, the rules that report render problems)."""
     if not focus:
         return
-    from gpulint.results.findings import RENDER_FAILED
-
     for report in result.files:
         if report.file not in focus:
             continue
@@ -180,5 +179,5 @@ def keep_changed(result: ScanResult, focus: dict[str, set[str] | None]) -> None:
             continue
         report.findings = [
             finding for finding in report.findings
-            if finding.rule_id == RENDER_FAILED or os.path.realpath(finding.file) in changed
+            if finding.rule_id in render_rules or os.path.realpath(finding.file) in changed
             or any(os.path.realpath(place.file) in changed for place in finding.mapped)]
