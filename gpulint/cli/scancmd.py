@@ -51,9 +51,56 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI sends on cancel and timeout) or SIGHUP: stopped as Ctrl-C stops a scan
+    (renderer process groups killed, temporary directories removed), exit 128 + the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: Any) -> None:
+    import signal
+
+    for name in _STOP_SIGNALS:      # once: a second signal must not cut the cleanup short
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+_STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+def _handle_stop_signals() -> dict:
+    """Install _terminate for SIGTERM and SIGHUP (main thread only); the handlers it replaced."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {}
+    for name in _STOP_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None:
+            previous[number] = signal.signal(number, _terminate)
+    return previous
+
+
 def main(args: list[str]) -> int:
-    """`gpulint scan ARGS`: the exit code. Never a traceback: Ctrl-C exits 130, a reader
-    that went away (`gpulint scan | head`) 1, a bug 2 with a one-line message."""
+    """`gpulint scan ARGS`: the exit code. Never a traceback: Ctrl-C exits 130, SIGTERM 143 and
+    SIGHUP 129 (each stops the scan as Ctrl-C does), a reader that went away (`gpulint scan |
+    head`) 1, a bug 2 with a one-line message."""
+    import signal
+
+    previous = _handle_stop_signals()
+    try:
+        return _main(args)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _main(args: list[str]) -> int:
     from gpulint.cli import scanargs
 
     try:
@@ -68,6 +115,9 @@ def main(args: list[str]) -> int:
     except UsageError as error:
         echo_err(f"gpulint: error: {error}")
         return EXIT_ERROR
+    except Terminated as stopped:
+        echo_err(f"gpulint: terminated (signal {stopped.signum})")
+        return 128 + stopped.signum
     except KeyboardInterrupt:
         echo_err("gpulint: interrupted")
         return 130
@@ -138,7 +188,8 @@ def _scan(v: dict[str, Any]) -> int:
         raise UsageError("--statistics: only with the text and json formats")
     rules = load_rules_or_fail()
     # The configuration of stdin given a name is found, and its excludes applied, as for that file.
-    project = _project_config([stdin_name if p == "-" and stdin_name else p for p in paths], v["config_file"], rules)
+    project = _project_config([stdin_name if p == "-" and stdin_name else p for p in paths], v["config_file"], rules,
+                              v["isolated"])
     options = CliOptions(
         select=split_codes(v["select"]) or None,
         extend_select=split_codes(v["extend_select"]),
@@ -280,19 +331,26 @@ def _result_cache(v: dict[str, Any], project: Any, writer: Any) -> Any:
     shaping = {k: value for k, value in sorted(v.items())
                if k not in ("output_format", "output", "category", "show_suppressed", "no_cache", "cache_dir",
                             "jobs", "paths")}
-    named = [str(project.file or ""), v["baseline"] or "", str(project.baseline or ""), *v["values"]]
+    named = [str(project.file or ""), v["baseline"] or "", str(project.baseline or ""), *v["values"],
+             *(f for chart in project.charts for f in chart.values.files)]
     parts = [repr(shaping), os.getcwd()]
+    from gpulint.load.regular import read_regular
+
     for path in named:
         try:
-            with open(path, "rb") as handle:
-                parts.append(f"{path}\0{handle.read().hex()}")
+            parts.append(f"{path}\0{read_regular(path).hex()}")     # (never a named pipe: it would wait)
         except OSError:
             parts.append(f"{path}\0unreadable")
-    return ResultCache(v["cache_dir"] or default_dir(), "\n".join(parts))
+    cache = ResultCache(v["cache_dir"] or default_dir(), "\n".join(parts))
+    if cache.problem is not None:
+        echo_err(f"gpulint: warning: result cache off: {cache.problem} (use a folder of your own with --cache-dir)")
+        return None
+    return cache
 
 
-def _project_config(paths: list[str], config_file: str | None, rules: dict) -> Any:
-    """The configuration given with --config, or the one nearest to the first path."""
+def _project_config(paths: list[str], config_file: str | None, rules: dict, isolated: bool = False) -> Any:
+    """The configuration given with --config, or the one nearest to the first path (none with
+    --isolated: a configuration in the scanned tree is the pull request's own)."""
     from gpulint.config.settings import (
         ConfigError,
         default_config,
@@ -308,10 +366,12 @@ def _project_config(paths: list[str], config_file: str | None, rules: dict) -> A
             raise UsageError(f"{config_file}: no such configuration file")
     try:
         if config_file is None:
+            if isolated:
+                return default_config()
             path = find_config(paths)  # refuses a configuration linked from outside the repository
         if path is None:
             return default_config()
-        return load_config(path, rules)
+        return load_config(path, rules, from_tree=config_file is None)
     except ConfigError as error:
         for problem in error.problems:
             echo_err(f"gpulint: error: {problem}")
@@ -337,6 +397,7 @@ def _render_options(v: dict[str, Any], paths: list[str], config_timeout: int | N
                          namespace=v["helm_namespace"] or None, skip_tests=v["helm_skip_tests"],
                          kustomize=v["kustomize"],
                          timeout=float(v["render_timeout"] or config_timeout or DEFAULT_TIMEOUT),
+                         memory=v["render_memory"],
                          scan_roots=tuple(p for p in paths if p != "-"))
 
 

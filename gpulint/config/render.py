@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unnamed release
 DEFAULT_TIMEOUT = 30.0  # seconds per renderer run; one that takes longer is stopped and reported
-DEFAULT_MEMORY = 768    # MiB of address space per renderer run (helm template reserves ~300 MiB at start)
+DEFAULT_MEMORY = 512    # MiB a renderer run may allocate (beyond the Go runtime's reservation, render/tools.py)
 
 
 @dataclass(frozen=True)
