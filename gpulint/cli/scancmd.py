@@ -40,7 +40,9 @@ def echo_err(message: str) -> None:
         return
     if not _isatty(stream):
         message = _ANSI_RE.sub("", message)
-    stream.write(message + "\n")
+    from gpulint.report.safetext import no_commands
+
+    stream.write(no_commands(message) + "\n")      # a CI runner reads stderr for commands too
     stream.flush()
 
 
