@@ -170,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-alias-nodes", type=integer(0), default=1_000_000, metavar="N",
                         help="Most nodes YAML aliases may add to a document, bounding alias bombs "
                              "(default: 1000000).")
+    limits.add_argument("--max-file-size", type=integer(1, 1 << 30), default=256, metavar="MIB",
+                        help="Largest file read, in MiB; a larger one is reported as GPU000 and not opened "
+                             "(default: 256).")
     limits.add_argument("-j", "--jobs", type=integer(1), metavar="N",
                         help="Processes scanning files in parallel (default: one per idle CPU; small scans use "
                              "one). The report is the same whatever the number.")

@@ -222,7 +222,8 @@ def _scan(v: dict[str, Any]) -> int:
     except OutputError as error:
         raise UsageError(str(error)) from None
     run.scan.render = _render_options(v, paths, project.render_timeout)  # type: ignore[assignment]
-    run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
+    run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"],
+                             max_file_size=v["max_file_size"] << 20)
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
                      respect_ignore=not v["no_ignore"], stdin_name=stdin_name)
     for target in targets:

@@ -22,7 +22,8 @@ class TooLarge(OSError):
     """A file larger than the limit it was read with (never read)."""
 
     def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"{size} bytes, more than the limit of {limit} bytes")
+        super().__init__(f"{size} bytes, more than the limit of {limit} bytes (--max-file-size {limit >> 20} MiB); "
+                         "not read")
         self.size = size
         self.limit = limit
 
