@@ -46,6 +46,14 @@ def check_regular(path: str | os.PathLike, limit: int | None = None) -> os.stat_
     return info
 
 
+def check_size(path: str | os.PathLike, limit: int) -> None:
+    """TooLarge when `path` is a regular file larger than `limit` (a named pipe the user gave
+    on the command line, `<(kubectl get ...)`, is read as the stream it is)."""
+    info = os.stat(path)
+    if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+        raise TooLarge(info.st_size, limit)
+
+
 def read_regular(path: str | os.PathLike, limit: int | None = None) -> bytes:
     """The bytes of the regular file `path` (at most `limit`); NotRegular, TooLarge or OSError else."""
     check_regular(path, limit)

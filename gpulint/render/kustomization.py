@@ -398,7 +398,8 @@ def audit(root: Path, repository: Path) -> Audit:
     error), so the audit and the build never disagree about what a file says."""
     result = Audit(repository)
     seen: set[Path] = set()
-    todo: list[tuple[Path, Reference | None, bool]] = [(real_path(root), None, False)]
+    # (directory, the reference reaching it, for a directory of configurations: the kustomization using them)
+    todo: list[tuple[Path, Reference | None, Kustomization | None]] = [(real_path(root), None, None)]
     while todo:
         directory, via, holds_configs = todo.pop(0)
         if directory in seen:
@@ -437,18 +438,19 @@ def audit(root: Path, repository: Path) -> Audit:
                 if ref.where[0] in ("resources", "bases", "components"):
                     todo.append((target, ref, holds_configs))
                 elif ref.where[0] in _CONFIG_LISTS:
-                    todo.append((target, ref, True))     # a directory of configurations
+                    todo.append((target, ref, k))     # a directory of configurations
                 continue
             if not os.path.isfile(target):
                 result.unreadable.append((ref, f"{ref.text} is no regular file (a named pipe, device or socket)"))
                 continue
-            if ref.where[0] in _CONFIG_LISTS or holds_configs and ref.where[0] in ("resources", "bases"):
+            if ref.where[0] in _CONFIG_LISTS or holds_configs is not None and ref.where[0] in ("resources", "bases"):
                 result.configs.append(target)
                 why = _unreadable_file(target)
                 if why is not None:
                     result.unreadable.append((ref, f"{ref.text}: {why[0]}"))
                     continue
-                _audit_config(_file_data(target), k, ref, result, remote)
+                user = holds_configs.directory if holds_configs is not None else k.directory
+                _audit_config(_file_data(target), k, ref, result, remote, user)
         for key in _CONFIG_LISTS:   # inline configurations
             for i, item in enumerate(_list(k.data.get(key))):
                 if isinstance(item, str) and "\n" in item:
@@ -507,10 +509,10 @@ def _unreadable_text(text: str) -> tuple[str, Span] | None:
 
 
 def _audit_config(docs: list[Any], k: Kustomization, via: Reference, result: Audit,
-                  remote: list[Reference]) -> None:
+                  remote: list[Reference], user: Path | None = None) -> None:
     """The strings of a generator/transformer/validator configuration that name a path (relative to
-    the kustomization that uses it, as kustomize reads them) or, under a key kustomize reads a
-    file from, a URL."""
+    the kustomization naming it, and to the one using it when that is another) or, under a key
+    kustomize reads a file from, a URL."""
     for data in docs:
         for key, text in _strings_in(data):
             for candidate in {text, text.split("=", 1)[-1]}:
@@ -520,11 +522,12 @@ def _audit_config(docs: list[Any], k: Kustomization, via: Reference, result: Aud
                 if key in _CONFIG_PATH_KEYS and (is_remote(candidate) or key == "repo"):
                     remote.append(Reference(k, candidate, via.where, via.at))
                     break
+                bases = {k.directory, user or k.directory}
                 if not ("/" in candidate or candidate.startswith(".")
-                        or os.path.islink(os.path.normpath(k.directory / candidate))):
+                        or any(os.path.islink(os.path.normpath(base / candidate)) for base in bases)):
                     continue
-                local = os.path.normpath(k.directory / candidate)
-                if os.path.lexists(local) and not _inside(real_path(Path(local)), result.repository):
+                if any(os.path.lexists(local := os.path.normpath(base / candidate))
+                       and not _inside(real_path(Path(local)), result.repository) for base in bases):
                     result.outside.append(Reference(k, candidate, via.where, via.at))
                     break
 

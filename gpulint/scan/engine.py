@@ -325,9 +325,9 @@ def index_input(item: Input, reader: InputReader, limits: Limits) -> Indexed:
     """What the index pass finds in a manifest or stdin (nothing when it cannot be read)."""
     try:
         if item.real is not None and limits.max_file_size is not None:
-            from gpulint.load.regular import check_regular
+            from gpulint.load.regular import check_size
 
-            check_regular(item.real, limits.max_file_size)      # (the scan reports it)
+            check_size(item.real, limits.max_file_size)      # (the scan reports it)
         data = reader.small(item)
         if data is not None:
             return _index_text(item, Text.of(data), limits)
@@ -371,9 +371,9 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         return report
     try:
         if item.real is not None and config.limits.max_file_size is not None:
-            from gpulint.load.regular import check_regular     # (a FIFO or an oversized file: never opened)
+            from gpulint.load.regular import check_size     # (an oversized file is never opened)
 
-            check_regular(item.real, config.limits.max_file_size)
+            check_size(item.real, config.limits.max_file_size)
         data = reader.small(item)
         if data is not None:
             _scan_text(report, item, Text.of(data), config, contexts, reader)
