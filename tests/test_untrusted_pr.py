@@ -195,10 +195,12 @@ def _forging_tree(tmp_path: Path) -> Path:
 
 
 def _forged(text: str) -> list[str]:
-    """Lines GitHub's runner would take for a command that are not gpulint's own."""
+    """Lines GitHub's runner would take for a command that are not gpulint's own. (The runner tries
+    the `::` syntax first: a line of gpulint's own commands is read as that command, whatever `##[`
+    its escaped properties hold.)"""
     ours = ("::error ", "::warning ", "::notice ", "::group::", "::endgroup::")
     return [line for line in text.splitlines()
-            if (line.strip().startswith("::") and not line.startswith(ours)) or "##[" in line]
+            if not line.startswith(ours) and (line.strip().startswith("::") or "##[" in line)]
 
 
 def test_no_line_of_the_github_format_or_stderr_is_a_forged_command(tmp_path: Path) -> None:
