@@ -39,6 +39,11 @@ def json_safe(text: str) -> str:
 
     A raw surrogate can only be inside a JSON string, so replacing it with
     its six-character escape keeps the document's meaning."""
+    if "##[" in text:
+        # A JSON report printed in a CI log: `##[` anywhere in a line is a workflow command to
+        # GitHub's runner. It can only be inside a string (`#` is no JSON syntax), where `\u005b`
+        # is the same `[`.
+        text = text.replace("##[", "##\\u005b")
     if text.isascii():
         return text
     try:
