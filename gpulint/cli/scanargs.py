@@ -18,12 +18,13 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable, NoReturn
 
+from gpulint.report import registry as formats
+
 SCAN_HELP = "Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."
-FORMATS = ("text", "full", "concise", "json", "sarif", "github")
 FAIL_ON = ("error", "warning", "info", "never")
 COLORS = ("auto", "always", "never")
 # How close (difflib ratio) an unknown option must be to one of ours to be suggested:
-# `--fail_on` gives `--fail-on` (0.89), `--fix` gives nothing (`--config` is 0.62).
+# `--fail_on` gives `--fail-on` (0.89), `--confg` gives `--config`.
 SUGGEST_CUTOFF = 0.75
 
 
@@ -81,10 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: '.').")
 
     out = parser.add_argument_group("output")
-    out.add_argument("-f", "--format", dest="output_format", type=choice(*FORMATS), metavar="FORMAT",
-                     help="text (full on a terminal, concise otherwise), full (grouped by file, with each "
-                          "finding's source line), concise (one line per finding), json, sarif or github "
-                          "(default: github when GITHUB_ACTIONS=true, else text).")
+    out.add_argument("-f", "--format", dest="output_format", type=choice(*formats.names()), metavar="FORMAT",
+                     help=f"{formats.help_text()} (default: github when GITHUB_ACTIONS=true, else text).")
     out.add_argument("-o", "--output", action="append", metavar="[FORMAT:]FILE",
                      help="Write the report to FILE (atomically; missing folders are created) instead of stdout; "
                           "FORMAT:FILE writes one more report in FORMAT from the same scan (e.g. -o "
@@ -105,6 +104,21 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: warning, or the configuration's fail-on).")
     out.add_argument("--exit-zero", action="store_true",
                      help="Exit 0 even when there are findings (usage and configuration errors still exit 2).")
+
+    fixes = parser.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", default=None,
+                       help="Apply the safe fixes to the files in place (atomically, only files that change; "
+                            "stdin: the fixed text on stdout), then report what remains (default: the "
+                            "configuration's fix).")
+    fixes.add_argument("--no-fix", dest="fix", action="store_false", help="Do not apply fixes (overrides fix: true).")
+    fixes.add_argument("--unsafe-fixes", action="store_true", default=None,
+                       help="Apply (with --fix) or show (with --diff) the unsafe fixes too: they change what the "
+                            "workload gets (default: the configuration's unsafe-fixes).")
+    fixes.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false",
+                       help="Leave the unsafe fixes out (overrides unsafe-fixes: true).")
+    fixes.add_argument("--diff", action="store_true",
+                       help="Print a unified diff of the fixes instead of applying them; change nothing (exit 1 "
+                            "when there is a diff).")
 
     rules = parser.add_argument_group("rule selection")
     rules.add_argument("--select", action="append", metavar="CODES",

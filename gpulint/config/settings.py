@@ -92,6 +92,10 @@ class ProjectConfig:
     baseline: Path | None = None
     charts: list[ConfiguredChart] = field(default_factory=list)  # extra renders of Helm charts
     render_timeout: int | None = None            # seconds per helm/kustomize run
+    fix: bool = False                            # `--fix` by default
+    unsafe_fixes: bool = False                   # `--unsafe-fixes` by default
+    fixable: list[str] | None = None             # rule codes whose fixes may apply (None: all)
+    unfixable: list[str] = field(default_factory=list)
 
     def excludes(self, path: Path) -> bool:
         """Whether an `exclude` glob matches `path` (or a directory holding it).
@@ -336,9 +340,9 @@ def _toml_locator(text: str) -> Locator:
 @functools.lru_cache(maxsize=1)
 def schema() -> dict:
     import json
-    from importlib.resources import files
+    from gpulint.load.packaged import read_text
 
-    return json.loads(files("gpulint").joinpath("schemas/config.schema.json").read_text(encoding="utf-8"))
+    return json.loads(read_text("gpulint", "schemas/config.schema.json"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -372,6 +376,10 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
     config.render_timeout = data.get("render-timeout")
     if from_tree and config.render_timeout is not None:
         config.render_timeout = min(config.render_timeout, IN_TREE_RENDER_TIMEOUT_MAX)
+    config.fix = bool(data.get("fix", False))
+    config.unsafe_fixes = bool(data.get("unsafe-fixes", False))
+    config.fixable = checker.codes(data, "fixable", rules) if "fixable" in data else None
+    config.unfixable = checker.codes(data, "unfixable", rules)
     config.rules = checker.rule_configs(data.get("rules", {}), rules)
     config.settings = resolve_settings(data.get("settings", {}))
     config.exemptions = checker.exemptions(data.get("exemptions", []), rules)
