@@ -9,7 +9,7 @@ wrapper, which is exactly how overlays reach `../base`. Kustomize then writes
 the annotation from the text before any rule runs, so rendered positions are
 those of a plain `kustomize build DIR`.
 
-Before any build, every kustomization the target reaches is audited (kustomization.audit):
+Before any build, every kustomization the target reaches is audited (kustomizefile.audit):
 one naming a remote resource, base, component or Helm chart is not built at all
 (nothing is fetched), nor one that names (itself or through a generator, transformer
 or validator configuration, in a file, inline or in a directory) a path that resolves
