@@ -153,7 +153,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     runs_engine = bool(first)
 
     for item in host_path_volumes(workload):
-        what = container_runtime_access(item.host_path)
+        writable = not item.mounts or any(not mount.read_only for _pod, _container, mount in item.mounts)
+        what = container_runtime_access(item.host_path, writable)
         if what is None:
             continue
         where = ValueAt(item.volume.host_path_path)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from gpulint.knowledge.gpu import pod_requests_gpu
-from gpulint.knowledge.hostpaths import is_within, normalize
+from gpulint.knowledge.hostpaths import is_driver_tree, is_within, normalize
 from gpulint.model.workload import PodSpec, Workload
 
 # Exemptions per role, each the rule families every built-in component of that
@@ -32,11 +32,6 @@ from gpulint.model.workload import PodSpec, Workload
 _PLUGIN_EXEMPT = frozenset({"GPU001", "GPU003", "GPU005", "GPU006"})
 _NRI_EXEMPT = frozenset({"GPU001", "GPU005", "GPU006"})
 _INSTALLER_EXEMPT = frozenset({"GPU001", "GPU006"})
-
-# Node directories a driver installer writes the NVIDIA driver into: the GPU
-# Operator's driver root, the classic install prefix, GKE's (and minikube's)
-# install directory, and the prefix some cloud images use.
-DRIVER_DIRS = ("/run/nvidia", "/usr/local/nvidia", "/home/kubernetes/bin/nvidia", "/opt/nvidia")
 
 
 @dataclass(frozen=True)
@@ -113,7 +108,7 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
     for directory, role in _MOUNT_ROLES:
         if role not in roles and any(is_within(path, directory) for path in paths):
             roles.append(role)
-    if workload.kind == "DaemonSet" and any(is_within(path, d) for path in paths for d in DRIVER_DIRS):
+    if workload.kind == "DaemonSet" and any(is_driver_tree(path) for path in paths):
         if "/" in paths:
             roles.append(INSTALLER_ROOT)
         elif "/dev" in paths:

@@ -112,6 +112,7 @@ class VolumeMount:
     name: str
     mount_path: str
     path: tuple
+    read_only: bool = False  # `readOnly: true`: the container cannot write below mount_path
 
 
 @dataclass(frozen=True)
@@ -422,7 +423,8 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
         entry = path + ("volumeMounts", i)
         if type(item) is not dict and problems.expect(item, dict, entry, f"volumeMounts[{i}]") is None:
             continue
-        mounts.append(VolumeMount(str(item.get("name", "")), str(item.get("mountPath", "")), entry))
+        mounts.append(VolumeMount(str(item.get("name", "")), str(item.get("mountPath", "")), entry,
+                                  item.get("readOnly") is True))
 
     return Container(
         role=role,
