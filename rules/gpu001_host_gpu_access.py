@@ -5,9 +5,18 @@ through the scheduler:
 
 - hostPath volumes of NVIDIA GPU device nodes (`/dev/nvidia*`, `/dev/nvidia-caps`,
   `/dev/nvidiactl`, `/dev/nvidia-uvm*`), `/dev/char`, the whole `/dev`, the
-  host root `/`, and NVIDIA driver paths
-  (`/usr/local/nvidia`, `/run/nvidia`, `/run/nvidia/driver...`,
-  `/home/kubernetes/bin/nvidia...`, `/opt/nvidia...`, any `libnvidia-*` file, `nvidia-smi`);
+  host root `/`, and NVIDIA driver and toolkit trees, recognised by the names
+  NVIDIA's installers give their directories wherever the node keeps them: a
+  bare `nvidia` directory below a software prefix or holding `lib64`/`bin`
+  (`/usr/local/nvidia`, `/opt/nvidia`, `/var/lib/nvidia`,
+  `/home/kubernetes/bin/nvidia`, `/mnt/disks/nvidia/lib64`), a versioned or
+  driver/toolkit directory (`/usr/lib/nvidia-535`,
+  `/var/lib/nvidia-docker/volumes/nvidia_driver/375.66`, a copy under
+  `/usr/local/nvidia-docker/…`, `nvidia-container-toolkit`), the GPU Operator's
+  `/run/nvidia` and `/run/nvidia/driver...`, and driver files (`libnvidia-*`,
+  `libcuda.so*`, `nvidia-smi`). A path that merely contains the word
+  (`/data/nvidia-models`, `/data/nvidia/datasets`, `/var/log/nvidia-installer`,
+  `/etc/nvidia-container-runtime`) is not a driver tree;
 - commands that enter the node: `nsenter` into PID 1 (`-t 1`, `--target 1`,
   `--mount=/proc/1/ns/mnt`) in a pod with `hostPID: true`, or into a host
   `/proc` mounted by hostPath; `chroot` into a hostPath mount of the host root

@@ -14,7 +14,11 @@ CLI, and pods that mount a node's container runtime:
   (`/var/run/docker.sock`, `/run/containerd/containerd.sock`,
   `/run/k3s/containerd/containerd.sock`, `/run/podman/podman.sock`,
   `/var/run/crio/crio.sock`, `/var/run`, `/run/containerd`, `/run/docker`...),
-  and runtime state directories (`/var/lib/docker`, `/var/lib/containerd`).
+  whatever the mount's `readOnly` (a read-only socket still connects), and
+  runtime state directories (`/var/lib/docker`, `/var/lib/containerd`) mounted
+  writable. Judged by what the mount exposes: a read-only state mount (cAdvisor)
+  starts nothing, and the container log tree `/var/lib/docker/containers` that
+  log shippers read holds log files, no socket.
 
 Commands are found in command/args, `sh -c`/`bash -c` scripts (every command
 after `;`, `&&`, `||`, `|`, newlines, inside `if`/`for`/`case`, `$(...)`,

@@ -6,15 +6,19 @@ Finds GPUs handed out by an image's own default:
   template: Deployments, Jobs, Ray, Kubeflow, Argo, KServe, ...) whose image
   sets `NVIDIA_VISIBLE_DEVICES=all` in its ENV, that requests no GPU and whose
   pod does not set the variable. Known images are listed, each with the source
-  that shows it, in `gpulint/knowledge/data/gpu_images.yaml`: `nvidia/cuda`, NGC images
-  under `nvcr.io/nvidia/` (with the GPU Operator, its validator and the container
-  toolkit, which set `void`, excluded), `tensorflow/tensorflow` and
+  that shows it, in `gpulint/knowledge/data/gpu_images.yaml`: `nvidia/cuda`, NGC
+  images of a CUDA family (`nvcr.io/nvidia/pytorch`, `…/tritonserver`, `…/nemo`,
+  the NIM microservices under `nvcr.io/nim/`) or with an NGC framework release tag
+  (`24.05-py3`), NVIDIA components whose Dockerfile sets it (device plugin, DCGM
+  exporter, MIG manager), `tensorflow/tensorflow` and
   `tensorflow/serving` GPU tags, `pytorch/pytorch`, `horovod/horovod`,
   `rayproject/ray` GPU/CUDA tags, `rayproject/ray-ml` (except `-cpu`),
   `rayproject/ray-llm`, `vllm/vllm-openai`, `ollama/ollama`, `projecthami/hami`
-  and the ACK gpushare device plugin. Without a list, an image is a GPU image by
-  what its reference says: NGC images (`nvcr.io/nvidia/…`, `nvcr.io/nim/…`);
-  copies of NVIDIA product images in another registry, under the same name or
+  and the ACK gpushare device plugin. The `nvcr.io/nvidia/` prefix alone is not
+  evidence: NGC also hosts operators' controllers, distroless and Kubernetes
+  component images (the GPU Operator, its validator and the container toolkit
+  even set `void`). Without a list, an image is a GPU image by what its reference
+  says: copies of NVIDIA product images in another registry, under the same name or
   with the path joined by `-` (`…/tritonserver`, `…/ai-dynamo-vllm-runtime`; the
   names are data with sources); a repository name or tag that says CUDA
   (`-cuda12.1`, `cu118`), or that says GPU the way frameworks name their CUDA

@@ -553,6 +553,18 @@ def ngc_mirror_names() -> dict[str, tuple[str, str]]:
     return names
 
 
+@functools.lru_cache(maxsize=1)
+def ngc_families() -> dict[str, str]:
+    """NGC image families built on the CUDA userland: path (or last component) under
+    nvcr.io/nvidia/ -> source."""
+    families: dict[str, str] = {}
+    for entry in _image_data().get("ngc-families", []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("repository"), str):
+            raise RuntimeError(f"gpulint/knowledge/data/gpu_images.yaml: bad ngc-families entry {entry!r}")
+        families[entry["repository"]] = str(entry.get("source", ""))
+    return families
+
+
 def image_visible_devices_default(image: str | None, settings: Mapping[str, Any]) -> ImageRule | None:
     """The first image rule matching `image` (user `gpu-images` patterns come first and set `all`), or None.
 
@@ -581,8 +593,9 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
     return image_by_evidence(ref)
 
 
-# NGC namespaces whose images are built on NVIDIA's CUDA base images.
-_NGC_PREFIXES = ("nvidia/", "nim/")
+# The NGC framework release tag (`24.01-py3`, `24.05-py3-sdk`, `23.10-tf2-py3`,
+# `24.05-trtllm-python-py3`): only NGC's CUDA framework images are released so.
+_NGC_RELEASE_TAG_RE = re.compile(r"\d{2}\.\d{2}(?:\.\d+)?-(?:[a-z0-9]+-)*py3(?:-[a-z0-9]+)*\Z")
 # "cuda" as a word of the repository or tag (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`),
 # or a CUDA version tag (`cu118`, `cu121`, `cu12`).
 _CUDA_WORD_RE = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cu1\d{1,2})(?:$|[^a-z])", re.IGNORECASE)
@@ -599,19 +612,32 @@ _COMPONENT_WORD_RE = re.compile(
 
 
 def image_by_evidence(ref: ImageRef) -> ImageRule | None:
-    """Whether an image is a CUDA image by what its reference says, without a list.
+    """Whether an image is a CUDA image by what its reference says.
 
-    NGC images (`nvcr.io/nvidia/...`, `nvcr.io/nim/...`), copies of NGC images in
-    another registry (same repository name, or its path joined with `-`), and
-    images whose repository name or tag says CUDA or, unless it names another
-    vendor's stack (ROCm, oneAPI, Neuron...), GPU, are built on `nvidia/cuda`,
-    whose ENV sets NVIDIA_VISIBLE_DEVICES=all. Exceptions (images that set
-    `void`) come first in data/gpu_images.yaml.
+    NGC images of a CUDA family (data/gpu_images.yaml `ngc-families`) or with an
+    NGC framework release tag, NIM microservices (`nvcr.io/nim/...`), copies of
+    NVIDIA product images in another registry (same repository name, or its path
+    joined with `-`), and images whose repository name or
+    tag says CUDA or, unless it names another vendor's stack (ROCm, oneAPI,
+    Neuron...), GPU, are built on `nvidia/cuda`, whose ENV sets
+    NVIDIA_VISIBLE_DEVICES=all. The `nvcr.io/nvidia/` prefix alone is not:
+    NGC also hosts operators, distroless and Kubernetes component images.
+    Exceptions (images that set `void`) come first in data/gpu_images.yaml.
     """
-    if ref.registry == "nvcr.io" and ref.repository.startswith(_NGC_PREFIXES):
-        return ImageRule(f"nvcr.io/{ref.repository.split('/', 1)[0]}/*", "all",
-                         "NGC images are built on NVIDIA CUDA base images and set it (NVIDIA/k8s-device-plugin#203; "
-                         "e.g. k8s-device-plugin, dcgm-exporter Dockerfiles: ENV NVIDIA_VISIBLE_DEVICES=all)")
+    if ref.registry == "nvcr.io":
+        org, _, path = ref.repository.partition("/")
+        if org == "nim":
+            # The NIM org holds only NVIDIA Inference Microservices: CUDA inference servers.
+            return ImageRule("nvcr.io/nim/*", "all", "NGC NIM microservices are built on NVIDIA CUDA "
+                                                     "images (ENV NVIDIA_VISIBLE_DEVICES=all)")
+        if org == "nvidia":
+            families = ngc_families()
+            family = path if path in families else path.rpartition("/")[2]
+            if family in families:
+                return ImageRule(f"nvcr.io/nvidia/{path}", "all", families[family])
+            if _NGC_RELEASE_TAG_RE.match(ref.tag or ""):
+                return ImageRule(ref.name, "all", f"tag {ref.tag} is an NGC framework release, built on "
+                                                  "the NGC CUDA base (ENV NVIDIA_VISIBLE_DEVICES=all)")
     name = ref.repository.rpartition("/")[2]
     tag = ref.tag or ""
     if _CUDA_WORD_RE.search(name) or _CUDA_WORD_RE.search(tag):
