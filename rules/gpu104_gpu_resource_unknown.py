@@ -16,7 +16,11 @@ Intel, ACK GPU sharing, HAMi, MetaX, Moore Threads, Iluvatar by default).
 Other extended resources (`hugepages-2Mi`, `ephemeral-storage`, `rdma/*`,
 `smarter-devices/*`, `nvidia.com/hostdev`, `aws.amazon.com/neuron`) are never
 reported, nor are placeholder names of documentation domains
-(`example.com/gpu`). The finding points at the offending key. Names matching the
+(`example.com/gpu`), nor DRA extended resources (KEP-5004): a DeviceClass
+requested under its implicit name `deviceclass.resource.kubernetes.io/<class>`
+(`…/gpu.nvidia.com`) is scheduler-visible, the scheduler allocates a DRA claim
+for it (a class part that is no DeviceClass name, e.g. upper case, is still
+reported). The finding points at the offending key. Names matching the
 option `ignore-resources` (shell globs) are skipped.
 
 ## Why is this bad

@@ -186,6 +186,37 @@ def is_gpu_resource(name: str, settings: Mapping[str, Any]) -> bool:
     return compiled is not None and compiled.match(name) is not None
 
 
+# KEP-5004 (DRA extended resources): a DeviceClass is requested like an extended resource,
+# under its own `extendedResourceName` or the implicit `deviceclass.resource.kubernetes.io/
+# <class name>`; the scheduler allocates a DRA claim for it. A DeviceClass name is a DNS
+# subdomain, so the name is valid only with one.
+DRA_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+_DEVICE_CLASS_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
+
+
+def dra_extended_class(name: str) -> str | None:
+    """The DeviceClass a KEP-5004 implicit extended resource name requests, or None."""
+    if not name.startswith(DRA_EXTENDED_PREFIX):
+        return None
+    device_class = name[len(DRA_EXTENDED_PREFIX):]
+    return device_class if len(device_class) <= 63 and _DEVICE_CLASS_RE.match(device_class) else None
+
+
+# Domains of other vendors' DRA drivers, whose DeviceClasses are named `<kind>.<domain>`
+# (`gpu.amd.com`, `gpu.intel.com`, `neuron.aws.com`, `tpu.google.com`).
+_OTHER_DRA_DOMAINS = ("amd.com", "intel.com", "aws.com", "amazon.com", "google.com", "habana.ai")
+
+
+def _dra_extended_nvidia(name: str) -> bool:
+    """Whether a DRA extended resource may be NVIDIA devices: its class is not another
+    vendor's (`gpu.nvidia.com`, or a class of the cluster's own such as `gpu`)."""
+    device_class = dra_extended_class(name)
+    if device_class is None:
+        return False
+    return "nvidia" in device_class or not any(
+        device_class == domain or device_class.endswith("." + domain) for domain in _OTHER_DRA_DOMAINS)
+
+
 def gpu_limits(container: Container, settings: Mapping[str, Any]) -> dict[str, Any]:
     """GPU resources in the container's limits, with their quantities as written."""
     return {k: v for k, v in container.resources.limits.items() if is_gpu_resource(k, settings)}
@@ -219,9 +250,11 @@ def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any
 
 
 def _asks_gpus(resources: Mapping[str, Any], gpu_re: Globs | None, also: tuple[str, ...] = ()) -> bool:
-    """Whether `resources` name a GPU resource (or one of `also`) with a positive or unknown quantity."""
+    """Whether `resources` name a GPU resource (or one of `also`, or a DRA extended resource:
+    a device claim like any other) with a positive or unknown quantity."""
     for name, quantity in resources.items():
-        if name in also or (gpu_re is not None and gpu_re.match(name) is not None):
+        if name in also or (gpu_re is not None and gpu_re.match(name) is not None) \
+                or dra_extended_class(name) is not None:
             amount = parse_quantity(quantity)
             if amount is None or amount > 0:
                 return True
@@ -349,7 +382,8 @@ def nvidia_request(container: Container, pod: PodSpec, settings: Mapping[str, An
     """
     for section in (container.resources.limits, container.resources.requests):
         for name, quantity in section.items():
-            if is_gpu_resource(name, settings) and other_vendor_resource(name) is None:
+            if is_gpu_resource(name, settings) and other_vendor_resource(name) is None \
+                    or _dra_extended_nvidia(name):
                 amount = parse_quantity(quantity)
                 if amount is None or amount > 0:
                     return f"it requests {name}"

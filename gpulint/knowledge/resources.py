@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from gpulint.knowledge.gpu import DEFAULT_SETTINGS, Globs, globs_re, is_glob
+from gpulint.knowledge.gpu import DEFAULT_SETTINGS, Globs, dra_extended_class, globs_re, is_glob
 from gpulint.knowledge.vendors import other_vendor_resource
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class ResourceNames:
         found = self._known.get(name)
         if found is None:
             found = _remember(self._known, name, self.is_gpu(name) or self.is_overcommittable(name)
-                              or other_vendor_resource(name) is not None)
+                              or other_vendor_resource(name) is not None or dra_extended_class(name) is not None)
         return found
 
     def is_unknown_gpu_like(self, name: str) -> bool:
