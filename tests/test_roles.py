@@ -11,12 +11,15 @@ from expectations import read
 from gpulint.knowledge.gpu import settings_with
 from gpulint.knowledge.roles import (
     CDI_WRITER,
+    DEVICE_DISCOVERER,
     DEVICE_PLUGIN,
     DRA_PLUGINS,
     DRA_REGISTRATION,
     INSTALLER_DEV,
     INSTALLER_ROOT,
     NRI_PLUGIN,
+    POD_RESOURCES_AGENT,
+    RUNTIME_HOOK,
     pod_roles,
 )
 from gpulint.load.yamlload import Document, load_documents
@@ -35,6 +38,12 @@ REASONS = {
     "driver-installer-dev.yaml":
         "system component: driver installer, by its NVIDIA driver directory and host /dev mounts",
     "mig-manager.Dockerfile": "system component: GPU management image, by its NVIDIA_MIG_CONFIG_DEVICES ENV",
+    "gpu-node-agent.yaml": "system component: GPU node agent, by its kubelet pod-resources mount on GPU nodes",
+    "device-discoverer.yaml":
+        "system component: device discoverer, by its node-feature-discovery feature-file mount",
+    "mig-strategy.yaml": "system component: GPU device manager, by its MIG strategy setting on a node agent",
+    "runtime-hook.yaml":
+        "system component: runtime hook installer, by its writable container-runtime configuration mount",
 }
 
 
@@ -96,9 +105,17 @@ def _daemonset(volumes: dict[str, str], limits: str = "{}") -> str:
     ({"a": "/run/nvidia", "b": "/"}, (INSTALLER_ROOT,)),
     ({"a": "/usr/local/nvidia/lib64", "b": "/dev"}, (INSTALLER_DEV,)),
     ({"a": "/var/lib/kubelet/device-plugins", "b": "/etc/cdi"}, (DEVICE_PLUGIN, CDI_WRITER)),
+    ({"a": "/etc/kubernetes/node-feature-discovery/features.d"}, (DEVICE_DISCOVERER,)),
+    ({"a": "/var/lib/kubelet/pod-resources", "b": "/dev/nvidia0"}, (POD_RESOURCES_AGENT,)),
+    ({"a": "/var/lib/kubelet/pod-resources", "b": "/usr/local/nvidia-docker/volumes/nvidia_driver/1"},
+     (POD_RESOURCES_AGENT,)),
+    ({"a": "/etc/containerd"}, (RUNTIME_HOOK,)),
+    ({"a": "/usr/share/containers/oci/hooks.d"}, (RUNTIME_HOOK,)),
     # Not a signature: the parent directories, a driver directory alone, /dev alone.
     ({"a": "/var/lib/kubelet"}, ()),
-    ({"a": "/var/lib/kubelet/pod-resources"}, ()),
+    ({"a": "/var/lib/kubelet/pod-resources"}, ()),         # on any node: monitoring, not GPUs
+    ({"a": "/var/lib/kubelet/pod-resources", "b": "/dev"}, ()),
+    ({"a": "/etc/kubernetes/node-feature-discovery"}, ()),  # NFD's configuration, not its feature files
     ({"a": "/usr/local/nvidia"}, ()),
     ({"a": "/dev"}, ()),
     ({"a": "/run"}, ()),
@@ -115,12 +132,41 @@ def test_a_pod_requesting_gpus_has_no_role(limits: str) -> None:
 
 
 def test_roles_are_never_wider_than_the_list() -> None:
-    """Every role is exempt from rule families only, never GPU002/GPU008 or request validity."""
-    roles = (DEVICE_PLUGIN, DRA_REGISTRATION, DRA_PLUGINS, NRI_PLUGIN, CDI_WRITER, INSTALLER_ROOT, INSTALLER_DEV)
+    """Every role is exempt from rule families only, never GPU008 or request validity, and
+    from GPU002 only when it writes the runtime's configuration (as the container toolkit)."""
+    roles = (DEVICE_PLUGIN, DRA_REGISTRATION, DRA_PLUGINS, NRI_PLUGIN, CDI_WRITER, INSTALLER_ROOT, INSTALLER_DEV,
+             POD_RESOURCES_AGENT, DEVICE_DISCOVERER)
     listed = set().union(*(c.exempt for c in builtin_components()))
     for role in roles:
         assert role.exempt <= listed - {"GPU002", "GPU008"}, role.name
         assert all(rule.startswith("GPU00") for rule in role.exempt)
+    toolkit = next(c for c in builtin_components() if c.name == "NVIDIA container toolkit")
+    assert RUNTIME_HOOK.exempt <= toolkit.exempt
+
+
+def test_a_read_only_runtime_configuration_is_no_runtime_hook() -> None:
+    text = _daemonset({"a": "/etc/containerd"}).replace("mountPath: /m/a}", "mountPath: /m/a, readOnly: true}")
+    assert _roles(text) == [()]
+
+
+def test_mig_strategy_makes_a_node_agent_a_device_manager() -> None:
+    text = _daemonset({"a": "/usr/local/nvidia"}).replace(
+        "        resources:", "        env: [{name: MIG_STRATEGY, value: mixed}]\n        resources:")
+    assert [role.name for role in _roles(text)[0]] == ["GPU device manager"]
+    assert _roles(text.replace("kind: DaemonSet", "kind: Deployment")) == [()]
+
+
+def test_an_active_finding_on_a_node_agent_says_how_to_exempt_it() -> None:
+    """One line naming the rule, the object and a reason to fill in; none on a workload."""
+    code, report = scan_json(str(ROLES / "not-infrastructure.yaml"))
+    assert code == 1
+    hints = {(f["rule"], f["line"]): f["message"].partition(" [GPU infrastructure")[2]
+             for f in report["findings"] if not f["suppressed"]}
+    assert hints[("GPU002", 96)] == (" (device plugin)? exempt it in .gpulint.yaml: exemptions: [{rules: [GPU002], "
+                                     "kind: DaemonSet, name: plugin-with-runtime-socket, reason: \"<why it needs "
+                                     "this>\"}]]")
+    assert hints[("GPU001", 43)] == ""     # a Deployment: a workload, not a node agent
+    assert all("\n" not in f["message"] for f in report["findings"])
 
 
 def test_suppressed_roles_leave_a_clean_exit(tmp_path: Path) -> None:
@@ -130,3 +176,15 @@ def test_suppressed_roles_leave_a_clean_exit(tmp_path: Path) -> None:
     assert code == 1
     assert active == sorted(("not-infrastructure.yaml", rule, line)
                             for rule, line, _col in read(ROLES / "not-infrastructure.yaml").active)
+
+
+def test_the_hinted_exemption_suppresses_the_finding(tmp_path: Path) -> None:
+    """The line the hint gives, pasted into .gpulint.yaml as it stands (the reason filled in)."""
+    _code, report = scan_json(str(ROLES / "not-infrastructure.yaml"))
+    message = next(f["message"] for f in report["findings"] if (f["rule"], f["line"]) == ("GPU002", 96))
+    line = message.partition("exempt it in .gpulint.yaml: ")[2][:-1]
+    config = tmp_path / ".gpulint.yaml"
+    config.write_text(line.replace("<why it needs this>", "our device plugin restarts the runtime") + "\n")
+    _code, report = scan_json("--config", str(config), str(ROLES / "not-infrastructure.yaml"))
+    finding = next(f for f in report["findings"] if (f["rule"], f["line"]) == ("GPU002", 96))
+    assert finding["suppressed"] and finding["suppression"]["kind"] == "config"

@@ -9,6 +9,16 @@ rule families as the built-in allowlist's components of that kind
 (data/system_components.yaml): never the request-validity rules, never the
 container-runtime rule (GPU002), never CDI/device-request injection (GPU008).
 
+Node agents that manage GPUs for a scheduler, whatever the vendor, are also
+recognised by what they mount and declare together with being a node agent (a
+DaemonSet): the kubelet pod-resources socket on GPU nodes (exporters, device
+managers accounting allocations), node-feature-discovery feature files (device
+discoverers such as GPU feature discovery), a MIG strategy setting (the device
+plugin and GPU feature discovery). A pod that writes the container runtime's
+configuration or OCI hook definitions installs a runtime hook (the NVIDIA
+container toolkit's job): the one role exempt from GPU002, since it reaches the
+runtime's socket to reload it.
+
 A pod whose own containers request GPUs is a workload, never infrastructure:
 a device plugin does not ask the scheduler for the devices it advertises.
 """
@@ -18,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from gpulint.knowledge.gpu import pod_requests_gpu
+from gpulint.knowledge.gpu import gpu_node_targeting, pod_requests_gpu
 from gpulint.knowledge.hostpaths import is_driver_tree, is_within, normalize
 from gpulint.model.workload import PodSpec, Workload
 
@@ -29,7 +39,9 @@ from gpulint.model.workload import PodSpec, Workload
 #   CDI spec writers (NVIDIA container toolkit)           GPU001 GPU003 GPU005 GPU006
 #   NRI plugins (device injectors: host devices only)     GPU001 GPU005 GPU006
 #   driver installers (NVIDIA driver, GKE installer)      GPU001 GPU006
+#   runtime hook installers (NVIDIA container toolkit)     GPU001 GPU002 GPU003 GPU005 GPU006
 _PLUGIN_EXEMPT = frozenset({"GPU001", "GPU003", "GPU005", "GPU006"})
+_HOOK_EXEMPT = frozenset({"GPU001", "GPU002", "GPU003", "GPU005", "GPU006"})
 _NRI_EXEMPT = frozenset({"GPU001", "GPU005", "GPU006"})
 _INSTALLER_EXEMPT = frozenset({"GPU001", "GPU006"})
 
@@ -55,6 +67,13 @@ NRI_PLUGIN = Role("NRI plugin", "its NRI socket mount", _NRI_EXEMPT)
 CDI_WRITER = Role("CDI spec writer", "its CDI spec directory mount", _PLUGIN_EXEMPT)
 INSTALLER_ROOT = Role("driver installer", "its NVIDIA driver directory and host root mounts", _INSTALLER_EXEMPT)
 INSTALLER_DEV = Role("driver installer", "its NVIDIA driver directory and host /dev mounts", _INSTALLER_EXEMPT)
+# Node agents (DaemonSets) that manage GPUs: exporters and device managers read the kubelet's
+# pod-resources API on GPU nodes; device discoverers write node-feature-discovery feature
+# files; the device plugin and GPU feature discovery take a MIG strategy.
+POD_RESOURCES_AGENT = Role("GPU node agent", "its kubelet pod-resources mount on GPU nodes", _PLUGIN_EXEMPT)
+DEVICE_DISCOVERER = Role("device discoverer", "its node-feature-discovery feature-file mount", _PLUGIN_EXEMPT)
+MIG_STRATEGY_AGENT = Role("GPU device manager", "its MIG strategy setting on a node agent", _PLUGIN_EXEMPT)
+RUNTIME_HOOK = Role("runtime hook installer", "its writable container-runtime configuration mount", _HOOK_EXEMPT)
 
 # An image built to manage GPUs: it asks the NVIDIA runtime for the MIG configuration
 # or monitoring capability (NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES,
@@ -66,7 +85,7 @@ MIG_MONITOR_IMAGE = Role("GPU management image", "its NVIDIA_MIG_MONITOR_DEVICES
 _MANAGEMENT_ENV = (("NVIDIA_MIG_CONFIG_DEVICES", MIG_CONFIG_IMAGE), ("NVIDIA_MIG_MONITOR_DEVICES", MIG_MONITOR_IMAGE))
 
 # Every rule some role is exempt from (others need not look for roles at all).
-ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT | _MANAGEMENT_EXEMPT
+ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT | _MANAGEMENT_EXEMPT | _HOOK_EXEMPT
 
 # (node directory, role), first match wins; paths in their /run form.
 _MOUNT_ROLES: tuple[tuple[str, Role], ...] = (
@@ -76,16 +95,25 @@ _MOUNT_ROLES: tuple[tuple[str, Role], ...] = (
     ("/run/nri", NRI_PLUGIN),
     ("/run/cdi", CDI_WRITER),
     ("/etc/cdi", CDI_WRITER),
+    ("/etc/kubernetes/node-feature-discovery/features.d", DEVICE_DISCOVERER),
 )
+# Where container runtimes read their configuration and OCI hook definitions: a pod that
+# can write one of them changes how every container of the node is created.
+_RUNTIME_CONFIG_DIRS = ("/etc/containerd", "/etc/docker", "/etc/crio", "/etc/containers",
+                        "/etc/nvidia-container-runtime", "/usr/share/containers/oci/hooks.d",
+                        "/etc/k0s/containerd.d", "/var/lib/rancher/k3s/agent/etc/containerd")
+_POD_RESOURCES = "/var/lib/kubelet/pod-resources"
 
 
 def _run_form(path: str) -> str:
     return "/run" + path[len("/var/run"):] if is_within(path, "/var/run") else path
 
 
-def mounted_host_paths(pod: PodSpec) -> list[str]:
-    """Normalised node paths of the pod's hostPath volumes that one of its containers mounts."""
-    mounted = {mount.name for container in pod.containers for mount in container.volume_mounts}
+def mounted_host_paths(pod: PodSpec, writable: bool = False) -> list[str]:
+    """Normalised node paths of the pod's hostPath volumes that one of its containers mounts
+    (`writable`: without `readOnly`)."""
+    mounted = {mount.name for container in pod.containers for mount in container.volume_mounts
+               if not (writable and mount.read_only)}
     paths = []
     for volume in pod.volumes:
         host_path = volume.host_path
@@ -94,6 +122,19 @@ def mounted_host_paths(pod: PodSpec) -> list[str]:
             if path.startswith("/") and path not in paths:
                 paths.append(path)
     return paths
+
+
+def _declares_mig_strategy(pod: PodSpec) -> bool:
+    """Whether a container takes a MIG strategy (`MIG_STRATEGY` env, `--mig-strategy` flag):
+    only GPU device managers (the device plugin, GPU feature discovery) do."""
+    for container in pod.containers:
+        var = container.env_value("MIG_STRATEGY")
+        if var is not None and (var.value or var.value_from is not None):
+            return True
+        for arg in (container.command or []) + (container.args or []):
+            if isinstance(arg, str) and arg.lstrip("-").startswith("mig-strategy") and arg.startswith("--"):
+                return True
+    return False
 
 
 def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> tuple[Role, ...]:
@@ -108,11 +149,22 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
     for directory, role in _MOUNT_ROLES:
         if role not in roles and any(is_within(path, directory) for path in paths):
             roles.append(role)
-    if workload.kind == "DaemonSet" and any(is_driver_tree(path) for path in paths):
-        if "/" in paths:
-            roles.append(INSTALLER_ROOT)
-        elif "/dev" in paths:
-            roles.append(INSTALLER_DEV)
+    if any(is_within(path, directory) for path in mounted_host_paths(pod, writable=True)
+           for directory in _RUNTIME_CONFIG_DIRS):
+        roles.append(RUNTIME_HOOK)
+    if workload.kind == "DaemonSet":
+        if any(is_driver_tree(path) for path in paths):
+            if "/" in paths:
+                roles.append(INSTALLER_ROOT)
+            elif "/dev" in paths:
+                roles.append(INSTALLER_DEV)
+        # GPU nodes: selected or tolerated as such, or an NVIDIA device or driver mounted.
+        on_gpu_nodes = gpu_node_targeting(pod, settings) is not None or any(
+            path.startswith("/dev/nvidia") or is_driver_tree(path) for path in paths)
+        if on_gpu_nodes and any(is_within(path, _POD_RESOURCES) for path in paths):
+            roles.append(POD_RESOURCES_AGENT)
+        if _declares_mig_strategy(pod):
+            roles.append(MIG_STRATEGY_AGENT)
     return tuple(roles)
 
 

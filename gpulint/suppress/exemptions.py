@@ -254,6 +254,14 @@ class SystemComponentSuppressor:
         return self._components
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
+        verdict = self._decide(finding, ctx)
+        if verdict is None and self.roles and ctx.workload is not None and finding.rule_id in _HINTED_RULES:
+            hint = exemption_hint(finding.rule_id, ctx.workload, self._settings)
+            if hint:
+                finding.message += hint
+        return verdict
+
+    def _decide(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
         if workload is None and ctx.image_env is not None and self.roles:
             role = image_role(ctx.image_env)   # a Dockerfile: the image it builds
@@ -315,6 +323,27 @@ class SystemComponentSuppressor:
             matching = self._matching[repository] = frozenset(
                 id(c) for c in self.components if c.matches_repository(repository))
         return id(component) in matching
+
+
+# Rules about reaching the node's GPUs, devices or runtime: the findings GPU infrastructure
+# legitimately has, and the only ones an exemption hint is given for.
+_HINTED_RULES = frozenset({"GPU001", "GPU002", "GPU003", "GPU005", "GPU006", "GPU007", "GPU008"})
+
+
+def exemption_hint(rule_id: str, workload: Workload, settings: Mapping[str, Any]) -> str:
+    """For an active finding on what looks like GPU infrastructure (a pod with a role this rule
+    does not exempt, or a node agent: a DaemonSet requesting no GPUs), one line saying how to
+    exempt it in .gpulint.yaml; "" otherwise."""
+    roles = [role for pod in workload.pod_specs for role in pod_roles(workload, pod, settings)]
+    if roles:
+        what = roles[0].name
+    elif workload.kind == "DaemonSet" and not any(pod_requests_gpu(pod, settings) for pod in workload.pod_specs):
+        what = "node agent"
+    else:
+        return ""
+    where = f"kind: {workload.kind}, name: {workload.name}" if workload.name else f"kind: {workload.kind}"
+    return (f" [GPU infrastructure ({what})? exempt it in .gpulint.yaml: "
+            f"exemptions: [{{rules: [{rule_id}], {where}, reason: \"<why it needs this>\"}}]]")
 
 
 def _targets(workload: Workload, container: Container | None) -> list[tuple[PodSpec, Container]]:
