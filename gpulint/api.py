@@ -96,6 +96,12 @@ class Violation:
     severity: Severity | None = None
     located_in: "KubeObject | None" = None
 
+    def __post_init__(self) -> None:
+        # A container parsed from a string (a pod-spec patch) has its paths in that string's
+        # document: a violation about it is located there unless the rule says otherwise.
+        if self.located_in is None and self.container is not None and self.container.origin is not None:
+            object.__setattr__(self, "located_in", self.container.origin)
+
 
 @dataclass
 class RuleContext:

@@ -125,6 +125,10 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             continue
         if requests_gpu(container, pod, ctx.settings):
             continue
+        if container.patched is not None and container.image_at is not None:
+            continue  # a pod-spec patch running its base container's image: the base reports it
+        if any(patch.env_value(VISIBLE_DEVICES) is not None for patch in container.patches):
+            continue  # a pod-spec patch sets the variable: hidden, or GPU003's finding there
         resolution = resolve(VISIBLE_DEVICES, container, pod, workload.namespace, ctx.index)
         if resolution.setting is not None:
             continue  # the pod sets the variable: hidden, or GPU003/GPU004's finding
@@ -137,7 +141,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             f"container requests no GPU{unless}: with the NVIDIA runtime it sees every GPU of the node "
             f"without the scheduler knowing; set {VISIBLE_DEVICES}=void in env, or request nvidia.com/gpu "
             "in resources.limits",
-            ValueAt(container.key_path("image")), container,
+            ValueAt(container.image_path), container, located_in=container.image_origin,
         )
 
 

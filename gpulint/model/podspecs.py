@@ -11,15 +11,27 @@ nearest enclosing mapping that has any, else from the mapping holding it. Two
 CRD families keep containers elsewhere and are handled by name: Argo Workflows
 templates (`container`, `script`, `containerSet`) and KServe components
 (`predictor.model` and the framework shorthands).
+
+Containers also live in strings: a strategic-merge patch of the pod (Argo
+`podSpecPatch` on a workflow or a template, any key spelled so) is parsed
+(gpulint.model.podpatch) and its pod spec checked with positions inside the
+string; its containers merge by name with the pods they patch (a patch container
+runs its base container's image, and a base container gets the patch's
+resources). A custom-resource component with a container's keys but no `image`
+of its own (`env`, `command`...) runs the resource's top-level image
+(`spec.image`), and is a container too.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
+import dataclasses
+
 from gpulint.model.nodes import is_node, node_view
 from gpulint.model.objects import KubeObject
-from gpulint.model.workload import PodSpec, Problems, Workload, at_path as _at, build_pod_spec
+from gpulint.model.podpatch import patch_object
+from gpulint.model.workload import Container, PodSpec, Problems, Resources, Workload, at_path as _at, build_pod_spec
 
 KNOWN_KINDS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),
@@ -74,6 +86,8 @@ def workload_of(obj: KubeObject) -> Workload | None:
         node = node_view(obj, problems)
         return Workload(obj, [], list(problems), node=node)
     pods = list(_pod_specs(obj, problems))
+    if pods and not (kind in KNOWN_KINDS and obj.ref.api_version in _CORE_GROUPS) and _may_patch(obj):
+        pods += _patched_pods(obj, pods)
     if not pods and not problems:
         return None
     return Workload(obj, pods, list(problems))
@@ -97,7 +111,8 @@ def _pod_specs(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
         return
     kserve = obj.ref.api_version.startswith("serving.kserve.io/")
     loose: list[tuple] = []
-    for rel in _find_container_holders(obj.data, (), None, (), None if kserve else loose):
+    top_image = None if kserve else _top_image(obj)
+    for rel in _find_container_holders(obj.data, (), None, (), None if kserve else loose, top_image is not None):
         extra = _kserve_extras(obj, rel) if kserve else None
         pod = build_pod_spec(obj, rel, _label(rel), problems, extra_containers=extra)
         if pod is not None:
@@ -108,6 +123,10 @@ def _pod_specs(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
         for rel in rels:   # the first container whose component declares resources
             if _with_operator_resources(obj, rel, pod).operator_resources_path is not None:
                 break
+        if top_image is not None:
+            for container in pod.containers:
+                if container.image is None:   # a component running the resource's image
+                    container.image, container.image_at = top_image
         yield pod
 
 
@@ -167,7 +186,7 @@ def _loose_pods(obj: KubeObject, loose: list[tuple], problems: Problems) -> Iter
 
 
 def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder: tuple,
-                            loose: list[tuple] | None) -> Iterator[tuple]:
+                            loose: list[tuple] | None, inherit: bool = False) -> Iterator[tuple]:
     """Paths of mappings that have a `containers` list, outermost first.
 
     When `loose` is a list, containers found by shape outside such mappings are
@@ -179,7 +198,7 @@ def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder
         if isinstance(data.get("containers"), list) or isinstance(data.get("initContainers"), list):
             yield rel
             return
-        if loose is not None and rel and is_container_shaped(data):
+        if loose is not None and rel and (is_container_shaped(data) or inherit and _runs_top_image(data)):
             loose.append((rel, pod_rel if pod_rel is not None else holder))
             return
         if rel and not POD_KEYS.isdisjoint(data):
@@ -188,16 +207,41 @@ def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder
             if key in _SKIP_KEYS and not rel:
                 continue
             if isinstance(value, (dict, list)):
-                yield from _find_container_holders(value, rel + (key,), pod_rel, rel, loose)
+                yield from _find_container_holders(value, rel + (key,), pod_rel, rel, loose, inherit)
     elif isinstance(data, list):
         for i, value in enumerate(data):
             if isinstance(value, (dict, list)):
-                yield from _find_container_holders(value, rel + (i,), pod_rel, holder, loose)
+                yield from _find_container_holders(value, rel + (i,), pod_rel, holder, loose, inherit)
 
 
 def is_container_shaped(data: dict) -> bool:
     """A mapping with an `image` string and a container key is a container, wherever it sits."""
     return isinstance(data.get("image"), str) and not CONTAINER_KEYS.isdisjoint(data)
+
+
+def _runs_top_image(data: dict) -> bool:
+    """A component without an image string of its own that has what only a container has: an
+    `env` list of variables, or a `command`/`args` list (its operator runs the resource's image)."""
+    if "image" in data:
+        return False   # its own image, whatever its spelling
+    env = data.get("env")
+    if isinstance(env, list) and env and all(isinstance(e, dict) and "name" in e for e in env):
+        return True
+    return any(isinstance(data.get(key), list) and data[key] for key in ("command", "args"))
+
+
+def _top_image(obj: KubeObject) -> tuple[str, tuple] | None:
+    """The image a custom resource runs for components that name none (`spec.image`, a string
+    or `{repository, tag}`), and its document path; None when there is none."""
+    spec = obj.data.get("spec")
+    image = spec.get("image") if isinstance(spec, dict) else None
+    if isinstance(image, str) and image.strip():
+        return image, obj.path("spec", "image")
+    if isinstance(image, dict) and isinstance(image.get("repository"), str):
+        tag = image.get("tag")
+        text = image["repository"] + (f":{tag}" if isinstance(tag, (str, int, float)) and str(tag) else "")
+        return text, obj.path("spec", "image", "repository")
+    return None
 
 
 def _label(rel: tuple) -> str:
@@ -267,3 +311,84 @@ def _kserve_shorthand(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
             pod = build_pod_spec(obj, rel, _label(rel), problems, extra_containers=extra)
             if pod is not None:
                 yield pod
+
+
+# --- pod-spec patches held in strings ------------------------------------------------
+
+
+def _may_patch(obj: KubeObject) -> bool:
+    text = obj.doc.text
+    return "odSpecPatch" in text or "od_spec_patch" in text
+
+
+def _is_patch_key(key: Any) -> bool:
+    """Keys documented as a strategic-merge patch of the pod: Argo's `podSpecPatch`, and the
+    same name in other spellings (`pod_spec_patch`)."""
+    return isinstance(key, str) and key.replace("_", "").replace("-", "").lower() == "podspecpatch"
+
+
+def _patch_keys(data: Any, rel: tuple) -> Iterator[tuple]:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if _is_patch_key(key) and isinstance(value, str):
+                yield rel + (key,)
+            elif isinstance(value, (dict, list)) and not (key in _SKIP_KEYS and not rel):
+                yield from _patch_keys(value, rel + (key,))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            if isinstance(value, (dict, list)):
+                yield from _patch_keys(value, rel + (i,))
+
+
+def _patched_pods(obj: KubeObject, pods: list[PodSpec]) -> list[PodSpec]:
+    """Pod specs of the object's pod-spec patches, merged with the pods each one patches
+    (those under the mapping that holds the patch: a template's, or every template's)."""
+    found: list[PodSpec] = []
+    for rel in _patch_keys(obj.data, ()):
+        patch = patch_object(obj, rel)
+        if patch is None:
+            continue
+        holder = obj.path(*rel[:-1])
+        patched = [pod for pod in pods if pod.path[:len(holder)] == holder]
+        # Type problems inside a patch have no position in the manifest's document: the
+        # patch is checked for what it grants, not validated.
+        pod = build_pod_spec(patch, (), _label(rel), Problems())
+        if pod is None or not pod.containers:
+            continue
+        for container in pod.containers:
+            container.origin = patch
+            bases = [c for p in patched for c in p.containers if c.name == container.name]
+            for base in bases:
+                _merge(base, container, obj)
+        found.append(pod)
+    return found
+
+
+def _merge(base: Container, patch: Container, obj: KubeObject) -> None:
+    """A strategic merge by container name: the patch container runs the base's image unless it
+    names one, and either side's resources are the union (the patch's quantities win)."""
+    base.patches.append(patch)
+    patch.patched = base
+    if patch.image is None and base.image is not None:
+        patch.image = base.image
+        patch.image_at = base.image_path
+        patch.image_origin = base.image_origin or obj
+    merged = _merged_resources(base.resources, patch.resources)
+    if merged is not None:
+        base.resources = merged
+        base.memo.clear()
+    merged = _merged_resources(patch.resources, base.resources)
+    if merged is not None:
+        patch.resources = dataclasses.replace(merged, limits={**merged.limits, **patch.resources.limits},
+                                              requests={**merged.requests, **patch.resources.requests})
+        patch.memo.clear()
+
+
+def _merged_resources(into: Resources, extra: Resources) -> Resources | None:
+    """`into` with `extra`'s limits, requests and claims added (None when nothing changes)."""
+    limits = {**into.limits, **extra.limits}
+    requests = {**into.requests, **extra.requests}
+    claims = into.claims + [c for c in extra.claims if c not in into.claims]
+    if limits == into.limits and requests == into.requests and claims == into.claims:
+        return None
+    return dataclasses.replace(into, limits=limits, requests=requests, claims=claims)

@@ -1,0 +1,84 @@
+"""Containers held in strings (pod-spec patches) and components that run their resource's image."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import active, scan_json
+
+from gpulint.load.yamlload import Document, load_documents
+from gpulint.model.objects import objects_in
+from gpulint.model.podspecs import workload_of
+
+WORKFLOW = """apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {{generateName: w-}}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    podSpecPatch: {patch}
+    container:
+      image: registry.example.com/job:1
+"""
+
+
+ESCAPED = r'"{\"containers\": [{\"name\": \"main\", \"env\": [{\"name\": \"NVIDIA_VISIBLE_DEVICES\", \"value\": \"all\"}]}]}"'
+
+
+@pytest.mark.parametrize("patch, where", [
+    # One-line strings without escapes: read from their own characters, at their columns.
+    ("""'{"containers": [{"name": "main", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]}'""", (8, 61)),
+    ('"{containers: [{name: main, env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]}]}"', (8, 53)),
+    # An escaped string cannot be read in place: its nodes are placed from the string's first
+    # character (column 20, after the quote), counted in the value (`{"containers": [{"name":
+    # "main", "env": [` is 41 characters): exact up to the first escape.
+    (ESCAPED, (8, 20 + 41)),
+])
+def test_patch_strings_are_checked_at_their_positions(tmp_path: Path, patch: str, where: tuple) -> None:
+    path = tmp_path / "wf.yaml"
+    path.write_text(WORKFLOW.format(patch=patch), encoding="utf-8")
+    _code, report = scan_json("--no-cache", str(path))
+    assert active(report) == [("GPU003", *where)]
+
+
+def test_a_patch_that_is_no_mapping_is_no_pod(tmp_path: Path) -> None:
+    path = tmp_path / "wf.yaml"
+    path.write_text(WORKFLOW.format(patch="'{{inputs.parameters.patch}}'"), encoding="utf-8")
+    code, report = scan_json("--no-cache", str(path))
+    assert (code, active(report)) == (0, [])
+
+
+def _workload(text: str):
+    [doc] = [d for d in load_documents(text) if isinstance(d, Document)]
+    return workload_of(next(objects_in("t.yaml", doc)))
+
+
+def test_patch_containers_merge_by_name_with_the_pods_they_patch() -> None:
+    text = WORKFLOW.format(patch="|\n      containers:\n      - name: main\n        resources:\n"
+                                 "          limits: {nvidia.com/gpu: 2}\n      - name: extra\n"
+                                 "        image: registry.example.com/extra:1")
+    workload = _workload(text)
+    base, patch_pod = workload.pod_specs
+    [main] = base.containers
+    assert main.resources.limits == {"nvidia.com/gpu": 2}            # the patch's GPUs
+    assert [p.name for p in main.patches] == ["main"]
+    patched_main, extra = patch_pod.containers
+    assert (patched_main.image, patched_main.image_path) == ("registry.example.com/job:1",
+                                                             ("spec", "templates", 0, "container", "image"))
+    assert patched_main.origin is not None and patched_main.image_origin is workload.obj
+    assert (extra.image, extra.patched, extra.path) == ("registry.example.com/extra:1", None, ("containers", 1))
+    # The patch's own document places its nodes at the manifest's lines.
+    span = patched_main.origin.doc.span(("containers", 0, "resources"), key=True)
+    assert (span.line, span.column) == (11, 9)
+
+
+def test_a_component_without_an_image_runs_the_resources_image() -> None:
+    workload = _workload("apiVersion: x.example.com/v1\nkind: Serve\nmetadata: {name: s}\nspec:\n"
+                         "  image: {repository: registry.example.com/srv, tag: '2'}\n"
+                         "  router:\n    env: [{name: A, value: b}]\n")
+    [pod] = workload.pod_specs
+    [router] = pod.containers
+    assert (router.name, router.image, router.image_path) == (
+        "router", "registry.example.com/srv:2", ("spec", "image", "repository"))
