@@ -10,13 +10,16 @@ from expectations import read
 
 from gpulint.knowledge.gpu import settings_with
 from gpulint.knowledge.roles import (
+    CDI_BY_COMMAND,
     CDI_WRITER,
     DEVICE_DISCOVERER,
+    DEVICE_MANAGER_RUNTIME,
     DEVICE_PLUGIN,
     DRA_PLUGINS,
     DRA_REGISTRATION,
     INSTALLER_DEV,
     INSTALLER_ROOT,
+    MIG_STRATEGY_AGENT,
     NRI_PLUGIN,
     POD_RESOURCES_AGENT,
     RUNTIME_HOOK,
@@ -44,6 +47,11 @@ REASONS = {
     "mig-strategy.yaml": "system component: GPU device manager, by its MIG strategy setting on a node agent",
     "runtime-hook.yaml":
         "system component: runtime hook installer, by its writable container-runtime configuration mount",
+    "device-manager-runtime.yaml":
+        "system component: device plugin, by its kubelet device-plugin mount on a node agent (DaemonSet), "
+        "which maps containers to devices through the runtime",
+    "cdi-by-command.yaml":
+        "system component: CDI spec writer, by its container toolkit command (`*-ctk cdi generate`) on a node agent",
 }
 
 
@@ -94,9 +102,9 @@ def _daemonset(volumes: dict[str, str], limits: str = "{}") -> str:
 
 
 @pytest.mark.parametrize("volumes, roles", [
-    ({"a": "/var/lib/kubelet/device-plugins"}, (DEVICE_PLUGIN,)),
-    ({"a": "/var/lib/kubelet/device-plugins/kubelet.sock"}, (DEVICE_PLUGIN,)),
-    ({"a": "//var/lib/kubelet/./device-plugins/"}, (DEVICE_PLUGIN,)),
+    ({"a": "/var/lib/kubelet/device-plugins"}, (DEVICE_PLUGIN, DEVICE_MANAGER_RUNTIME)),
+    ({"a": "/var/lib/kubelet/device-plugins/kubelet.sock"}, (DEVICE_PLUGIN, DEVICE_MANAGER_RUNTIME)),
+    ({"a": "//var/lib/kubelet/./device-plugins/"}, (DEVICE_PLUGIN, DEVICE_MANAGER_RUNTIME)),
     ({"a": "/var/lib/kubelet/plugins_registry", "b": "/var/lib/kubelet/plugins"}, (DRA_REGISTRATION, DRA_PLUGINS)),
     ({"a": "/run/nri"}, (NRI_PLUGIN,)),
     ({"a": "/var/run/nri/nri.sock"}, (NRI_PLUGIN,)),
@@ -104,7 +112,7 @@ def _daemonset(volumes: dict[str, str], limits: str = "{}") -> str:
     ({"a": "/var/run/cdi"}, (CDI_WRITER,)),
     ({"a": "/run/nvidia", "b": "/"}, (INSTALLER_ROOT,)),
     ({"a": "/usr/local/nvidia/lib64", "b": "/dev"}, (INSTALLER_DEV,)),
-    ({"a": "/var/lib/kubelet/device-plugins", "b": "/etc/cdi"}, (DEVICE_PLUGIN, CDI_WRITER)),
+    ({"a": "/var/lib/kubelet/device-plugins", "b": "/etc/cdi"}, (DEVICE_PLUGIN, CDI_WRITER, DEVICE_MANAGER_RUNTIME)),
     ({"a": "/etc/kubernetes/node-feature-discovery/features.d"}, (DEVICE_DISCOVERER,)),
     ({"a": "/var/lib/kubelet/pod-resources", "b": "/dev/nvidia0"}, (POD_RESOURCES_AGENT,)),
     ({"a": "/var/lib/kubelet/pod-resources", "b": "/usr/local/nvidia-docker/volumes/nvidia_driver/1"},
@@ -135,13 +143,15 @@ def test_roles_are_never_wider_than_the_list() -> None:
     """Every role is exempt from rule families only, never GPU008 or request validity, and
     from GPU002 only when it writes the runtime's configuration (as the container toolkit)."""
     roles = (DEVICE_PLUGIN, DRA_REGISTRATION, DRA_PLUGINS, NRI_PLUGIN, CDI_WRITER, INSTALLER_ROOT, INSTALLER_DEV,
-             POD_RESOURCES_AGENT, DEVICE_DISCOVERER)
+             POD_RESOURCES_AGENT, DEVICE_DISCOVERER, MIG_STRATEGY_AGENT, CDI_BY_COMMAND)
     listed = set().union(*(c.exempt for c in builtin_components()))
     for role in roles:
         assert role.exempt <= listed - {"GPU002", "GPU008"}, role.name
         assert all(rule.startswith("GPU00") for rule in role.exempt)
     toolkit = next(c for c in builtin_components() if c.name == "NVIDIA container toolkit")
     assert RUNTIME_HOOK.exempt <= toolkit.exempt
+    hami = next(c for c in builtin_components() if c.name.startswith("HAMi"))
+    assert DEVICE_MANAGER_RUNTIME.exempt <= hami.exempt   # a vGPU device manager with runtime access
 
 
 def test_a_read_only_runtime_configuration_is_no_runtime_hook() -> None:
@@ -162,10 +172,12 @@ def test_an_active_finding_on_a_node_agent_says_how_to_exempt_it() -> None:
     assert code == 1
     hints = {(f["rule"], f["line"]): f["message"].partition(" [GPU infrastructure")[2]
              for f in report["findings"] if not f["suppressed"]}
-    assert hints[("GPU002", 96)] == (" (device plugin)? exempt it in .gpulint.yaml: exemptions: [{rules: [GPU002], "
-                                     "kind: DaemonSet, name: plugin-with-runtime-socket, reason: \"<why it needs "
+    assert hints[("GPU002", 97)] == (" (device plugin)? exempt it in .gpulint.yaml: exemptions: [{rules: [GPU002], "
+                                     "kind: Deployment, name: plugin-with-runtime-socket, reason: \"<why it needs "
                                      "this>\"}]]")
-    assert hints[("GPU001", 43)] == ""     # a Deployment: a workload, not a node agent
+    assert hints[("GPU001", 70)] == (" (node agent)? exempt it in .gpulint.yaml: exemptions: [{rules: [GPU001], "
+                                     "kind: DaemonSet, name: unmounted, reason: \"<why it needs this>\"}]]")
+    assert hints[("GPU001", 43)] == ""     # a Deployment without a role: a workload
     assert all("\n" not in f["message"] for f in report["findings"])
 
 
@@ -181,10 +193,10 @@ def test_suppressed_roles_leave_a_clean_exit(tmp_path: Path) -> None:
 def test_the_hinted_exemption_suppresses_the_finding(tmp_path: Path) -> None:
     """The line the hint gives, pasted into .gpulint.yaml as it stands (the reason filled in)."""
     _code, report = scan_json(str(ROLES / "not-infrastructure.yaml"))
-    message = next(f["message"] for f in report["findings"] if (f["rule"], f["line"]) == ("GPU002", 96))
+    message = next(f["message"] for f in report["findings"] if (f["rule"], f["line"]) == ("GPU002", 97))
     line = message.partition("exempt it in .gpulint.yaml: ")[2][:-1]
     config = tmp_path / ".gpulint.yaml"
     config.write_text(line.replace("<why it needs this>", "our device plugin restarts the runtime") + "\n")
     _code, report = scan_json("--config", str(config), str(ROLES / "not-infrastructure.yaml"))
-    finding = next(f for f in report["findings"] if (f["rule"], f["line"]) == ("GPU002", 96))
+    finding = next(f for f in report["findings"] if (f["rule"], f["line"]) == ("GPU002", 97))
     assert finding["suppressed"] and finding["suppression"]["kind"] == "config"

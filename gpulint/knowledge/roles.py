@@ -25,6 +25,7 @@ a device plugin does not ask the scheduler for the devices it advertises.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -74,6 +75,13 @@ POD_RESOURCES_AGENT = Role("GPU node agent", "its kubelet pod-resources mount on
 DEVICE_DISCOVERER = Role("device discoverer", "its node-feature-discovery feature-file mount", _PLUGIN_EXEMPT)
 MIG_STRATEGY_AGENT = Role("GPU device manager", "its MIG strategy setting on a node agent", _PLUGIN_EXEMPT)
 RUNTIME_HOOK = Role("runtime hook installer", "its writable container-runtime configuration mount", _HOOK_EXEMPT)
+CDI_BY_COMMAND = Role("CDI spec writer", "its container toolkit command (`*-ctk cdi generate`) on a node agent",
+                      _PLUGIN_EXEMPT)
+# A device plugin that is a node agent may read the container runtime to map containers to the
+# devices it handed out (vGPU managers: HAMi, Volcano vGPU, TKE gpu-manager); the listed
+# components of that kind are exempt from GPU002 too.
+DEVICE_MANAGER_RUNTIME = Role("device plugin", "its kubelet device-plugin mount on a node agent (DaemonSet), "
+                              "which maps containers to devices through the runtime", frozenset({"GPU002"}))
 
 # An image built to manage GPUs: it asks the NVIDIA runtime for the MIG configuration
 # or monitoring capability (NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES,
@@ -85,7 +93,7 @@ MIG_MONITOR_IMAGE = Role("GPU management image", "its NVIDIA_MIG_MONITOR_DEVICES
 _MANAGEMENT_ENV = (("NVIDIA_MIG_CONFIG_DEVICES", MIG_CONFIG_IMAGE), ("NVIDIA_MIG_MONITOR_DEVICES", MIG_MONITOR_IMAGE))
 
 # Every rule some role is exempt from (others need not look for roles at all).
-ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT | _MANAGEMENT_EXEMPT | _HOOK_EXEMPT
+ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT | _MANAGEMENT_EXEMPT | _HOOK_EXEMPT | {"GPU002"}
 
 # (node directory, role), first match wins; paths in their /run form.
 _MOUNT_ROLES: tuple[tuple[str, Role], ...] = (
@@ -142,9 +150,9 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
 
     `settings` are the scan's GPU settings (which resources are GPUs).
     """
-    paths = mounted_host_paths(pod)
-    if not paths or pod_requests_gpu(pod, settings):
+    if pod_requests_gpu(pod, settings):
         return ()
+    paths = mounted_host_paths(pod)
     roles: list[Role] = []
     for directory, role in _MOUNT_ROLES:
         if role not in roles and any(is_within(path, directory) for path in paths):
@@ -152,20 +160,40 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
     if any(is_within(path, directory) for path in mounted_host_paths(pod, writable=True)
            for directory in _RUNTIME_CONFIG_DIRS):
         roles.append(RUNTIME_HOOK)
-    if workload.kind == "DaemonSet":
-        if any(is_driver_tree(path) for path in paths):
-            if "/" in paths:
-                roles.append(INSTALLER_ROOT)
-            elif "/dev" in paths:
-                roles.append(INSTALLER_DEV)
-        # GPU nodes: selected or tolerated as such, or an NVIDIA device or driver mounted.
-        on_gpu_nodes = gpu_node_targeting(pod, settings) is not None or any(
-            path.startswith("/dev/nvidia") or is_driver_tree(path) for path in paths)
-        if on_gpu_nodes and any(is_within(path, _POD_RESOURCES) for path in paths):
-            roles.append(POD_RESOURCES_AGENT)
-        if _declares_mig_strategy(pod):
-            roles.append(MIG_STRATEGY_AGENT)
+    if workload.kind != "DaemonSet":
+        return tuple(roles)
+    # Node agents (a pod on every node it selects):
+    if DEVICE_PLUGIN in roles:
+        roles.append(DEVICE_MANAGER_RUNTIME)
+    if any(is_driver_tree(path) for path in paths):
+        if "/" in paths:
+            roles.append(INSTALLER_ROOT)
+        elif "/dev" in paths:
+            roles.append(INSTALLER_DEV)
+    # GPU nodes: selected or tolerated as such, or an NVIDIA device or driver mounted.
+    on_gpu_nodes = gpu_node_targeting(pod, settings) is not None or any(
+        path.startswith("/dev/nvidia") or is_driver_tree(path) for path in paths)
+    if on_gpu_nodes and any(is_within(path, _POD_RESOURCES) for path in paths):
+        roles.append(POD_RESOURCES_AGENT)
+    if _declares_mig_strategy(pod):
+        roles.append(MIG_STRATEGY_AGENT)
+    if CDI_WRITER not in roles and _runs_toolkit_command(pod):
+        roles.append(CDI_BY_COMMAND)
     return tuple(roles)
+
+
+# A container toolkit's CLI generating CDI specs or configuring the runtime (`nvidia-ctk cdi
+# generate`, `nvidia-ctk runtime configure`; other vendors' toolkits follow the `<vendor>-ctk`
+# naming), anywhere in a container's commands and scripts (also inside `nsenter ... sh -c`).
+_TOOLKIT_COMMAND_RE = re.compile(r"(?:^|[\s;&|(/\"'`])[a-z][a-z0-9]*-ctk\s+(?:cdi\s+generate|runtime\s+configure)\b")
+
+
+def _runs_toolkit_command(pod: PodSpec) -> bool:
+    for container in pod.containers:
+        texts = [arg for run in container.execs for arg in run.argv] + [script.text for script in container.scripts]
+        if any(_TOOLKIT_COMMAND_RE.search(text) for text in texts if "-ctk" in text):
+            return True
+    return False
 
 
 def image_role(env: Mapping[str, str]) -> Role | None:
