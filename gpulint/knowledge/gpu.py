@@ -17,6 +17,7 @@ from gpulint.knowledge.hostpaths import gpu_related_path, normalize
 from gpulint.knowledge.quantity import parse_quantity
 from gpulint.knowledge.vendors import (
     NVIDIA_LABEL_KEYS,
+    OTHER_ACCELERATOR_RESOURCES,
     nvidia_label_evidence,
     image_vendor,
     other_device_path,
@@ -217,6 +218,51 @@ def _dra_extended_nvidia(name: str) -> bool:
         device_class == domain or device_class.endswith("." + domain) for domain in _OTHER_DRA_DOMAINS)
 
 
+def edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions and
+    transpositions of adjacent characters (`gup` -> `gpu` is one edit)."""
+    if a == b:
+        return 0
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            cost = 0 if ca == cb else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[len(b)]
+
+
+# Domains no device plugin of its own may take: Kubernetes' reserved ones.
+_RESERVED_DOMAINS = ("kubernetes.io", "k8s.io")
+
+
+@functools.lru_cache(maxsize=64)
+def _known_domains(known: tuple[str, ...]) -> frozenset[str]:
+    """Domains of the known GPU resources (`known`: the configured globs) and of other vendors'
+    accelerator resources."""
+    names = known + tuple(OTHER_ACCELERATOR_RESOURCES)
+    return frozenset(name.rpartition("/")[0] for name in names if "/" in name and not is_glob(name.rpartition("/")[0]))
+
+
+@functools.lru_cache(maxsize=4096)
+def scheduler_gpu_resource(name: str, known: tuple[str, ...]) -> bool:
+    """Whether `name` is a GPU resource of a device plugin or scheduler of its own, in no list
+    (Volcano's `volcano.sh/vgpu-number`, `volcano.sh/vgpu-memory`): a domain of its own, with
+    a dot, that is neither a known GPU vendor's (`known`: the configured GPU resource globs)
+    nor a misspelling of one (within two edits), and `gpu` in its name. A device plugin
+    advertises such names; they are requests of GPUs, not typos."""
+    domain, sep, local = name.rpartition("/")
+    if not sep or "." not in domain or domain != domain.lower() or "gpu" not in local.lower():
+        return False
+    if any(domain == reserved or domain.endswith("." + reserved) for reserved in _RESERVED_DOMAINS):
+        return False   # Kubernetes' own names (`alpha.kubernetes.io/nvidia-gpu`, removed)
+    return not any(edit_distance(domain, other) <= 2 for other in _known_domains(known))
+
+
 def gpu_limits(container: Container, settings: Mapping[str, Any]) -> dict[str, Any]:
     """GPU resources in the container's limits, with their quantities as written."""
     return {k: v for k, v in container.resources.limits.items() if is_gpu_resource(k, settings)}
@@ -237,7 +283,9 @@ def requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]
 
 def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
     gpu_re = setting_re(settings, "gpu-resources")
-    if _asks_gpus(container.resources.limits, gpu_re) or _asks_gpus(container.resources.requests, gpu_re):
+    known = _known_tuple(settings)
+    if _asks_gpus(container.resources.limits, gpu_re, known=known) \
+            or _asks_gpus(container.resources.requests, gpu_re, known=known):
         return True
     if container.resources.claims:
         return True
@@ -249,12 +297,22 @@ def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any
     return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
 
 
-def _asks_gpus(resources: Mapping[str, Any], gpu_re: Globs | None, also: tuple[str, ...] = ()) -> bool:
-    """Whether `resources` name a GPU resource (or one of `also`, or a DRA extended resource:
-    a device claim like any other) with a positive or unknown quantity."""
+def _known_tuple(settings: Mapping[str, Any]) -> tuple[str, ...]:
+    gpu = settings.get("gpu-resources")
+    over = settings.get("overcommittable-resources")
+    return tuple(gpu if gpu is not None else DEFAULT_SETTINGS["gpu-resources"]) + \
+        tuple(over if over is not None else DEFAULT_SETTINGS["overcommittable-resources"])
+
+
+def _asks_gpus(resources: Mapping[str, Any], gpu_re: Globs | None, also: tuple[str, ...] = (),
+               known: tuple[str, ...] | None = None) -> bool:
+    """Whether `resources` name a GPU resource (or one of `also`, a DRA extended resource: a
+    device claim like any other, or, with `known`, a scheduler's own GPU resource) with a
+    positive or unknown quantity."""
     for name, quantity in resources.items():
         if name in also or (gpu_re is not None and gpu_re.match(name) is not None) \
-                or dra_extended_class(name) is not None:
+                or dra_extended_class(name) is not None \
+                or known is not None and scheduler_gpu_resource(name, known):
             amount = parse_quantity(quantity)
             if amount is None or amount > 0:
                 return True
