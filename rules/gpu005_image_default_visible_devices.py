@@ -37,11 +37,18 @@ Finds GPUs handed out by an image's own default:
   cancels it. The finding points at the ENV line, at the variable's name. An
   image that also asks for MIG configuration or monitoring
   (`NVIDIA_MIG_CONFIG_DEVICES`, `NVIDIA_MIG_MONITOR_DEVICES`: only GPU management
-  components such as a MIG manager need them) is GPU infrastructure: its finding
+  components such as a MIG manager need them) is GPU infrastructure, and so is one
+  that asks for the `utility` driver capability alone
+  (`NVIDIA_DRIVER_CAPABILITIES=utility`: NVML and nvidia-smi, no CUDA, as device
+  plugins and DRA drivers build their images): its finding
   is reported suppressed as a system component (`--no-default-exemptions` shows it).
 
+A container whose resources another object decides (the `kserve-container` of a
+KServe serving runtime: the InferenceService that selects it merges its own), and a
+pod-spec patch container running its base container's image (the base is reported),
+are not reported either.
 A container that requests a GPU (`resources.limits`, a DRA claim, a GPU-share
-annotation, or, in a custom resource, the GPUs its component declares for the
+annotation, a scheduler's own GPU resource such as `volcano.sh/vgpu-number`, or, in a custom resource, the GPUs its component declares for the
 operator to request: `resources.limits.gpu` beside a Dynamo service's pod spec,
 a Kubeflow Trainer `resourcesPerNode`) is not reported: the device plugin sets the variable to the GPUs it
 allocated. Neither is a container whose pod sets the variable itself: `void` or
@@ -125,6 +132,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             continue
         if requests_gpu(container, pod, ctx.settings):
             continue
+        if container.resources_from:
+            continue  # its resources are another object's (a KServe runtime's InferenceService)
         if container.patched is not None and container.image_at is not None:
             continue  # a pod-spec patch running its base container's image: the base reports it
         if any(patch.env_value(VISIBLE_DEVICES) is not None for patch in container.patches):

@@ -41,6 +41,8 @@ REASONS = {
     "driver-installer-dev.yaml":
         "system component: driver installer, by its NVIDIA driver directory and host /dev mounts",
     "mig-manager.Dockerfile": "system component: GPU management image, by its NVIDIA_MIG_CONFIG_DEVICES ENV",
+    "utility-only.Dockerfile":
+        "system component: GPU management image, by its NVIDIA_DRIVER_CAPABILITIES=utility ENV (NVML only, no CUDA)",
     "gpu-node-agent.yaml": "system component: GPU node agent, by its kubelet pod-resources mount on GPU nodes",
     "device-discoverer.yaml":
         "system component: device discoverer, by its node-feature-discovery feature-file mount",

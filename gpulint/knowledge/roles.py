@@ -91,6 +91,11 @@ _MANAGEMENT_EXEMPT = frozenset({"GPU005"})
 MIG_CONFIG_IMAGE = Role("GPU management image", "its NVIDIA_MIG_CONFIG_DEVICES ENV", _MANAGEMENT_EXEMPT)
 MIG_MONITOR_IMAGE = Role("GPU management image", "its NVIDIA_MIG_MONITOR_DEVICES ENV", _MANAGEMENT_EXEMPT)
 _MANAGEMENT_ENV = (("NVIDIA_MIG_CONFIG_DEVICES", MIG_CONFIG_IMAGE), ("NVIDIA_MIG_MONITOR_DEVICES", MIG_MONITOR_IMAGE))
+# An image that asks the runtime for the `utility` driver capability alone gets NVML and
+# nvidia-smi, no CUDA: it enumerates and manages GPUs (device plugins, DRA drivers, vGPU
+# managers build theirs so) and cannot compute on the GPUs it sees.
+UTILITY_ONLY_IMAGE = Role("GPU management image", "its NVIDIA_DRIVER_CAPABILITIES=utility ENV (NVML only, no CUDA)",
+                          _MANAGEMENT_EXEMPT)
 
 # Every rule some role is exempt from (others need not look for roles at all).
 ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT | _MANAGEMENT_EXEMPT | _HOOK_EXEMPT | {"GPU002"}
@@ -202,6 +207,9 @@ def image_role(env: Mapping[str, str]) -> Role | None:
         value = env.get(name, "").strip()
         if value and value.lower() != "void":
             return role
+    capabilities = {c.strip().lower() for c in env.get("NVIDIA_DRIVER_CAPABILITIES", "").split(",") if c.strip()}
+    if capabilities == {"utility"}:
+        return UTILITY_ONLY_IMAGE
     return None
 
 

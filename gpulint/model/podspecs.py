@@ -4,7 +4,8 @@ Built-in kinds have fixed paths. Every other kind (CRDs: Ray, Kubeflow, JobSet,
 LeaderWorkerSet, Volcano, Knative, Argo Rollouts, OpenKruise, Tekton...) is
 searched by shape: any mapping with a `containers` list is a pod spec, and any
 other mapping with an `image` string and a container key (`command`, `env`,
-`resources`, `securityContext`, `script`...) is a container wherever it sits
+`resources`, `securityContext`, `script`...), or under a key that names it a
+container (`mainContainer`), is a container wherever it sits
 (`runner:`, `worker:`, `steps[]`, `sidecars[]`, `stepTemplate`). Such a loose
 container gets its pod-level fields (volumes, hostPID, node selection) from the
 nearest enclosing mapping that has any, else from the mapping holding it. Two
@@ -61,6 +62,10 @@ _NO_PODS = frozenset({
 
 _ARGO_KINDS = frozenset({"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"})
 _KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
+# A serving runtime is a template: KServe merges the selecting InferenceService's model spec
+# (its resources among them) into the runtime's container of this name.
+_KSERVE_RUNTIMES = frozenset({"ServingRuntime", "ClusterServingRuntime"})
+_KSERVE_CONTAINER = "kserve-container"
 _KSERVE_FRAMEWORKS = ("model", "tensorflow", "pytorch", "sklearn", "xgboost", "onnx", "triton",
                       "huggingface", "lightgbm", "pmml", "paddle", "alibi", "art", "aix")
 _SKIP_KEYS = frozenset({"metadata", "status", "apiVersion", "kind"})
@@ -112,13 +117,19 @@ def _pod_specs(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
     kserve = obj.ref.api_version.startswith("serving.kserve.io/")
     loose: list[tuple] = []
     top_image = None if kserve else _top_image(obj)
+    runtime = kserve and kind in _KSERVE_RUNTIMES
     for rel in _find_container_holders(obj.data, (), None, (), None if kserve else loose, top_image is not None):
         extra = _kserve_extras(obj, rel) if kserve else None
         pod = build_pod_spec(obj, rel, _label(rel), problems, extra_containers=extra)
         if pod is not None:
+            if runtime:
+                for container in pod.containers:
+                    if container.name == _KSERVE_CONTAINER:
+                        container.resources_from = "the InferenceService that selects this serving runtime"
             yield _with_operator_resources(obj, rel, pod)
     if kserve:
         yield from _kserve_shorthand(obj, problems)
+        return
     for pod, rels in _loose_pods(obj, loose, problems):
         for rel in rels:   # the first container whose component declares resources
             if _with_operator_resources(obj, rel, pod).operator_resources_path is not None:
@@ -198,7 +209,8 @@ def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder
         if isinstance(data.get("containers"), list) or isinstance(data.get("initContainers"), list):
             yield rel
             return
-        if loose is not None and rel and (is_container_shaped(data) or inherit and _runs_top_image(data)):
+        if loose is not None and rel and (is_container_shaped(data) or _named_container(rel[-1], data)
+                                          or inherit and _runs_top_image(data)):
             loose.append((rel, pod_rel if pod_rel is not None else holder))
             return
         if rel and not POD_KEYS.isdisjoint(data):
@@ -217,6 +229,12 @@ def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder
 def is_container_shaped(data: dict) -> bool:
     """A mapping with an `image` string and a container key is a container, wherever it sits."""
     return isinstance(data.get("image"), str) and not CONTAINER_KEYS.isdisjoint(data)
+
+
+def _named_container(key: Any, data: dict) -> bool:
+    """A mapping with an `image` string under a key that names it a container (`mainContainer`
+    of a Dynamo service's `extraPodSpec`, `container`), even with no other container key."""
+    return isinstance(key, str) and key.lower().endswith("container") and isinstance(data.get("image"), str)
 
 
 def _runs_top_image(data: dict) -> bool:

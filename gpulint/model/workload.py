@@ -164,6 +164,9 @@ class Container:
     # and for a patch container, the container it patches.
     patches: list = field(default_factory=list, repr=False, compare=False)
     patched: Any = field(default=None, repr=False, compare=False)
+    # Who decides the container's resources when its own are only defaults ("" when it does):
+    # a KServe serving runtime's `kserve-container` runs with the InferenceService's.
+    resources_from: str = ""
 
     def key_path(self, *items: Any) -> tuple:
         return self.path + items
