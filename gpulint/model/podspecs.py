@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 import dataclasses
+import functools
 
 from gpulint.model.nodes import is_node, node_view
 from gpulint.model.objects import KubeObject
@@ -335,7 +336,12 @@ def _kserve_shorthand(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
 
 
 def _may_patch(obj: KubeObject) -> bool:
-    text = obj.doc.text
+    return _text_may_patch(obj.doc.text)
+
+
+@functools.lru_cache(maxsize=8)
+def _text_may_patch(text: str) -> bool:
+    """Once per document text (the items of a large List share one; a string caches its hash)."""
     return "odSpecPatch" in text or "od_spec_patch" in text
 
 
