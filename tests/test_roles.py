@@ -52,6 +52,8 @@ REASONS = {
     "device-manager-runtime.yaml":
         "system component: device plugin, by its kubelet device-plugin mount on a node agent (DaemonSet), "
         "which maps containers to devices through the runtime",
+    "management-agent.yaml": "system component: GPU management agent, by its "
+                             "NVIDIA_MIG_MONITOR_DEVICES/NVIDIA_MIG_CONFIG_DEVICES env on a node agent",
     "cdi-by-command.yaml":
         "system component: CDI spec writer, by its container toolkit command (`*-ctk cdi generate`) on a node agent",
 }

@@ -75,6 +75,11 @@ POD_RESOURCES_AGENT = Role("GPU node agent", "its kubelet pod-resources mount on
 DEVICE_DISCOVERER = Role("device discoverer", "its node-feature-discovery feature-file mount", _PLUGIN_EXEMPT)
 MIG_STRATEGY_AGENT = Role("GPU device manager", "its MIG strategy setting on a node agent", _PLUGIN_EXEMPT)
 RUNTIME_HOOK = Role("runtime hook installer", "its writable container-runtime configuration mount", _HOOK_EXEMPT)
+# A node agent whose container asks the runtime for MIG monitoring or configuration (which
+# needs CAP_SYS_ADMIN; only GPU management components set it): a GPU monitor such as the vGPU
+# monitor of HAMi, which also reads the runtime to map containers to vGPUs, as the listed one.
+MANAGEMENT_AGENT = Role("GPU management agent", "its NVIDIA_MIG_MONITOR_DEVICES/NVIDIA_MIG_CONFIG_DEVICES env "
+                        "on a node agent", _HOOK_EXEMPT)
 CDI_BY_COMMAND = Role("CDI spec writer", "its container toolkit command (`*-ctk cdi generate`) on a node agent",
                       _PLUGIN_EXEMPT)
 # A device plugin that is a node agent may read the container runtime to map containers to the
@@ -137,6 +142,16 @@ def mounted_host_paths(pod: PodSpec, writable: bool = False) -> list[str]:
     return paths
 
 
+def _manages(var: Any) -> bool:
+    """Whether an env entry asks for a management capability (set, and not `void`)."""
+    if var is None:
+        return False
+    if var.value_from is not None:
+        return True
+    value = str(var.value or "").strip()
+    return bool(value) and value.lower() != "void"
+
+
 def _declares_mig_strategy(pod: PodSpec) -> bool:
     """Whether a container takes a MIG strategy (`MIG_STRATEGY` env, `--mig-strategy` flag):
     only GPU device managers (the device plugin, GPU feature discovery) do."""
@@ -182,6 +197,8 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
         roles.append(POD_RESOURCES_AGENT)
     if _declares_mig_strategy(pod):
         roles.append(MIG_STRATEGY_AGENT)
+    if any(_manages(container.env_value(name)) for container in pod.containers for name, _role in _MANAGEMENT_ENV):
+        roles.append(MANAGEMENT_AGENT)
     if CDI_WRITER not in roles and _runs_toolkit_command(pod):
         roles.append(CDI_BY_COMMAND)
     return tuple(roles)
