@@ -19,6 +19,7 @@ from gpulint.knowledge.roles import (
     DRA_REGISTRATION,
     INSTALLER_DEV,
     INSTALLER_ROOT,
+    MANAGEMENT_AGENT,
     MIG_STRATEGY_AGENT,
     NRI_PLUGIN,
     POD_RESOURCES_AGENT,
@@ -156,6 +157,7 @@ def test_roles_are_never_wider_than_the_list() -> None:
     assert RUNTIME_HOOK.exempt <= toolkit.exempt
     hami = next(c for c in builtin_components() if c.name.startswith("HAMi"))
     assert DEVICE_MANAGER_RUNTIME.exempt <= hami.exempt   # a vGPU device manager with runtime access
+    assert MANAGEMENT_AGENT.exempt <= hami.exempt         # a vGPU monitor
 
 
 def test_a_read_only_runtime_configuration_is_no_runtime_hook() -> None:
