@@ -13,7 +13,9 @@ from gpulint.knowledge.roles import (
     CDI_BY_COMMAND,
     CDI_WRITER,
     DEVICE_DISCOVERER,
+    DEVICE_INFO_WRITER,
     DEVICE_MANAGER_RUNTIME,
+    DISCOVERER_RUNTIME,
     DEVICE_PLUGIN,
     DRA_PLUGINS,
     DRA_REGISTRATION,
@@ -55,6 +57,10 @@ REASONS = {
         "which maps containers to devices through the runtime",
     "management-agent.yaml": "system component: GPU management agent, by its "
                              "NVIDIA_MIG_MONITOR_DEVICES/NVIDIA_MIG_CONFIG_DEVICES env on a node agent",
+    "device-info-agent.yaml": {
+        "GPU001": "system component: device discoverer, by its device-information directory mount",
+        "GPU002": "system component: device discoverer, by its device-information mount on a node agent "
+                  "(DaemonSet), which maps containers to devices through the runtime"},
     "cdi-by-command.yaml":
         "system component: CDI spec writer, by its container toolkit command (`*-ctk cdi generate`) on a node agent",
 }
@@ -69,8 +75,10 @@ def test_each_role_is_suppressed_with_its_reason(name: str) -> None:
     assert code == 0
     suppressed = [f for f in report["findings"] if f["suppressed"]]
     assert sorted((f["rule"], f["line"], f["column"]) for f in suppressed) == expected.suppressed
-    assert {(f["suppression"]["kind"], f["suppression"]["reason"]) for f in suppressed} == {
-        ("system-component", REASONS[name])}
+    reasons = REASONS[name]   # one reason for the file, or one per rule
+    assert {(f["rule"], f["suppression"]["kind"], f["suppression"]["reason"]) for f in suppressed} == {
+        (f["rule"], "system-component", reasons if isinstance(reasons, str) else reasons[f["rule"]])
+        for f in suppressed}
 
 
 @pytest.mark.parametrize("name", sorted(REASONS))
@@ -118,7 +126,10 @@ def _daemonset(volumes: dict[str, str], limits: str = "{}") -> str:
     ({"a": "/run/nvidia", "b": "/"}, (INSTALLER_ROOT,)),
     ({"a": "/usr/local/nvidia/lib64", "b": "/dev"}, (INSTALLER_DEV,)),
     ({"a": "/var/lib/kubelet/device-plugins", "b": "/etc/cdi"}, (DEVICE_PLUGIN, CDI_WRITER, DEVICE_MANAGER_RUNTIME)),
-    ({"a": "/etc/kubernetes/node-feature-discovery/features.d"}, (DEVICE_DISCOVERER,)),
+    ({"a": "/etc/kubernetes/node-feature-discovery/features.d"}, (DEVICE_DISCOVERER, DISCOVERER_RUNTIME)),
+    ({"a": "/var/run/koordlet/xpu-device-infos"}, (DEVICE_INFO_WRITER, DISCOVERER_RUNTIME)),
+    ({"a": "/var/lib/device-info"}, (DEVICE_INFO_WRITER, DISCOVERER_RUNTIME)),
+    ({"a": "/var/lib/deviceinformation-cache"}, ()),
     ({"a": "/var/lib/kubelet/pod-resources", "b": "/dev/nvidia0"}, (POD_RESOURCES_AGENT,)),
     ({"a": "/var/lib/kubelet/pod-resources", "b": "/usr/local/nvidia-docker/volumes/nvidia_driver/1"},
      (POD_RESOURCES_AGENT,)),

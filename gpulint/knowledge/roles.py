@@ -73,6 +73,7 @@ INSTALLER_DEV = Role("driver installer", "its NVIDIA driver directory and host /
 # files; the device plugin and GPU feature discovery take a MIG strategy.
 POD_RESOURCES_AGENT = Role("GPU node agent", "its kubelet pod-resources mount on GPU nodes", _PLUGIN_EXEMPT)
 DEVICE_DISCOVERER = Role("device discoverer", "its node-feature-discovery feature-file mount", _PLUGIN_EXEMPT)
+DEVICE_INFO_WRITER = Role("device discoverer", "its device-information directory mount", _PLUGIN_EXEMPT)
 MIG_STRATEGY_AGENT = Role("GPU device manager", "its MIG strategy setting on a node agent", _PLUGIN_EXEMPT)
 RUNTIME_HOOK = Role("runtime hook installer", "its writable container-runtime configuration mount", _HOOK_EXEMPT)
 # A node agent whose container asks the runtime for MIG monitoring or configuration (which
@@ -85,6 +86,8 @@ CDI_BY_COMMAND = Role("CDI spec writer", "its container toolkit command (`*-ctk 
 # A device plugin that is a node agent may read the container runtime to map containers to the
 # devices it handed out (vGPU managers: HAMi, Volcano vGPU, TKE gpu-manager); the listed
 # components of that kind are exempt from GPU002 too.
+DISCOVERER_RUNTIME = Role("device discoverer", "its device-information mount on a node agent (DaemonSet), "
+                          "which maps containers to devices through the runtime", frozenset({"GPU002"}))
 DEVICE_MANAGER_RUNTIME = Role("device plugin", "its kubelet device-plugin mount on a node agent (DaemonSet), "
                               "which maps containers to devices through the runtime", frozenset({"GPU002"}))
 
@@ -121,6 +124,9 @@ _RUNTIME_CONFIG_DIRS = ("/etc/containerd", "/etc/docker", "/etc/crio", "/etc/con
                         "/etc/nvidia-container-runtime", "/usr/share/containers/oci/hooks.d",
                         "/etc/k0s/containerd.d", "/var/lib/rancher/k3s/agent/etc/containerd")
 _POD_RESOURCES = "/var/lib/kubelet/pod-resources"
+# A node directory named for device information (`xpu-device-infos`, `device_info`): where node
+# agents of a GPU scheduler share the inventory a device discoverer writes (koordinator).
+_DEVICE_INFO_RE = re.compile(r"device[-_]?infos?(?:$|[-_.])", re.IGNORECASE)
 
 
 def _run_form(path: str) -> str:
@@ -177,6 +183,9 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
     for directory, role in _MOUNT_ROLES:
         if role not in roles and any(is_within(path, directory) for path in paths):
             roles.append(role)
+    if DEVICE_DISCOVERER not in roles and any(_DEVICE_INFO_RE.search(part) for path in paths
+                                              for part in path.split("/")):
+        roles.append(DEVICE_INFO_WRITER)
     if any(is_within(path, directory) for path in mounted_host_paths(pod, writable=True)
            for directory in _RUNTIME_CONFIG_DIRS):
         roles.append(RUNTIME_HOOK)
@@ -185,6 +194,8 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
     # Node agents (a pod on every node it selects):
     if DEVICE_PLUGIN in roles:
         roles.append(DEVICE_MANAGER_RUNTIME)
+    elif DEVICE_DISCOVERER in roles or DEVICE_INFO_WRITER in roles:
+        roles.append(DISCOVERER_RUNTIME)
     if any(is_driver_tree(path) for path in paths):
         if "/" in paths:
             roles.append(INSTALLER_ROOT)
