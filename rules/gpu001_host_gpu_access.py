@@ -48,10 +48,16 @@ vendor's evidence (e.g. it requests `amd.com/gpu`, tolerates
 GPU Operator and device-plugin components need this access: they are
 recognised by the system-component allowlist, or by their role when their
 image is in no list (a pod mounting the kubelet's device-plugin or plugin
-directories, the NRI socket or the CDI spec directories; a DaemonSet mounting
-an NVIDIA driver directory with the host root or `/dev`, i.e. a driver
-installer), and reported as suppressed. A pod whose containers request GPUs
-is a workload, never such a component.
+directories, the NRI socket, the CDI spec directories, node-feature-discovery
+feature files or a device-information directory, or writing the runtime's
+configuration; a node agent (DaemonSet) on GPU nodes reading the kubelet's
+pod-resources, taking a MIG strategy or MIG monitoring, running a container
+toolkit's `cdi generate`, or mounting an NVIDIA driver tree with the host root
+or `/dev`, i.e. a driver installer: see docs/evidence.md), and reported as
+suppressed. A pod whose containers request GPUs is a workload, never such a
+component. An active finding on what looks like infrastructure (a pod with a
+role, or a DaemonSet requesting no GPUs) ends with the one-line exemption to
+add to `.gpulint.yaml`.
 
 ## Why is this bad
 Policy item 1 ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy)): running GPU applications directly on the node is

@@ -20,6 +20,14 @@ CLI, and pods that mount a node's container runtime:
   starts nothing, and the container log tree `/var/lib/docker/containers` that
   log shippers read holds log files, no socket.
 
+GPU infrastructure that must reach the runtime is recognised by its role and
+reported suppressed: a pod writing the runtime's configuration or OCI hooks (a
+runtime hook installer, as the container toolkit), and node agents (DaemonSets)
+that register devices with the kubelet, discover devices or ask for MIG
+monitoring (vGPU managers and monitors map containers to devices through the
+runtime). Other findings on what looks like infrastructure end with the
+one-line exemption to add to `.gpulint.yaml` (see docs/evidence.md).
+
 Commands are found in command/args, `sh -c`/`bash -c` scripts (every command
 after `;`, `&&`, `||`, `|`, newlines, inside `if`/`for`/`case`, `$(...)`,
 nested `sh -c`), lifecycle hooks, exec probes, Argo `script.source` (when its
