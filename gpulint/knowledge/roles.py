@@ -4,20 +4,24 @@ A pod that registers with the kubelet (a device plugin, a DRA kubelet plugin),
 plugs into the container runtime (an NRI plugin), writes CDI specs, or writes
 the NVIDIA driver onto the host (a driver installer) has to reach the node in
 ways gpulint reports on user workloads. Each role has a signature made of
-hostPath mounts only such a component needs, and each is exempt from as few
+what only such a component mounts or declares, and each is exempt from as few
 rule families as the built-in allowlist's components of that kind
-(data/system_components.yaml): never the request-validity rules, never the
-container-runtime rule (GPU002), never CDI/device-request injection (GPU008).
+(data/system_components.yaml): never the request-validity rules, never
+CDI/device-request injection (GPU008).
 
-Node agents that manage GPUs for a scheduler, whatever the vendor, are also
-recognised by what they mount and declare together with being a node agent (a
-DaemonSet): the kubelet pod-resources socket on GPU nodes (exporters, device
-managers accounting allocations), node-feature-discovery feature files (device
-discoverers such as GPU feature discovery), a MIG strategy setting (the device
-plugin and GPU feature discovery). A pod that writes the container runtime's
-configuration or OCI hook definitions installs a runtime hook (the NVIDIA
-container toolkit's job): the one role exempt from GPU002, since it reaches the
-runtime's socket to reload it.
+Node agents (DaemonSets) that manage GPUs for a scheduler, whatever the vendor,
+are also recognised by what they mount and declare: the kubelet pod-resources
+socket on GPU nodes (exporters, allocation accounting), node-feature-discovery
+feature files or a device-information directory (device discoverers), a MIG
+strategy (the device plugin, GPU feature discovery), MIG monitoring or
+configuration (GPU monitors), a container toolkit's `cdi generate` command.
+
+The container-runtime rule (GPU002) is exempt only where the listed components
+of the kind need the runtime: a pod writing the runtime's configuration or OCI
+hooks (a runtime hook installer, as the container toolkit, which reloads the
+runtime through its socket), and node agents that register or discover devices
+or monitor them (vGPU managers and monitors, as HAMi's, map containers to
+devices through the runtime).
 
 A pod whose own containers request GPUs is a workload, never infrastructure:
 a device plugin does not ask the scheduler for the devices it advertises.
@@ -41,6 +45,8 @@ from gpulint.model.workload import PodSpec, Workload
 #   NRI plugins (device injectors: host devices only)     GPU001 GPU005 GPU006
 #   driver installers (NVIDIA driver, GKE installer)      GPU001 GPU006
 #   runtime hook installers (NVIDIA container toolkit)     GPU001 GPU002 GPU003 GPU005 GPU006
+#   GPU monitors on node agents (HAMi's vGPU monitor)     GPU001 GPU002 GPU003 GPU005 GPU006
+#   device plugins/discoverers on node agents (HAMi)       + GPU002
 _PLUGIN_EXEMPT = frozenset({"GPU001", "GPU003", "GPU005", "GPU006"})
 _HOOK_EXEMPT = frozenset({"GPU001", "GPU002", "GPU003", "GPU005", "GPU006"})
 _NRI_EXEMPT = frozenset({"GPU001", "GPU005", "GPU006"})
@@ -49,7 +55,7 @@ _INSTALLER_EXEMPT = frozenset({"GPU001", "GPU006"})
 
 @dataclass(frozen=True)
 class Role:
-    """What a pod is recognised as, and the mount that shows it."""
+    """What a pod is recognised as, and the evidence that shows it."""
 
     name: str                 # "device plugin"
     evidence: str             # "its kubelet device-plugin mount"
@@ -83,9 +89,9 @@ MANAGEMENT_AGENT = Role("GPU management agent", "its NVIDIA_MIG_MONITOR_DEVICES/
                         "on a node agent", _HOOK_EXEMPT)
 CDI_BY_COMMAND = Role("CDI spec writer", "its container toolkit command (`*-ctk cdi generate`) on a node agent",
                       _PLUGIN_EXEMPT)
-# A device plugin that is a node agent may read the container runtime to map containers to the
-# devices it handed out (vGPU managers: HAMi, Volcano vGPU, TKE gpu-manager); the listed
-# components of that kind are exempt from GPU002 too.
+# A device plugin or discoverer that is a node agent may read the container runtime to map
+# containers to the devices it handed out (vGPU managers: HAMi, Volcano vGPU, TKE gpu-manager,
+# koordinator's koordlet); the listed components of that kind are exempt from GPU002 too.
 DISCOVERER_RUNTIME = Role("device discoverer", "its device-information mount on a node agent (DaemonSet), "
                           "which maps containers to devices through the runtime", frozenset({"GPU002"}))
 DEVICE_MANAGER_RUNTIME = Role("device plugin", "its kubelet device-plugin mount on a node agent (DaemonSet), "
