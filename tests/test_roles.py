@@ -195,6 +195,9 @@ def test_an_active_finding_on_a_node_agent_says_how_to_exempt_it() -> None:
     assert hints[("GPU001", 70)] == (" (node agent)? exempt it in .gpulint.yaml: exemptions: [{rules: [GPU001], "
                                      "kind: DaemonSet, name: unmounted, reason: \"<why it needs this>\"}]]")
     assert hints[("GPU001", 43)] == ""     # a Deployment without a role: a workload
+    code, report = scan_json(str(FIXTURES / "rules" / "GPU002" / "bad-runtime-sockets.yaml"))
+    unmounted = next(f["message"] for f in report["findings"] if f["line"] == 93)
+    assert "no container mounts it yet, remove it" in unmounted and "exempt it" not in unmounted
     assert all("\n" not in f["message"] for f in report["findings"])
 
 

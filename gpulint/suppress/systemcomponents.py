@@ -255,7 +255,9 @@ class SystemComponentSuppressor:
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         verdict = self._decide(finding, ctx)
-        if verdict is None and self.roles and ctx.workload is not None and finding.rule_id in _HINTED_RULES:
+        # (Not for a finding about no container: a volume nothing mounts is to be removed.)
+        if verdict is None and self.roles and ctx.workload is not None and ctx.container is not None \
+                and finding.rule_id in _HINTED_RULES:
             hint = exemption_hint(finding.rule_id, ctx.workload, self._settings)
             if hint:
                 finding.message += hint
