@@ -48,7 +48,9 @@ KServe serving runtime: the InferenceService that selects it merges its own), an
 pod-spec patch container running its base container's image (the base is reported),
 are not reported either.
 A container that requests a GPU (`resources.limits`, a DRA claim, a GPU-share
-annotation, a scheduler's own GPU resource such as `volcano.sh/vgpu-number`, or, in a custom resource, the GPUs its component declares for the
+annotation, a scheduler's own GPU resource such as `volcano.sh/vgpu-number`, a
+serverless GPU instance of its own (ACK ECI `k8s.aliyun.com/eci-use-specs` naming GPU
+instance types), or, in a custom resource, the GPUs its component declares for the
 operator to request: `resources.limits.gpu` beside a Dynamo service's pod spec,
 a Kubeflow Trainer `resourcesPerNode`) is not reported: the device plugin sets the variable to the GPUs it
 allocated. Neither is a container whose pod sets the variable itself: `void` or

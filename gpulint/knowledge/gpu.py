@@ -293,8 +293,29 @@ def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any
     # its own spelling of nvidia.com/gpu in NVIDIA Dynamo's services).
     if _asks_gpus(pod.operator_resources, gpu_re, also=("gpu",)):
         return True
+    if serverless_gpu_instance(pod) is not None:
+        return True
     annotations_re = setting_re(settings, "gpu-request-annotations")
     return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
+
+
+# A pod that runs in a serverless container instance of its own (Alibaba Cloud ECI, through
+# ACK's virtual node) asks for its instance type by annotation: a GPU type (ECS's GPU families
+# `ecs.gn6i-…`, `ecs.ebmgn7…`, `ecs.sgn…`, `ecs.vgn…`) gives it a whole GPU instance, where no
+# other pod runs and nothing is hidden from a scheduler (it requests GPUs; it is no GPU signal
+# of the rules about GPUs reached around the scheduler: the node's GPUs are all its own).
+_INSTANCE_SPECS_KEY_RE = re.compile(r"(?:^|/)eci-use-specs\Z")
+_GPU_INSTANCE_TYPE_RE = re.compile(r"ecs\.(?:ebm|s|v)?gn\d", re.IGNORECASE)
+
+
+def serverless_gpu_instance(pod: PodSpec) -> str | None:
+    """The GPU instance type a serverless pod asks for by annotation, or None."""
+    for key, value in pod.annotations.items():
+        if isinstance(value, str) and _INSTANCE_SPECS_KEY_RE.search(str(key)):
+            types = [t.strip() for t in value.split(",") if t.strip()]
+            if types and all(_GPU_INSTANCE_TYPE_RE.match(t) for t in types):
+                return types[0]
+    return None
 
 
 def _known_tuple(settings: Mapping[str, Any]) -> tuple[str, ...]:
