@@ -18,9 +18,10 @@ Finds GPUs handed out by an image's own default:
   evidence: NGC also hosts operators' controllers, distroless and Kubernetes
   component images (the GPU Operator, its validator and the container toolkit
   even set `void`). Without a list, an image is a GPU image by what its reference
-  says: copies of NVIDIA product images in another registry, under the same name or
-  with the path joined by `-` (`…/tritonserver`, `…/ai-dynamo-vllm-runtime`; the
-  names are data with sources); a repository name or tag that says CUDA
+  says: copies of NVIDIA product images and other distinctive CUDA images in another
+  registry, under the same name or with the path joined by `-` (`…/tritonserver`,
+  `…/ai-dynamo-vllm-runtime`, `…/vllm-openai`, `$ECR_REGISTRY/ray-llm:$TAG`; the
+  names are data with sources; a `-cpu` tag is no copy); a repository name or tag that says CUDA
   (`-cuda12.1`, `cu118`), or that says GPU the way frameworks name their CUDA
   builds (`mindspore-gpu`, `:1.0-gpu`) — unless the name says the image is a
   cluster component about GPUs (`gpu-operator`, `…-device-plugin`,

@@ -655,14 +655,25 @@ def builtin_image_rules() -> tuple[ImageRule, ...]:
 
 @functools.lru_cache(maxsize=1)
 def ngc_mirror_names() -> dict[str, tuple[str, str]]:
-    """NGC repositories (under nvcr.io/nvidia/) recognisable when copied into another
-    registry: each name, and its flattened spelling (`ai-dynamo-vllm-runtime`), -> (name, source)."""
+    """Images recognisable when copied into another registry: NGC repositories (`repository`,
+    under nvcr.io/nvidia/) and other distinctive CUDA images (`image`, a whole reference):
+    each name, its last two components and its flattened spelling (`ai-dynamo-vllm-runtime`)
+    -> (the original image, source)."""
     names: dict[str, tuple[str, str]] = {}
     for entry in _image_data().get("ngc-mirrors", []):
-        if not isinstance(entry, dict) or not isinstance(entry.get("repository"), str):
+        if not isinstance(entry, dict) or not (isinstance(entry.get("repository"), str)
+                                               or isinstance(entry.get("image"), str)):
             raise RuntimeError(f"gpulint/knowledge/data/gpu_images.yaml: bad ngc-mirrors entry {entry!r}")
-        repository = entry["repository"]
-        names[repository] = names[repository.replace("/", "-")] = (repository, str(entry.get("source", "")))
+        source = str(entry.get("source", ""))
+        if isinstance(entry.get("repository"), str):
+            repository = entry["repository"]
+            original = f"nvcr.io/nvidia/{repository}"
+        else:
+            original = entry["image"]
+            repository = "/".join(original.split("/")[-2:])
+        names[repository] = names[repository.replace("/", "-")] = (original, source)
+        if "image" in entry:
+            names.setdefault(repository.rpartition("/")[2], (original, source))
     return names
 
 
@@ -695,7 +706,7 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
     """image_visible_devices_default for one image: a scan meets the same few images again and again."""
     ref = parse_image(image)
     if ref is None:
-        return None
+        return placeholder_registry_rule(image)
     normalized = str(ref)
     for pattern in patterns:
         if fnmatch.fnmatchcase(normalized, pattern) or fnmatch.fnmatchcase(image.strip(), pattern):
@@ -722,6 +733,45 @@ _COMPONENT_WORD_RE = re.compile(
     r"(?:^|[^a-z])(?:operator|plugin|exporter|scheduler|extender|controller|manager|discovery|monitor|"
     r"label+er|validator|webhook|admission|driver|installer|toolkit|agent|feature)s?(?:$|[^a-z])",
     re.IGNORECASE)
+
+
+_CPU_WORD_RE = re.compile(r"(?:^|[^a-z])cpu(?:$|[^a-z])", re.IGNORECASE)
+
+
+def _mirror_rule(ref: ImageRef) -> ImageRule | None:
+    """The rule of a copy of a listed CUDA image in another registry (same name), or None; a
+    CPU build (`-cpu` tag) of the same name is none."""
+    mirrors = ngc_mirror_names()
+    name = ref.repository.rpartition("/")[2]
+    two = "/".join(ref.repository.split("/")[-2:])
+    mirrored = next((n for n in (two, name) if n in mirrors), None)
+    if mirrored is None or _CPU_WORD_RE.search(ref.tag or ""):
+        return None
+    original, source = mirrors[mirrored]
+    if ref.name == original:
+        return ImageRule(ref.name, "all", source)
+    return ImageRule(ref.name, "all", f"a copy of the image {original} ({source})")
+
+
+# An image whose registry (and tag) a script fills in (`$ECR_REGISTRY/ray-llm:$TAG`,
+# `${REGISTRY}/sglang:v1`): its repository path is still written out.
+_PLACEHOLDER_REGISTRY_RE = re.compile(
+    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/(?P<path>[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*)"
+    r"(?::(?P<tag>[\w.-]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?))?\Z")
+
+
+def placeholder_registry_rule(image: str) -> ImageRule | None:
+    """For an image whose registry is a variable, the rule its written repository name gives
+    (a copy of a listed CUDA image), or None."""
+    match = _PLACEHOLDER_REGISTRY_RE.match(image.strip())
+    if match is None:
+        return None
+    tag = match.group("tag")
+    ref = ImageRef("(a registry a script fills in)", match.group("path"),
+                   tag if tag and "$" not in tag else None, None)
+    if image_vendor(ref.repository, ref.tag) is not None:
+        return None
+    return _mirror_rule(ref)
 
 
 def image_by_evidence(ref: ImageRef) -> ImageRule | None:
@@ -758,12 +808,9 @@ def image_by_evidence(ref: ImageRef) -> ImageRule | None:
                                           "nvidia/cuda (ENV NVIDIA_VISIBLE_DEVICES=all)")
     if image_vendor(ref.repository, ref.tag) is not None:
         return None
-    mirrors = ngc_mirror_names()
-    two = "/".join(ref.repository.split("/")[-2:])
-    mirrored = next((n for n in (two, name) if n in mirrors), None)
+    mirrored = _mirror_rule(ref)
     if mirrored is not None:
-        original, source = mirrors[mirrored]
-        return ImageRule(ref.name, "all", f"a copy of the NGC image nvcr.io/nvidia/{original} ({source})")
+        return mirrored
     if (_GPU_WORD_RE.search(name) or _GPU_WORD_RE.search(tag)) and not _COMPONENT_WORD_RE.search(name):
         return ImageRule(ref.name, "all", "its repository or tag says GPU, as frameworks name their CUDA "
                                           "builds (built on nvidia/cuda: ENV NVIDIA_VISIBLE_DEVICES=all)")
