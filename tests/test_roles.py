@@ -135,6 +135,8 @@ def _daemonset(volumes: dict[str, str], limits: str = "{}") -> str:
      (POD_RESOURCES_AGENT,)),
     ({"a": "/etc/containerd"}, (RUNTIME_HOOK,)),
     ({"a": "/usr/share/containers/oci/hooks.d"}, (RUNTIME_HOOK,)),
+    ({"a": "/etc/runtime/hookserver.d/"}, (RUNTIME_HOOK,)),
+    ({"a": "/etc/runtime"}, ()),
     # Not a signature: the parent directories, a driver directory alone, /dev alone.
     ({"a": "/var/lib/kubelet"}, ()),
     ({"a": "/var/lib/kubelet/pod-resources"}, ()),         # on any node: monitoring, not GPUs

@@ -129,6 +129,9 @@ _MOUNT_ROLES: tuple[tuple[str, Role], ...] = (
 _RUNTIME_CONFIG_DIRS = ("/etc/containerd", "/etc/docker", "/etc/crio", "/etc/containers",
                         "/etc/nvidia-container-runtime", "/usr/share/containers/oci/hooks.d",
                         "/etc/k0s/containerd.d", "/var/lib/rancher/k3s/agent/etc/containerd")
+# Hook registration directories of any runtime or runtime proxy (OCI `hooks.d`, a runtime hook
+# server's `hookserver.d`, as koordinator's runtime proxy reads), wherever they are kept.
+_HOOK_DIR_RE = re.compile(r"hook(?:server)?s?\.d\Z")
 _POD_RESOURCES = "/var/lib/kubelet/pod-resources"
 # A node directory named for device information (`xpu-device-infos`, `device_info`): where node
 # agents of a GPU scheduler share the inventory a device discoverer writes (koordinator).
@@ -192,8 +195,9 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
     if DEVICE_DISCOVERER not in roles and any(_DEVICE_INFO_RE.search(part) for path in paths
                                               for part in path.split("/")):
         roles.append(DEVICE_INFO_WRITER)
-    if any(is_within(path, directory) for path in mounted_host_paths(pod, writable=True)
-           for directory in _RUNTIME_CONFIG_DIRS):
+    writable = mounted_host_paths(pod, writable=True)
+    if any(is_within(path, directory) for path in writable for directory in _RUNTIME_CONFIG_DIRS) \
+            or any(_HOOK_DIR_RE.search(part) for path in writable for part in path.split("/")):
         roles.append(RUNTIME_HOOK)
     if workload.kind != "DaemonSet":
         return tuple(roles)
