@@ -144,7 +144,7 @@ def _pod_specs(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
 
 # Keys under which a custom resource declares the resources of a component its
 # operator builds pods for (NVIDIA Dynamo `services.<name>.resources`, Kubeflow
-# Trainer `trainer.resourcesPerNode`).
+# Trainer `trainer.resourcesPerNode`; and the Spark operator's `gpu: {name, quantity}`).
 _OPERATOR_RESOURCE_KEYS = ("resources", "resourcesPerNode")
 
 
@@ -175,26 +175,37 @@ def _with_operator_resources(obj: KubeObject, rel: tuple, pod: PodSpec) -> PodSp
                 pod.operator_resources = merged
                 pod.operator_resources_path = where + (key,)
                 return pod
+        # The Spark operator's spelling: `gpu: {name: nvidia.com/gpu, quantity: 1}` on the driver
+        # or executor it builds a pod for.
+        gpu = holder.get("gpu")
+        if isinstance(gpu, dict) and isinstance(gpu.get("name"), str) and "quantity" in gpu:
+            pod.operator_resources = {gpu["name"]: gpu["quantity"]}
+            pod.operator_resources_path = where + ("gpu",)
+            return pod
     return pod
 
 
 def _loose_pods(obj: KubeObject, loose: list[tuple], problems: Problems) -> Iterator[tuple[PodSpec, list[tuple]]]:
     """Pod specs of the loose containers, grouped by the mapping that gives their pod-level
-    fields, each with the paths of its containers."""
+    fields, each with the paths of its containers. A component declaring the GPUs its
+    operator requests for it (`gpu: {name, quantity}`) is a pod of its own: the Spark
+    operator builds one for the driver and one per executor."""
     groups: dict[tuple, list[tuple[tuple, dict, str, str]]] = {}
     rels: dict[tuple, list[tuple]] = {}
     for rel, pod_rel in loose:
-        rels.setdefault(pod_rel, []).append(rel)
+        own = rel if isinstance(_at(obj.data, rel), dict) and isinstance(_at(obj.data, rel).get("gpu"), dict) else None
+        key = (pod_rel, own)
+        rels.setdefault(key, []).append(rel)
         parent = rel[:-1]
         if len(parent) == len(pod_rel) + 1 and parent[:-1] == pod_rel and parent[-1] in _POD_LISTS:
-            groups.setdefault(pod_rel, [])  # `sidecars`/`initContainers`: build_pod_spec reads the list
+            groups.setdefault(key, [])  # `sidecars`/`initContainers`: build_pod_spec reads the list
             continue
         name = next((item for item in reversed(rel) if isinstance(item, str)), "")
-        groups.setdefault(pod_rel, []).append((obj.path(*rel), _at(obj.data, rel), "", name))
-    for pod_rel, extra in groups.items():
+        groups.setdefault(key, []).append((obj.path(*rel), _at(obj.data, rel), "", name))
+    for (pod_rel, _own), extra in groups.items():
         pod = build_pod_spec(obj, pod_rel, _label(pod_rel), problems, extra_containers=extra)
         if pod is not None:
-            yield pod, rels[pod_rel]
+            yield pod, rels[(pod_rel, _own)]
 
 
 def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder: tuple,
