@@ -82,3 +82,20 @@ def test_a_component_without_an_image_runs_the_resources_image() -> None:
     [router] = pod.containers
     assert (router.name, router.image, router.image_path) == (
         "router", "registry.example.com/srv:2", ("spec", "image", "repository"))
+
+
+def test_a_patch_in_a_chart_maps_to_its_template_line(tmp_path: Path) -> None:
+    """A rendered chart's finding inside a patch string points at the template line holding it."""
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: wf\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("visible: all\n")
+    (chart / "templates" / "wf.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\nmetadata:\n  name: {{ .Release.Name }}-wf\n"
+        "spec:\n  templates:\n  - name: main\n    podSpecPatch: |\n      containers:\n      - name: main\n"
+        "        env:\n        - name: NVIDIA_VISIBLE_DEVICES\n          value: {{ .Values.visible }}\n"
+        "    container:\n      image: registry.example.com/job:1\n")
+    _code, report = scan_json("--no-cache", str(chart))
+    [finding] = [f for f in report["findings"] if f["rule"] == "GPU003"]
+    [template] = [m for m in finding["mapped"] if m["role"] == "template"]
+    assert (Path(template["path"]).name, template["line"], template["column"]) == ("wf.yaml", 12, 11)

@@ -45,6 +45,9 @@ class KubeObject:
     ref: ObjectRef
     template: str | None   # Helm `# Source:` path, when rendered by Helm
     origin: dict | None    # parsed Kustomize origin annotation, when present
+    # For a pod-spec patch parsed from a string (gpulint.model.podpatch): the object holding
+    # the string and the string's document path there.
+    patch_of: "tuple[KubeObject, tuple] | None" = None
 
     def path(self, *items: Any) -> tuple:
         """Document path of a path inside this object."""

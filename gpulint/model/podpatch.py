@@ -37,7 +37,29 @@ def patch_object(obj: KubeObject, rel: tuple) -> KubeObject | None:
     if doc is None or not isinstance(doc.data, dict):
         return None
     ref = ObjectRef(obj.ref.api_version, obj.ref.kind, obj.ref.name, obj.ref.namespace)
-    return KubeObject(obj.file, doc, (), doc.data, ref, obj.template, obj.origin)
+    return KubeObject(obj.file, doc, (), doc.data, ref, obj.template, obj.origin, patch_of=(obj, obj.path(*rel)))
+
+
+def outer_text(patch: KubeObject, path: tuple) -> tuple[KubeObject, tuple, int, int] | None:
+    """Where the node at `path` of a patch sits in the string holding the patch: (the object
+    holding the string, the string's document path, start and end in the string), found by the
+    node's first source line; None when it is not found. A rendered template is mapped through
+    this (its mapper knows the manifest's paths, not the string's)."""
+    if patch.patch_of is None:
+        return None
+    outer, string_path = patch.patch_of
+    value = _value(outer.doc.data, string_path)
+    node = patch.doc.node(path)
+    while node is None and path:
+        path = path[:-1]
+        node = patch.doc.node(path)
+    if not isinstance(value, str) or node is None:
+        return None
+    line = patch.doc.text[node.start:node.end].split("\n", 1)[0].strip()
+    start = value.find(line) if line else -1
+    if start < 0:
+        return None
+    return outer, string_path, start, start + len(line)
 
 
 def _in_place(outer: Document, node: Any, value: str) -> Document | None:

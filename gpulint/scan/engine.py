@@ -46,6 +46,7 @@ from gpulint.load.yamlload import (
 )
 from gpulint.model.index import ConfigIndex, ConfigSource, source_of
 from gpulint.model.objects import KubeObject, objects_in
+from gpulint.model.podpatch import outer_text
 from gpulint.model.podspecs import workload_of
 from gpulint.model.workload import Container, Workload
 from gpulint.results.emit import Emitter
@@ -702,6 +703,11 @@ def _mapped(mapper: Mapper | None, display: str, obj: KubeObject, where: Any) ->
     if mapper is None or obj.file != display:  # e.g. a ConfigMap of another input
         return []
     try:
+        if obj.patch_of is not None:   # a pod-spec patch: mapped as text of the string holding it
+            outer = outer_text(obj, tuple(getattr(where, "path", ())))
+            if outer is None:
+                return []
+            obj, where = outer[0], TextAt(outer[1], outer[2], outer[3])
         return mapper.map(obj, where)
     except Exception:  # noqa: BLE001 - a mapping bug must not hide the finding itself
         return []
