@@ -173,8 +173,12 @@ def test_roles_are_never_wider_than_the_list() -> None:
     assert MANAGEMENT_AGENT.exempt <= hami.exempt         # a vGPU monitor
 
 
-def test_a_read_only_runtime_configuration_is_no_runtime_hook() -> None:
-    text = _daemonset({"a": "/etc/containerd"}).replace("mountPath: /m/a}", "mountPath: /m/a, readOnly: true}")
+@pytest.mark.parametrize("path", ["/etc/containerd", "/etc/kubernetes/node-feature-discovery/features.d",
+                                  "/var/run/koordlet/xpu-device-infos"])
+def test_a_read_only_mount_writes_nothing(path: str) -> None:
+    """A runtime's configuration or device information read, not written, shows no role (the
+    NFD worker reads the feature files GPU feature discovery writes)."""
+    text = _daemonset({"a": path}).replace("mountPath: /m/a}", "mountPath: /m/a, readOnly: true}")
     assert _roles(text) == [()]
 
 

@@ -122,8 +122,9 @@ _MOUNT_ROLES: tuple[tuple[str, Role], ...] = (
     ("/run/nri", NRI_PLUGIN),
     ("/run/cdi", CDI_WRITER),
     ("/etc/cdi", CDI_WRITER),
-    ("/etc/kubernetes/node-feature-discovery/features.d", DEVICE_DISCOVERER),
 )
+# Where GPU feature discovery writes the features node-feature-discovery publishes as labels.
+_NFD_FEATURES = "/etc/kubernetes/node-feature-discovery/features.d"
 # Where container runtimes read their configuration and OCI hook definitions: a pod that
 # can write one of them changes how every container of the node is created.
 _RUNTIME_CONFIG_DIRS = ("/etc/containerd", "/etc/docker", "/etc/crio", "/etc/containers",
@@ -192,10 +193,12 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
     for directory, role in _MOUNT_ROLES:
         if role not in roles and any(is_within(path, directory) for path in paths):
             roles.append(role)
-    if DEVICE_DISCOVERER not in roles and any(_DEVICE_INFO_RE.search(part) for path in paths
-                                              for part in path.split("/")):
-        roles.append(DEVICE_INFO_WRITER)
+    # Device information is written (a reader, such as the NFD worker reading features.d, is none).
     writable = mounted_host_paths(pod, writable=True)
+    if any(is_within(path, _NFD_FEATURES) for path in writable):
+        roles.append(DEVICE_DISCOVERER)
+    elif any(_DEVICE_INFO_RE.search(part) for path in writable for part in path.split("/")):
+        roles.append(DEVICE_INFO_WRITER)
     if any(is_within(path, directory) for path in writable for directory in _RUNTIME_CONFIG_DIRS) \
             or any(_HOOK_DIR_RE.search(part) for path in writable for part in path.split("/")):
         roles.append(RUNTIME_HOOK)
