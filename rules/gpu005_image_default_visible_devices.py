@@ -49,7 +49,8 @@ KServe serving runtime: the InferenceService that selects it merges its own), an
 pod-spec patch container running its base container's image (the base is reported),
 are not reported either.
 A container that requests a GPU (`resources.limits`, a DRA claim, a GPU-share
-annotation, a scheduler's own GPU resource such as `volcano.sh/vgpu-number`, a
+annotation (the `gpu-request-annotations` setting, or one shaped like a GPU request:
+`tensor-fusion.ai/vram-request`), a scheduler's own GPU resource such as `volcano.sh/vgpu-number`, a
 serverless GPU instance of its own (ACK ECI `k8s.aliyun.com/eci-use-specs` naming GPU
 instance types), or, in a custom resource, the GPUs its component declares for the
 operator to request: `resources.limits.gpu` beside a Dynamo service's pod spec,

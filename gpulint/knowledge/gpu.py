@@ -295,8 +295,7 @@ def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any
         return True
     if serverless_gpu_instance(pod) is not None:
         return True
-    annotations_re = setting_re(settings, "gpu-request-annotations")
-    return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
+    return _share_annotation(pod, settings)
 
 
 # A pod that runs in a serverless container instance of its own (Alibaba Cloud ECI, through
@@ -490,9 +489,24 @@ def _claims_nvidia(container: Container, pod: PodSpec, index: ConfigIndex | None
     return False
 
 
+# A GPU-sharing scheduler's request annotation, by its shape: a GPU quantity word and a request
+# word in the name (`tensor-fusion.ai/vram-request`, `…/tflops-limit`, `…/gpu-count`), as the
+# listed `gpu-fraction`, `gpu-memory` (KAI) and `hami.io/gpu-*` are spelled.
+_SHARE_ANNOTATION_RE = re.compile(
+    r"(?:^|[/._-])(?:v?gpu|vram|tflops)[-_.]?(?:request|limit|count|number|num|memory|mem|fraction|cores?|percentage)s?\Z",
+    re.IGNORECASE)
+
+
 def _share_annotation(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    """Whether the pod carries an annotation through which a GPU-sharing scheduler hands it GPUs:
+    one of the `gpu-request-annotations` setting, or one shaped like them."""
     annotations_re = setting_re(settings, "gpu-request-annotations")
-    return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
+    for key in pod.annotations:
+        if annotations_re is not None and annotations_re.match(str(key)) is not None:
+            return True
+        if _SHARE_ANNOTATION_RE.search(str(key)):
+            return True
+    return False
 
 
 NVIDIA_FIX = "request nvidia.com/gpu in resources.limits instead"
