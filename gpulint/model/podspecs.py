@@ -350,9 +350,10 @@ def _may_patch(obj: KubeObject) -> bool:
     return _text_may_patch(obj.doc.text)
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=2)
 def _text_may_patch(text: str) -> bool:
-    """Once per document text (the items of a large List share one; a string caches its hash)."""
+    """Once per document text (the items of a large List share one; a string caches its hash;
+    two entries, so that no more than the documents at hand are kept)."""
     return "odSpecPatch" in text or "od_spec_patch" in text
 
 
