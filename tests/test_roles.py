@@ -201,6 +201,18 @@ def test_an_active_finding_on_a_node_agent_says_how_to_exempt_it() -> None:
     assert hints[("GPU001", 70)] == (" (node agent)? exempt it in .gpulint.yaml: exemptions: [{rules: [GPU001], "
                                      "kind: DaemonSet, name: unmounted, reason: \"<why it needs this>\"}]]")
     assert hints[("GPU001", 43)] == ""     # a Deployment without a role: a workload
+
+
+def test_a_daemonset_that_does_not_work_on_the_node_gets_no_hint(tmp_path: Path) -> None:
+    """A burn-in DaemonSet setting NVIDIA_VISIBLE_DEVICES mounts nothing of the node: a bypass to
+    fix, not infrastructure to exempt."""
+    path = tmp_path / "burn.yaml"
+    path.write_text("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: burn}\nspec:\n  template:\n"
+                    "    spec:\n      containers:\n      - name: burn\n        image: registry.example.com/burn:1\n"
+                    "        env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]\n")
+    _code, report = scan_json("--no-cache", str(path))
+    [finding] = report["findings"]
+    assert finding["rule"] == "GPU003" and "exempt it" not in finding["message"]
     code, report = scan_json(str(FIXTURES / "rules" / "GPU002" / "bad-runtime-sockets.yaml"))
     unmounted = next(f["message"] for f in report["findings"] if f["line"] == 93)
     assert "no container mounts it yet, remove it" in unmounted and "exempt it" not in unmounted

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE
 from gpulint.knowledge.gpu import pod_requests_gpu, settings_with
-from gpulint.knowledge.roles import ROLE_RULES, Role, image_role, pod_roles, role_for
+from gpulint.knowledge.roles import ROLE_RULES, Role, image_role, mounted_host_paths, pod_roles, role_for
 from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
@@ -339,13 +339,26 @@ def exemption_hint(rule_id: str, workload: Workload, settings: Mapping[str, Any]
     roles = [role for pod in workload.pod_specs for role in pod_roles(workload, pod, settings)]
     if roles:
         what = roles[0].name
-    elif workload.kind == "DaemonSet" and not any(pod_requests_gpu(pod, settings) for pod in workload.pod_specs):
+    elif _node_agent(workload, settings):
         what = "node agent"
     else:
         return ""
     where = f"kind: {workload.kind}, name: {workload.name}" if workload.name else f"kind: {workload.kind}"
     return (f" [GPU infrastructure ({what})? exempt it in .gpulint.yaml: "
             f"exemptions: [{{rules: [{rule_id}], {where}, reason: \"<why it needs this>\"}}]]")
+
+
+_NODE_CRITICAL = frozenset({"system-node-critical", "system-cluster-critical"})
+
+
+def _node_agent(workload: Workload, settings: Mapping[str, Any]) -> bool:
+    """A DaemonSet requesting no GPUs that works on the node itself (a mounted hostPath, the
+    host's PID or network namespace, a node-critical priority): what infrastructure looks like.
+    (A DaemonSet that merely runs everywhere, a GPU burn-in setting NVIDIA_VISIBLE_DEVICES, is not.)"""
+    if workload.kind != "DaemonSet" or any(pod_requests_gpu(pod, settings) for pod in workload.pod_specs):
+        return False
+    return any(mounted_host_paths(pod) or pod.host_pid or pod.host_network
+               or pod.raw.get("priorityClassName") in _NODE_CRITICAL for pod in workload.pod_specs)
 
 
 def _targets(workload: Workload, container: Container | None) -> list[tuple[PodSpec, Container]]:
