@@ -56,7 +56,7 @@ toolkit's `cdi generate`, or mounting an NVIDIA driver tree with the host root
 or `/dev`, i.e. a driver installer: see docs/evidence.md), and reported as
 suppressed. A pod whose containers request GPUs is a workload, never such a
 component. An active finding on what looks like infrastructure (a pod with a
-role, or a DaemonSet requesting no GPUs) ends with the one-line exemption to
+role, or a DaemonSet requesting no GPUs that mounts the node) ends with the one-line exemption to
 add to `.gpulint.yaml`.
 
 ## Why is this bad
