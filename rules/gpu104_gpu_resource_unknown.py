@@ -23,7 +23,8 @@ its own: a domain of its own that is no misspelling of a known one, with `gpu`
 in the name (Volcano's `volcano.sh/vgpu-number`, `volcano.sh/gpu-memory`; a
 container requesting one gets GPUs, for the other rules too), nor DRA extended resources (KEP-5004): a DeviceClass
 requested under its implicit name `deviceclass.resource.kubernetes.io/<class>`
-(`…/gpu.nvidia.com`) is scheduler-visible, the scheduler allocates a DRA claim
+(`…/gpu.nvidia.com`), or under the `extendedResourceName` a DeviceClass of the
+scan declares, is scheduler-visible, the scheduler allocates a DRA claim
 for it (a class part that is no DeviceClass name, e.g. upper case, is still
 reported). The finding points at the offending key. Names matching the
 option `ignore-resources` (shell globs) are skipped.
@@ -85,6 +86,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
         for entry in entries_named(container, names.is_unknown_gpu_like):
+            if ctx.index is not None and ctx.index.extended_resource_class(entry.name) is not None:
+                continue   # a DeviceClass of the scan declares it (KEP-5004): scheduler-visible
             if not matches_any(entry.name, ignored):
                 yield Violation(_message(entry, names), KeyAt(entry.path), container)
 

@@ -286,3 +286,21 @@ def test_corpus_gpu105_only_on_gpu_workloads(corpus: Path) -> None:
     assert all(f["message"].split(" ")[0] in ("nvidia.com/gpu", "aliyun.com/gpu-mem", "nvidia.com/gpumem",
                                               "metax-tech.com/gpu", "iluvatar.ai/BI-V100-vgpu", "amd.com/gpu")
                for f in findings), [f["message"] for f in findings]
+
+
+def test_a_device_class_in_another_file_declares_an_extended_resource_name(tmp_path: Path) -> None:
+    """KEP-5004: the DeviceClass of the scan (any file) makes its extendedResourceName known."""
+    (tmp_path / "pod.yaml").write_text(POD % """      limits: {nvidia.com/gpu-a100: 1}""")
+    (tmp_path / "class.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: a100.gpu.nvidia.com}\n"
+        "spec: {extendedResourceName: nvidia.com/gpu-a100}\n")
+    rules = load_rules()
+    config = ScanConfig(rules=[rules["GPU104"]], all_rules=rules, settings=settings_with(None), options={})
+
+    def found() -> list[tuple[str, int, int]]:
+        result = scan(discover([str(tmp_path)]).inputs, config)
+        return sorted((f.rule_id, f.span.line, f.span.column) for f in result.findings)
+
+    assert found() == []
+    (tmp_path / "class.yaml").unlink()
+    assert found() == [("GPU104", 9, 16)]
