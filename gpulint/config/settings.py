@@ -92,6 +92,10 @@ class ProjectConfig:
     baseline: Path | None = None
     charts: list[ConfiguredChart] = field(default_factory=list)  # extra renders of Helm charts
     render_timeout: int | None = None            # seconds per helm/kustomize run
+    fix: bool = False                            # `--fix` by default
+    unsafe_fixes: bool = False                   # `--unsafe-fixes` by default
+    fixable: list[str] | None = None             # rule codes whose fixes may apply (None: all)
+    unfixable: list[str] = field(default_factory=list)
 
     def excludes(self, path: Path) -> bool:
         """Whether an `exclude` glob matches `path` (or a directory holding it).
@@ -361,6 +365,10 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
     if "baseline" in data:
         config.baseline = root / data["baseline"]
     config.render_timeout = data.get("render-timeout")
+    config.fix = bool(data.get("fix", False))
+    config.unsafe_fixes = bool(data.get("unsafe-fixes", False))
+    config.fixable = checker.codes(data, "fixable", rules) if "fixable" in data else None
+    config.unfixable = checker.codes(data, "unfixable", rules)
     config.rules = checker.rule_configs(data.get("rules", {}), rules)
     config.settings = resolve_settings(data.get("settings", {}))
     config.exemptions = checker.exemptions(data.get("exemptions", []), rules)
