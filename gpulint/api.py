@@ -174,6 +174,12 @@ class Violation:
         # document: a violation about it is located there unless the rule says otherwise.
         if self.located_in is None and self.container is not None and self.container.origin is not None:
             object.__setattr__(self, "located_in", self.container.origin)
+        # Edits land where the document says; a patch read from its value (an escaped or folded
+        # string) has no positions of the file to edit at.
+        patch_of = getattr(self.located_in, "patch_of", None)
+        if self.fix is not None and patch_of is not None and not patch_of[2]:
+            object.__setattr__(self, "fix", None)
+            object.__setattr__(self, "no_fix", "the patch string is escaped or folded: edit it by hand")
 
 
 @dataclass

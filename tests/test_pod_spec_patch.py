@@ -99,3 +99,23 @@ def test_a_patch_in_a_chart_maps_to_its_template_line(tmp_path: Path) -> None:
     [finding] = [f for f in report["findings"] if f["rule"] == "GPU003"]
     [template] = [m for m in finding["mapped"] if m["role"] == "template"]
     assert (Path(template["path"]).name, template["line"], template["column"]) == ("wf.yaml", 12, 11)
+
+
+@pytest.mark.parametrize("patch, fixed", [
+    # Read in place: a fix edits the string where it stands.
+    ("'{\"containers\":[{\"name\":\"main\",\"env\":[{\"name\":\"NVIDIA_VISIBLE_DEVICES\",\"value\":\"0,1\"}]}]}'",
+     "'{\"containers\":[{\"name\":\"main\", \"resources\": {\"limits\": {\"nvidia.com/gpu\": 2}}}]}'"),
+    # Read from its value: no position of the file to edit at, so no fix (and no broken file).
+    (ESCAPED.replace("all", "0,1"), None),
+])
+def test_fixes_inside_a_patch_only_where_it_is_read_in_place(tmp_path: Path, patch: str, fixed: str | None) -> None:
+    from conftest import run_cli
+
+    path = tmp_path / "wf.yaml"
+    path.write_text(WORKFLOW.format(patch=patch), encoding="utf-8")
+    _code, out, err = run_cli("scan", "--no-cache", "--diff", "--unsafe-fixes", str(path))
+    assert "internal error" not in err
+    if fixed is None:
+        assert out == "" and "GPU003 the patch string is escaped or folded: edit it by hand" in err
+    else:
+        assert f"+    podSpecPatch: {fixed}" in out

@@ -30,6 +30,7 @@ def patch_object(obj: KubeObject, rel: tuple) -> KubeObject | None:
     doc = None
     if node is not None and node.children is None:
         doc = _in_place(obj.doc, node, value)
+    exact = doc is not None
     if doc is None and node is not None:
         # Placed from the string's first character: exact up to the first escape or fold.
         pad = node.span.column - 1 + (1 if node.style in ("'", '"') else 0) if "\n" not in value else 0
@@ -37,7 +38,8 @@ def patch_object(obj: KubeObject, rel: tuple) -> KubeObject | None:
     if doc is None or not isinstance(doc.data, dict):
         return None
     ref = ObjectRef(obj.ref.api_version, obj.ref.kind, obj.ref.name, obj.ref.namespace)
-    return KubeObject(obj.file, doc, (), doc.data, ref, obj.template, obj.origin, patch_of=(obj, obj.path(*rel)))
+    return KubeObject(obj.file, doc, (), doc.data, ref, obj.template, obj.origin,
+                      patch_of=(obj, obj.path(*rel), exact))
 
 
 def outer_text(patch: KubeObject, path: tuple) -> tuple[KubeObject, tuple, int, int] | None:
@@ -47,7 +49,7 @@ def outer_text(patch: KubeObject, path: tuple) -> tuple[KubeObject, tuple, int, 
     this (its mapper knows the manifest's paths, not the string's)."""
     if patch.patch_of is None:
         return None
-    outer, string_path = patch.patch_of
+    outer, string_path, _exact = patch.patch_of
     value = _value(outer.doc.data, string_path)
     node = patch.doc.node(path)
     while node is None and path:
