@@ -52,7 +52,8 @@ _DEVICE_DIRS = (
 #    (`nvidia-535`) or to a word only NVIDIA's driver and toolkit packages use
 #    (`nvidia_driver`, `nvidia-docker`, `nvidia-container-toolkit`);
 #  - a bare `nvidia` directory when it is a software tree: right below a software
-#    prefix (/usr, /usr/local, /opt, a `lib*` or `bin` directory, /var/lib, /run) or
+#    prefix (/usr, /usr/local, /opt, a `lib*`, multiarch `*-linux-gnu` or `bin` directory,
+#    /var/lib, /run) or
 #    holding one (`.../nvidia/lib64`, `.../nvidia/bin`, `.../nvidia/driver`).
 # A name that merely contains the word (`/data/nvidia-models`, `/data/nvidia/datasets`)
 # is data, not a tree.
@@ -86,7 +87,8 @@ def nvidia_tree(path: str) -> str | None:
         elif part.lower() == "nvidia":
             parent = parts[i - 1].lower() if i else ""
             child = parts[i + 1] if i + 1 < len(parts) else ""
-            if parent in _SOFTWARE_PARENTS or parts[:i] == ["var", "lib"] or _SOFTWARE_CHILD_RE.match(child):
+            if parent in _SOFTWARE_PARENTS or parent.endswith("-linux-gnu") or parts[:i] == ["var", "lib"] \
+                    or _SOFTWARE_CHILD_RE.match(child):
                 found.append(part)
     # The most telling component: the driver inside an nvidia-docker volume tree.
     return next((part for part in found if "driver" in part.lower()), found[0] if found else None)
