@@ -734,9 +734,10 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
 # The NGC framework release tag (`24.01-py3`, `24.05-py3-sdk`, `23.10-tf2-py3`,
 # `24.05-trtllm-python-py3`): only NGC's CUDA framework images are released so.
 _NGC_RELEASE_TAG_RE = re.compile(r"\d{2}\.\d{2}(?:\.\d+)?-(?:[a-z0-9]+-)*py3(?:-[a-z0-9]+)*\Z")
-# "cuda" as a word of the repository or tag (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`),
-# or a CUDA version tag (`cu118`, `cu121`, `cu12`).
-_CUDA_WORD_RE = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cu1\d{1,2})(?:$|[^a-z])", re.IGNORECASE)
+# "cuda" (or cuDNN, which only CUDA images carry) as a word of the repository or tag
+# (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`, `12.4.1-cudnn-runtime-ubuntu22.04`), or a
+# CUDA version tag (`cu118`, `cu121`, `cu12`).
+_CUDA_WORD_RE = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cudnn|cu1\d{1,2})(?:$|[^a-z])", re.IGNORECASE)
 # "gpu" as a word of the repository's name or tag (`mindspore-gpu`, `2.13.0-gpu`,
 # `:gpu`): how frameworks name their CUDA builds; not in another vendor's image,
 # nor in a name that says the image is a cluster component about GPUs
