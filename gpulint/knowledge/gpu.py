@@ -304,6 +304,8 @@ def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any
 # other pod runs and nothing is hidden from a scheduler (it requests GPUs; it is no GPU signal
 # of the rules about GPUs reached around the scheduler: the node's GPUs are all its own).
 _INSTANCE_SPECS_KEY_RE = re.compile(r"(?:^|/)eci-use-specs\Z")
+# (All of a comma-separated list of instance types, for the admission form too.)
+GPU_INSTANCE_TYPES = r"^(?i:\s*ecs\.(?:ebm|s|v)?gn\d[^,]*)(?:,(?i:\s*ecs\.(?:ebm|s|v)?gn\d[^,]*))*$"
 _GPU_INSTANCE_TYPE_RE = re.compile(r"ecs\.(?:ebm|s|v)?gn\d", re.IGNORECASE)
 
 
@@ -492,9 +494,9 @@ def _claims_nvidia(container: Container, pod: PodSpec, index: ConfigIndex | None
 # A GPU-sharing scheduler's request annotation, by its shape: a GPU quantity word and a request
 # word in the name (`tensor-fusion.ai/vram-request`, `…/tflops-limit`, `…/gpu-count`), as the
 # listed `gpu-fraction`, `gpu-memory` (KAI) and `hami.io/gpu-*` are spelled.
-_SHARE_ANNOTATION_RE = re.compile(
-    r"(?:^|[/._-])(?:v?gpu|vram|tflops)[-_.]?(?:request|limit|count|number|num|memory|mem|fraction|cores?|percentage)s?\Z",
-    re.IGNORECASE)
+SHARE_ANNOTATION_SHAPE = (r"(?i)(?:^|[/._-])(?:v?gpu|vram|tflops)[-_.]?"
+                          r"(?:request|limit|count|number|num|memory|mem|fraction|cores?|percentage)s?$")
+_SHARE_ANNOTATION_RE = re.compile(SHARE_ANNOTATION_SHAPE.replace("$", "\\Z"))
 
 
 def _share_annotation(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
@@ -733,21 +735,23 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
 
 # The NGC framework release tag (`24.01-py3`, `24.05-py3-sdk`, `23.10-tf2-py3`,
 # `24.05-trtllm-python-py3`): only NGC's CUDA framework images are released so.
-_NGC_RELEASE_TAG_RE = re.compile(r"\d{2}\.\d{2}(?:\.\d+)?-(?:[a-z0-9]+-)*py3(?:-[a-z0-9]+)*\Z")
+NGC_RELEASE_TAG = r"\d{2}\.\d{2}(?:\.\d+)?-(?:[a-z0-9]+-)*py3(?:-[a-z0-9]+)*"
+_NGC_RELEASE_TAG_RE = re.compile(NGC_RELEASE_TAG + r"\Z")
 # "cuda" (or cuDNN, which only CUDA images carry) as a word of the repository or tag
 # (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`, `12.4.1-cudnn-runtime-ubuntu22.04`), or a
 # CUDA version tag (`cu118`, `cu121`, `cu12`).
-_CUDA_WORD_RE = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cudnn|cu1\d{1,2})(?:$|[^a-z])", re.IGNORECASE)
+CUDA_WORDS = r"cuda|cudnn|cu1\d{1,2}"
+_CUDA_WORD_RE = re.compile(rf"(?:^|[^a-z0-9])(?:{CUDA_WORDS})(?:$|[^a-z])", re.IGNORECASE)
 # "gpu" as a word of the repository's name or tag (`mindspore-gpu`, `2.13.0-gpu`,
 # `:gpu`): how frameworks name their CUDA builds; not in another vendor's image,
 # nor in a name that says the image is a cluster component about GPUs
 # (`gpu-operator`, `kubevirt-gpu-device-plugin`, `nvidia_gpu_exporter`), which
 # need not be built on CUDA at all.
-_GPU_WORD_RE = re.compile(r"(?:^|[^a-z0-9])gpus?(?:$|[^a-z])", re.IGNORECASE)
-_COMPONENT_WORD_RE = re.compile(
-    r"(?:^|[^a-z])(?:operator|plugin|exporter|scheduler|extender|controller|manager|discovery|monitor|"
-    r"label+er|validator|webhook|admission|driver|installer|toolkit|agent|feature)s?(?:$|[^a-z])",
-    re.IGNORECASE)
+GPU_WORDS = "gpus?"
+_GPU_WORD_RE = re.compile(rf"(?:^|[^a-z0-9]){GPU_WORDS}(?:$|[^a-z])", re.IGNORECASE)
+COMPONENT_WORDS = ("operator|plugin|exporter|scheduler|extender|controller|manager|discovery|monitor|"
+                   "label+er|validator|webhook|admission|driver|installer|toolkit|agent|feature")
+_COMPONENT_WORD_RE = re.compile(rf"(?:^|[^a-z])(?:{COMPONENT_WORDS})s?(?:$|[^a-z])", re.IGNORECASE)
 
 
 _CPU_WORD_RE = re.compile(r"(?:^|[^a-z])cpu(?:$|[^a-z])", re.IGNORECASE)

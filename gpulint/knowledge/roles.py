@@ -258,3 +258,11 @@ def role_for(rule_id: str, roles: tuple[Role, ...]) -> Role | None:
     """The first of `roles` exempt from `rule_id`."""
     return next((role for role in roles if rule_id in role.exempt), None)
 
+
+
+# The mount signatures, for their admission form (gpulint/admission/exemptions.py).
+MOUNT_ROLES = _MOUNT_ROLES
+# The admission form (admission/exemptions.py) cannot test a path's structure the way
+# hostpaths.nvidia_tree does; it recognises a driver installer by the NVIDIA trees nodes use:
+# the GPU Operator's driver root, the classic prefix, GKE's and COS's directories, /opt/nvidia.
+DRIVER_DIRS = ("/run/nvidia", "/usr/local/nvidia", "/home/kubernetes/bin/nvidia", "/opt/nvidia", "/var/lib/nvidia")
