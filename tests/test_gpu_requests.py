@@ -304,3 +304,15 @@ def test_a_device_class_in_another_file_declares_an_extended_resource_name(tmp_p
     assert found() == []
     (tmp_path / "class.yaml").unlink()
     assert found() == [("GPU104", 9, 16)]
+
+
+def test_a_mangled_claim_name_names_nothing(tmp_path: Path) -> None:
+    """A pod claim whose name is no string (a list) is no crash: it names no claim."""
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims:\n"
+                    "  - {name: [[1]], resourceClaimTemplateName: t}\n  containers:\n  - name: c\n"
+                    "    image: registry.example.com/a:1\n    securityContext: {privileged: true}\n"
+                    "    resources:\n      claims: [{name: [[1]]}]\n")
+    code, report = scan_json("--no-cache", str(path))
+    assert report["summary"]["internal_errors"] == 0
+    assert [(f["rule"], f["line"], f["column"]) for f in report["findings"]] == [("GPU006", 10, 23)]

@@ -477,9 +477,12 @@ def nvidia_request(container: Container, pod: PodSpec, settings: Mapping[str, An
 def _claims_nvidia(container: Container, pod: PodSpec, index: ConfigIndex | None) -> bool:
     """Whether the container's DRA claims may be NVIDIA devices: true unless every claim
     resolves, through the scan, to device classes none of which is NVIDIA's (`*.nvidia.com`)."""
-    by_name = {entry.get("name"): entry for entry in pod.resource_claims if isinstance(entry, dict)}
+    # (Names are strings in any valid pod; a mangled one, a list, names nothing.)
+    by_name = {entry["name"]: entry for entry in pod.resource_claims
+               if isinstance(entry, dict) and isinstance(entry.get("name"), str)}
     for claim in container.resources.claims:
-        entry = by_name.get(claim.get("name")) if isinstance(claim, dict) else None
+        name = claim.get("name") if isinstance(claim, dict) else None
+        entry = by_name.get(name) if isinstance(name, str) else None
         classes = None
         if entry is not None and index is not None:
             for key, kind in (("resourceClaimTemplateName", "ResourceClaimTemplate"),
