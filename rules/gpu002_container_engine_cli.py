@@ -102,7 +102,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
-from gpulint.api import Admission, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
 from gpulint.knowledge.celforms import DOT_SEGMENT_RE, cel_string, container_runtime_path
 from gpulint.knowledge.commands import RunCommand, container_commands
 from gpulint.knowledge.gpu import (
@@ -343,4 +343,7 @@ RULE = Rule(
     check=check,
     security_severity="8.0",
     admission=admission,
+    # Roles whose listed components reach the runtime: the container toolkit, HAMi's monitor.
+    exempt_roles=frozenset({SystemRole.RUNTIME_HOOK, SystemRole.MANAGEMENT_AGENT, SystemRole.NODE_AGENT_PLUGIN,
+                            SystemRole.NODE_AGENT_DISCOVERER}),
 )

@@ -53,14 +53,14 @@ REASONS = {
     "runtime-hook.yaml":
         "system component: runtime hook installer, by its writable container-runtime configuration mount",
     "device-manager-runtime.yaml":
-        "system component: device plugin, by its kubelet device-plugin mount on a node agent (DaemonSet), "
+        "system component: device plugin on a node agent, by its kubelet device-plugin mount, "
         "which maps containers to devices through the runtime",
     "management-agent.yaml": "system component: GPU management agent, by its "
                              "NVIDIA_MIG_MONITOR_DEVICES/NVIDIA_MIG_CONFIG_DEVICES env on a node agent",
     "device-info-agent.yaml": {
         "GPU001": "system component: device discoverer, by its device-information directory mount",
-        "GPU002": "system component: device discoverer, by its device-information mount on a node agent "
-                  "(DaemonSet), which maps containers to devices through the runtime"},
+        "GPU002": "system component: device discoverer on a node agent, by its device-information mount, "
+                  "which maps containers to devices through the runtime"},
     "cdi-by-command.yaml":
         "system component: CDI spec writer, by its container toolkit command (`*-ctk cdi generate`) on a node agent",
 }
@@ -158,19 +158,43 @@ def test_a_pod_requesting_gpus_has_no_role(limits: str) -> None:
 
 
 def test_roles_are_never_wider_than_the_list() -> None:
-    """Every role is exempt from rule families only, never GPU008 or request validity, and
-    from GPU002 only when it writes the runtime's configuration (as the container toolkit)."""
+    """Every role is exempt from rule families only, never GPU008 or request validity, and from GPU002
+    only when its listed components reach the runtime (the container toolkit, HAMi's plugin and monitor)."""
+    from gpulint.scan.registry import load_rules
+
     roles = (DEVICE_PLUGIN, DRA_REGISTRATION, DRA_PLUGINS, NRI_PLUGIN, CDI_WRITER, INSTALLER_ROOT, INSTALLER_DEV,
              POD_RESOURCES_AGENT, DEVICE_DISCOVERER, MIG_STRATEGY_AGENT, CDI_BY_COMMAND)
     listed = set().union(*(c.exempt for c in builtin_components()))
+    rules = load_rules()
     for role in roles:
-        assert role.exempt <= listed - {"GPU002", "GPU008"}, role.name
-        assert all(rule.startswith("GPU00") for rule in role.exempt)
+        exempt = {rule.id for rule in rules.values() if role.name in rule.exempt_roles}
+        assert exempt and exempt <= listed - {"GPU002", "GPU008"}, role.name
+        assert all(rule.startswith("GPU00") for rule in exempt)
+
+    def exempt_from(role):
+        return {rule.id for rule in rules.values() if role.name in rule.exempt_roles}
+
     toolkit = next(c for c in builtin_components() if c.name == "NVIDIA container toolkit")
-    assert RUNTIME_HOOK.exempt <= toolkit.exempt
+    assert exempt_from(RUNTIME_HOOK) <= toolkit.exempt
     hami = next(c for c in builtin_components() if c.name.startswith("HAMi"))
-    assert DEVICE_MANAGER_RUNTIME.exempt <= hami.exempt   # a vGPU device manager with runtime access
-    assert MANAGEMENT_AGENT.exempt <= hami.exempt         # a vGPU monitor
+    for role in (DEVICE_MANAGER_RUNTIME, DISCOVERER_RUNTIME, MANAGEMENT_AGENT):   # vGPU managers and monitors
+        assert exempt_from(role) <= hami.exempt, role.name
+    # Which rules each role is exempt from, as the rules declare it (Rule.exempt_roles).
+    assert {role.name.value: sorted(exempt_from(role)) for role in (*roles, RUNTIME_HOOK, MANAGEMENT_AGENT,
+                                                                     DEVICE_MANAGER_RUNTIME, DISCOVERER_RUNTIME)} == {
+        "device plugin": ["GPU001", "GPU003", "GPU005", "GPU006"],
+        "DRA kubelet plugin": ["GPU001", "GPU003", "GPU005", "GPU006"],
+        "NRI plugin": ["GPU001", "GPU005", "GPU006"],
+        "CDI spec writer": ["GPU001", "GPU003", "GPU005", "GPU006"],
+        "driver installer": ["GPU001", "GPU006"],
+        "GPU node agent": ["GPU001", "GPU003", "GPU005", "GPU006"],
+        "device discoverer": ["GPU001", "GPU003", "GPU005", "GPU006"],
+        "GPU device manager": ["GPU001", "GPU003", "GPU005", "GPU006"],
+        "runtime hook installer": ["GPU001", "GPU002", "GPU003", "GPU005", "GPU006"],
+        "GPU management agent": ["GPU001", "GPU002", "GPU003", "GPU005", "GPU006"],
+        "device plugin on a node agent": ["GPU002"],
+        "device discoverer on a node agent": ["GPU002"],
+    }
 
 
 @pytest.mark.parametrize("path", ["/etc/containerd", "/etc/kubernetes/node-feature-discovery/features.d",
@@ -185,7 +209,7 @@ def test_a_read_only_mount_writes_nothing(path: str) -> None:
 def test_mig_strategy_makes_a_node_agent_a_device_manager() -> None:
     text = _daemonset({"a": "/usr/local/nvidia"}).replace(
         "        resources:", "        env: [{name: MIG_STRATEGY, value: mixed}]\n        resources:")
-    assert [role.name for role in _roles(text)[0]] == ["GPU device manager"]
+    assert [role.name.value for role in _roles(text)[0]] == ["GPU device manager"]
     assert _roles(text.replace("kind: DaemonSet", "kind: Deployment")) == [()]
 
 

@@ -44,6 +44,20 @@ def choice(*allowed: str) -> Callable[[str], str]:
     return convert
 
 
+def _format(text: str) -> str:
+    """A --format value: the name of a module of gpulint/report/formats/ (report/registry.py)."""
+    if text not in formats.format_modules():
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(formats.names())}")
+    return text
+
+
+class _Formats:
+    """The formats with what each is, read when --help is shown (listing them imports every format)."""
+
+    def __str__(self) -> str:
+        return formats.help_text()
+
+
 def integer(low: int, high: int | None = None) -> Callable[[str], int]:
     def convert(text: str) -> int:
         try:
@@ -82,8 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: '.').")
 
     out = parser.add_argument_group("output")
-    out.add_argument("-f", "--format", dest="output_format", type=choice(*formats.names()), metavar="FORMAT",
-                     help=f"{formats.help_text()} (default: github when GITHUB_ACTIONS=true, else text).")
+    listed = out.add_argument("-f", "--format", dest="output_format", type=_format, metavar="FORMAT",
+                              help="%(formats)s (default: github when GITHUB_ACTIONS=true, else text).")
+    setattr(listed, "formats", _Formats())   # `%(formats)s` above, expanded when help is shown
     out.add_argument("-o", "--output", action="append", metavar="[FORMAT:]FILE",
                      help="Write the report to FILE (atomically; missing folders are created) instead of stdout; "
                           "FORMAT:FILE writes one more report in FORMAT from the same scan (e.g. -o "
@@ -144,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--stdin-filename", metavar="NAME",
                        help="The name of the input read from '-': shown in findings, and matched against the "
                             "configuration and excludes as that file would be.")
+    files.add_argument("--isolated", action="store_true",
+                       help="Read no configuration file from the scanned tree (.gpulint.yaml, pyproject.toml): only "
+                            "--config, else the defaults. For CI on pull requests, whose tree is untrusted.")
     files.add_argument("--config", dest="config_file", metavar="FILE",
                        help="Configuration file (.gpulint.yaml or pyproject.toml) instead of the one found from "
                             "the first path.")
@@ -168,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--render-timeout", type=integer(1, 3600), metavar="SECONDS",
                         help="Seconds one helm or kustomize run may take; it is then stopped and reported as GPU010 "
                              "(default: 30, or the configuration's render-timeout).")
+    render.add_argument("--render-memory", type=integer(64, 1 << 20), default=512, metavar="MIB",
+                        help="MiB of memory one helm or kustomize run may allocate; past it the run fails and is "
+                             "reported as GPU010 (default: 512).")
     render.add_argument("--kustomize", metavar="PATH",
                         help="kustomize or kubectl executable for building kustomizations (default: kustomize, "
                              "else kubectl, on PATH).")
@@ -178,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-alias-nodes", type=integer(0), default=1_000_000, metavar="N",
                         help="Most nodes YAML aliases may add to a document, bounding alias bombs "
                              "(default: 1000000).")
+    limits.add_argument("--max-file-size", type=integer(1, 1 << 30), default=256, metavar="MIB",
+                        help="Largest file read, in MiB; a larger one is reported as GPU000 and not opened "
+                             "(default: 256).")
     limits.add_argument("-j", "--jobs", type=integer(1), metavar="N",
                         help="Processes scanning files in parallel (default: one per idle CPU; small scans use "
                              "one). The report is the same whatever the number.")

@@ -4,10 +4,11 @@ A pod that registers with the kubelet (a device plugin, a DRA kubelet plugin),
 plugs into the container runtime (an NRI plugin), writes CDI specs, or writes
 the NVIDIA driver onto the host (a driver installer) has to reach the node in
 ways gpulint reports on user workloads. Each role has a signature made of
-what only such a component mounts or declares, and each is exempt from as few
-rule families as the built-in allowlist's components of that kind
-(data/system_components.yaml): never the request-validity rules, never
-CDI/device-request injection (GPU008).
+what only such a component mounts or declares. Which rules a role is exempt
+from is declared by each rule (`Rule.exempt_roles`), as few as the built-in
+allowlist's components of that kind (data/system_components.yaml) are exempt
+from: never the request-validity rules, never CDI/device-request injection
+(GPU008).
 
 Node agents (DaemonSets) that manage GPUs for a scheduler, whatever the vendor,
 are also recognised by what they mount and declare: the kubelet pod-resources
@@ -16,12 +17,12 @@ feature files or a device-information directory (device discoverers), a MIG
 strategy (the device plugin, GPU feature discovery), MIG monitoring or
 configuration (GPU monitors), a container toolkit's `cdi generate` command.
 
-The container-runtime rule (GPU002) is exempt only where the listed components
-of the kind need the runtime: a pod writing the runtime's configuration or OCI
-hooks (a runtime hook installer, as the container toolkit, which reloads the
-runtime through its socket), and node agents that register or discover devices
-or monitor them (vGPU managers and monitors, as HAMi's, map containers to
-devices through the runtime).
+The container-runtime rule (GPU002) exempts only roles whose listed components
+need the runtime: a pod writing the runtime's configuration or OCI hooks (a
+runtime hook installer, as the container toolkit, which reloads the runtime
+through its socket), and node agents that register or discover devices or
+monitor them (vGPU managers and monitors, as HAMi's, map containers to devices
+through the runtime).
 
 A pod whose own containers request GPUs is a workload, never infrastructure:
 a device plugin does not ask the scheduler for the devices it advertises.
@@ -33,33 +34,18 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from gpulint.api import SystemRole
 from gpulint.knowledge.gpu import gpu_node_targeting, pod_requests_gpu
 from gpulint.knowledge.hostpaths import is_driver_tree, is_within, normalize
 from gpulint.model.workload import PodSpec, Workload
-
-# Exemptions per role, each the rule families every built-in component of that
-# kind is exempt from (the intersection, so a role is never wider than a name):
-#   device plugins (NVIDIA, GKE, ACK gpushare, HAMi)      GPU001 GPU003 GPU005 GPU006
-#   DRA kubelet plugins (NVIDIA DRA driver for GPUs)      GPU001 GPU003 GPU005 GPU006
-#   CDI spec writers (NVIDIA container toolkit)           GPU001 GPU003 GPU005 GPU006
-#   NRI plugins (device injectors: host devices only)     GPU001 GPU005 GPU006
-#   driver installers (NVIDIA driver, GKE installer)      GPU001 GPU006
-#   runtime hook installers (NVIDIA container toolkit)     GPU001 GPU002 GPU003 GPU005 GPU006
-#   GPU monitors on node agents (HAMi's vGPU monitor)     GPU001 GPU002 GPU003 GPU005 GPU006
-#   device plugins/discoverers on node agents (HAMi)       + GPU002
-_PLUGIN_EXEMPT = frozenset({"GPU001", "GPU003", "GPU005", "GPU006"})
-_HOOK_EXEMPT = frozenset({"GPU001", "GPU002", "GPU003", "GPU005", "GPU006"})
-_NRI_EXEMPT = frozenset({"GPU001", "GPU005", "GPU006"})
-_INSTALLER_EXEMPT = frozenset({"GPU001", "GPU006"})
 
 
 @dataclass(frozen=True)
 class Role:
     """What a pod is recognised as, and the evidence that shows it."""
 
-    name: str                 # "device plugin"
+    name: SystemRole          # what rules name in `exempt_roles`
     evidence: str             # "its kubelet device-plugin mount"
-    exempt: frozenset[str]    # rule ids
 
     @property
     def reason(self) -> str:
@@ -67,52 +53,47 @@ class Role:
         return f"{self.name}, by {self.evidence}"
 
 
-DEVICE_PLUGIN = Role("device plugin", "its kubelet device-plugin mount", _PLUGIN_EXEMPT)
-DRA_REGISTRATION = Role("DRA kubelet plugin", "its kubelet plugin-registration mount", _PLUGIN_EXEMPT)
-DRA_PLUGINS = Role("DRA kubelet plugin", "its kubelet plugins mount", _PLUGIN_EXEMPT)
-NRI_PLUGIN = Role("NRI plugin", "its NRI socket mount", _NRI_EXEMPT)
-CDI_WRITER = Role("CDI spec writer", "its CDI spec directory mount", _PLUGIN_EXEMPT)
-INSTALLER_ROOT = Role("driver installer", "its NVIDIA driver directory and host root mounts", _INSTALLER_EXEMPT)
-INSTALLER_DEV = Role("driver installer", "its NVIDIA driver directory and host /dev mounts", _INSTALLER_EXEMPT)
+DEVICE_PLUGIN = Role(SystemRole.DEVICE_PLUGIN, "its kubelet device-plugin mount")
+DRA_REGISTRATION = Role(SystemRole.DRA_PLUGIN, "its kubelet plugin-registration mount")
+DRA_PLUGINS = Role(SystemRole.DRA_PLUGIN, "its kubelet plugins mount")
+NRI_PLUGIN = Role(SystemRole.NRI_PLUGIN, "its NRI socket mount")
+CDI_WRITER = Role(SystemRole.CDI_WRITER, "its CDI spec directory mount")
+INSTALLER_ROOT = Role(SystemRole.DRIVER_INSTALLER, "its NVIDIA driver directory and host root mounts")
+INSTALLER_DEV = Role(SystemRole.DRIVER_INSTALLER, "its NVIDIA driver directory and host /dev mounts")
 # Node agents (DaemonSets) that manage GPUs: exporters and device managers read the kubelet's
 # pod-resources API on GPU nodes; device discoverers write node-feature-discovery feature
-# files; the device plugin and GPU feature discovery take a MIG strategy.
-POD_RESOURCES_AGENT = Role("GPU node agent", "its kubelet pod-resources mount on GPU nodes", _PLUGIN_EXEMPT)
-DEVICE_DISCOVERER = Role("device discoverer", "its node-feature-discovery feature-file mount", _PLUGIN_EXEMPT)
-DEVICE_INFO_WRITER = Role("device discoverer", "its device-information directory mount", _PLUGIN_EXEMPT)
-MIG_STRATEGY_AGENT = Role("GPU device manager", "its MIG strategy setting on a node agent", _PLUGIN_EXEMPT)
-RUNTIME_HOOK = Role("runtime hook installer", "its writable container-runtime configuration mount", _HOOK_EXEMPT)
+# files or a device-information directory; the device plugin and GPU feature discovery take a
+# MIG strategy.
+POD_RESOURCES_AGENT = Role(SystemRole.GPU_NODE_AGENT, "its kubelet pod-resources mount on GPU nodes")
+DEVICE_DISCOVERER = Role(SystemRole.DEVICE_DISCOVERER, "its node-feature-discovery feature-file mount")
+DEVICE_INFO_WRITER = Role(SystemRole.DEVICE_DISCOVERER, "its device-information directory mount")
+MIG_STRATEGY_AGENT = Role(SystemRole.DEVICE_MANAGER, "its MIG strategy setting on a node agent")
+RUNTIME_HOOK = Role(SystemRole.RUNTIME_HOOK, "its writable container-runtime configuration mount")
 # A node agent whose container asks the runtime for MIG monitoring or configuration (which
 # needs CAP_SYS_ADMIN; only GPU management components set it): a GPU monitor such as the vGPU
 # monitor of HAMi, which also reads the runtime to map containers to vGPUs, as the listed one.
-MANAGEMENT_AGENT = Role("GPU management agent", "its NVIDIA_MIG_MONITOR_DEVICES/NVIDIA_MIG_CONFIG_DEVICES env "
-                        "on a node agent", _HOOK_EXEMPT)
-CDI_BY_COMMAND = Role("CDI spec writer", "its container toolkit command (`*-ctk cdi generate`) on a node agent",
-                      _PLUGIN_EXEMPT)
+MANAGEMENT_AGENT = Role(SystemRole.MANAGEMENT_AGENT, "its NVIDIA_MIG_MONITOR_DEVICES/NVIDIA_MIG_CONFIG_DEVICES env "
+                        "on a node agent")
+CDI_BY_COMMAND = Role(SystemRole.CDI_WRITER, "its container toolkit command (`*-ctk cdi generate`) on a node agent")
 # A device plugin or discoverer that is a node agent may read the container runtime to map
 # containers to the devices it handed out (vGPU managers: HAMi, Volcano vGPU, TKE gpu-manager,
 # koordinator's koordlet); the listed components of that kind are exempt from GPU002 too.
-DISCOVERER_RUNTIME = Role("device discoverer", "its device-information mount on a node agent (DaemonSet), "
-                          "which maps containers to devices through the runtime", frozenset({"GPU002"}))
-DEVICE_MANAGER_RUNTIME = Role("device plugin", "its kubelet device-plugin mount on a node agent (DaemonSet), "
-                              "which maps containers to devices through the runtime", frozenset({"GPU002"}))
+DISCOVERER_RUNTIME = Role(SystemRole.NODE_AGENT_DISCOVERER, "its device-information mount, which maps "
+                          "containers to devices through the runtime")
+DEVICE_MANAGER_RUNTIME = Role(SystemRole.NODE_AGENT_PLUGIN, "its kubelet device-plugin mount, which maps "
+                              "containers to devices through the runtime")
 
 # An image built to manage GPUs: it asks the NVIDIA runtime for the MIG configuration
 # or monitoring capability (NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES,
 # which need CAP_SYS_ADMIN and which only management tools such as a MIG manager or
 # DCGM set). Its NVIDIA_VISIBLE_DEVICES=all is what it needs, not a default it leaks.
-_MANAGEMENT_EXEMPT = frozenset({"GPU005"})
-MIG_CONFIG_IMAGE = Role("GPU management image", "its NVIDIA_MIG_CONFIG_DEVICES ENV", _MANAGEMENT_EXEMPT)
-MIG_MONITOR_IMAGE = Role("GPU management image", "its NVIDIA_MIG_MONITOR_DEVICES ENV", _MANAGEMENT_EXEMPT)
+MIG_CONFIG_IMAGE = Role(SystemRole.MANAGEMENT_IMAGE, "its NVIDIA_MIG_CONFIG_DEVICES ENV")
+MIG_MONITOR_IMAGE = Role(SystemRole.MANAGEMENT_IMAGE, "its NVIDIA_MIG_MONITOR_DEVICES ENV")
 _MANAGEMENT_ENV = (("NVIDIA_MIG_CONFIG_DEVICES", MIG_CONFIG_IMAGE), ("NVIDIA_MIG_MONITOR_DEVICES", MIG_MONITOR_IMAGE))
 # An image that asks the runtime for the `utility` driver capability alone gets NVML and
 # nvidia-smi, no CUDA: it enumerates and manages GPUs (device plugins, DRA drivers, vGPU
 # managers build theirs so) and cannot compute on the GPUs it sees.
-UTILITY_ONLY_IMAGE = Role("GPU management image", "its NVIDIA_DRIVER_CAPABILITIES=utility ENV (NVML only, no CUDA)",
-                          _MANAGEMENT_EXEMPT)
-
-# Every rule some role is exempt from (others need not look for roles at all).
-ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT | _MANAGEMENT_EXEMPT | _HOOK_EXEMPT | {"GPU002"}
+UTILITY_ONLY_IMAGE = Role(SystemRole.MANAGEMENT_IMAGE, "its NVIDIA_DRIVER_CAPABILITIES=utility ENV (NVML only, no CUDA)")
 
 # (node directory, role), first match wins; paths in their /run form.
 _MOUNT_ROLES: tuple[tuple[str, Role], ...] = (
@@ -254,9 +235,9 @@ def image_role(env: Mapping[str, str]) -> Role | None:
     return None
 
 
-def role_for(rule_id: str, roles: tuple[Role, ...]) -> Role | None:
-    """The first of `roles` exempt from `rule_id`."""
-    return next((role for role in roles if rule_id in role.exempt), None)
+def role_for(exempt: frozenset[SystemRole], roles: tuple[Role, ...]) -> Role | None:
+    """The first of `roles` that is one of `exempt` (a rule's `exempt_roles`)."""
+    return next((role for role in roles if role.name in exempt), None)
 
 
 
