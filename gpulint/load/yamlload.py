@@ -70,6 +70,8 @@ class LoadError(Exception):
         self.template_syntax: str | None = None   # unrendered.GO or unrendered.DOLLAR
         self.helm = False                # the template uses Helm's objects (`.Values`, `include`, ...)
         self.jsonc = False               # JSON that is not strict JSON (comments, trailing commas), read anyway
+        self.unknown: Any = None         # the first action that could hide a GPU bypass (unknowns.Unknown)
+        self.workload_shaped = False     # the text shows containers (what an unread template may hide)
 
 
 @dataclass
@@ -932,8 +934,12 @@ def _recover(error: LoadError, chunk: str, line_offset: int, limits: Limits, unr
     syntax = unrendered_mod.syntax(chunk) if unrendered else None
     if syntax is None:
         return [], chunk, False, (), error
+    from gpulint.load import unknowns
+
     error.template_syntax = syntax
     error.helm = syntax == unrendered_mod.GO and unrendered_mod.uses_helm(chunk)
+    error.unknown = unknowns.verdict_unknown(chunk, line_offset)
+    error.workload_shaped = unknowns.has_workload_shape(chunk)
     text, marks = unrendered_mod.mask(chunk)
     try:
         docs = list(_parse_chunk(text, line_offset, limits))

@@ -649,10 +649,11 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
 
 def _unrendered(report: FileReport, config: ScanConfig, display: str, templates: list[LoadError],
                 file_text: str | None) -> None:
-    """The one GPU011 finding of an unrendered template, at its first document that failed."""
+    """The one GPU011 finding of an unrendered template: a warning at the first action that could
+    hide a GPU bypass (load/unknowns.py), else info at its first document that failed."""
     report.status = STATUS_TEMPLATE
     first = templates[0]
-    go = first.template_syntax != "dollar"
+    go = first.template_syntax == "go"
     operator = go and not first.helm and _APPLY_ORDER_RE.search(display) is not None
     if operator:
         what = ("Go template of an operator's operand manifest (`{{ ... }}`, named for the order it is applied "
@@ -664,6 +665,9 @@ def _unrendered(report: FileReport, config: ScanConfig, display: str, templates:
     elif go:
         what = "unrendered Go template (`{{ ... }}`, not Helm: it uses none of Helm's objects)"
         hint = "render it with the program it is written for, then scan the output"
+    elif first.template_syntax == "jinja":
+        what = "unrendered Jinja template (`{{ ... }}`, `{% ... %}`: Ansible, Jinja2)"
+        hint = "render it (e.g. Ansible's template module), then scan the output"
     else:
         what = "unrendered template (`${...}`: Terraform templatefile, envsubst)"
         hint = "render it (e.g. `terraform console`, `envsubst`), then scan the output"
@@ -675,12 +679,25 @@ def _unrendered(report: FileReport, config: ScanConfig, display: str, templates:
                    f"so (from line {unread[0].line}: {unread[0].message})")
     else:
         checked = f"it could not be read even with its actions masked, so it was not checked ({first.message})"
-    message = f"{what}: {checked}" + (f"; {hint}" if hint else "")
+    unknown = next((error.unknown for error in templates if error.unknown is not None), None)
+    hidden = next((error for error in templates if not error.literal_checked and error.workload_shaped), None)
+    span = Span(first.line, first.column, first.line, first.column + 1)
+    if unknown is not None:
+        if not operator:
+            span = Span(unknown.line, unknown.column, unknown.line, unknown.column + 1)
+        risk = f"{unknown.describe()} is unknown until it is rendered and could hide a GPU bypass"
+    elif hidden is not None:
+        risk = "the containers of its unread documents could hide a GPU bypass"
+    else:
+        risk = ("no action fills a field that decides GPU access (env, securityContext, command, args, "
+                "resources, volumes, runtimeClassName, annotations, the image of a container without a GPU "
+                "limit)")
+    message = f"{what}: {risk}; {checked}" + (f"; {hint}" if hint else "")
     rule = config.all_rules.get(UNRENDERED_TEMPLATE)
     if rule is None or not any(enabled.id == UNRENDERED_TEMPLATE for enabled in config.rules):
         return
-    span = Span(first.line, first.column, first.line, first.column + 1)
-    severity = config.severity_of(UNRENDERED_TEMPLATE, Severity.INFO if operator else rule.severity)
+    quiet = operator or (unknown is None and hidden is None)
+    severity = config.severity_of(UNRENDERED_TEMPLATE, Severity.INFO if quiet else rule.severity)
     finding = Finding(UNRENDERED_TEMPLATE, rule.name, severity, message, display, span,
                       field_path=f"line:{span.line}")
     sctx = SuppressionContext(None, None, None, file_text, 0)
