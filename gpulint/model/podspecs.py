@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from gpulint.model.nodes import is_node, node_view
-from gpulint.model.objects import KubeObject
+from gpulint.model.objects import HELM_VALUES_KIND, KubeObject
 from gpulint.model.workload import PodSpec, Problems, Workload, at_path as _at, build_pod_spec
 
 KNOWN_KINDS: dict[str, tuple[str, ...]] = {
@@ -69,6 +69,10 @@ def workload_of(obj: KubeObject) -> Workload | None:
     kind = obj.ref.kind
     if kind in _NO_PODS and _is_builtin_group(obj.ref.api_version):
         return None
+    if kind == HELM_VALUES_KIND and not obj.ref.api_version:
+        from gpulint.model.valuesfile import values_workload  # only for values files (valuesfile.py)
+
+        return values_workload(obj)
     problems = Problems()
     if is_node(obj):
         node = node_view(obj, problems)

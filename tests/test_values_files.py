@@ -1,0 +1,77 @@
+"""Values files for charts outside the scanned tree are checked by container shape (model/valuesfile.py)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, scan_json
+
+from gpulint.model.valuesfile import is_values_name
+
+VALUES = FIXTURES / "values"
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("values.yaml", True), ("gpu-values.yaml", True), ("values-prod.yml", True), ("my.values.yaml", True),
+    ("values_gpu.yaml", True), ("overrides.yaml", True), ("prod-override.yml", True),
+    ("deploy/values/gpu.yaml", False), ("valuesfile.json", False), ("myvalues.yaml", False),
+    ("deployment.yaml", False), ("values.txt", False),
+])
+def test_values_files_are_known_by_name(name: str, expected: bool) -> None:
+    assert is_values_name(name) is expected
+
+
+def test_container_shaped_blocks_are_checked_at_their_own_lines() -> None:
+    code, report = scan_json(str(VALUES / "gpu-values.yaml"))
+    found = [(f["rule"], f["line"], f["column"], f["object"]["name"], f["container"]) for f in report["findings"]]
+    assert (code, found) == (1, [
+        ("GPU005", 4, 3, "(top level)", "values"),   # a CUDA image with `nvidia.com/gpu: 0`
+        ("GPU003", 12, 5, "worker", "worker"),       # an `env` list
+        ("GPU003", 19, 7, "server", "server"),       # `extraEnv`
+        ("GPU003", 23, 29, "agent", "agent"),        # an `env` mapping, at the value
+        ("GPU006", 25, 5, "agent", "agent"),
+    ])
+    assert all("(values file for a chart gpulint could not render, component " in f["message"]
+               for f in report["findings"])
+    assert report["summary"]["scanned"] == 1 and report["summary"]["workloads"] == 4
+
+
+@pytest.mark.parametrize("name", ["values-cpu.yaml", "values-workflow.yml", "docker-compose.override.yml",
+                                  "gpu-settings.yaml"])
+def test_what_is_not_a_bypass_or_not_values_is_quiet(name: str) -> None:
+    code, report = scan_json(str(VALUES / name))
+    assert (code, report["findings"]) == (0, [])
+
+
+def test_only_compose_and_ci_are_left_alone_not_every_services_key(tmp_path: Path) -> None:
+    path = tmp_path / "values.yaml"
+    path.write_text("services:\n  api:\n    image: nvidia/cuda:12.4.0-base-ubuntu22.04\n"
+                    "    env:\n    - name: NVIDIA_VISIBLE_DEVICES\n      value: all\n")
+    _, report = scan_json(str(path))
+    assert [(f["rule"], f["line"], f["column"]) for f in report["findings"]] == [("GPU003", 5, 7)]
+
+
+def test_a_values_file_inline_suppression_works(tmp_path: Path) -> None:
+    path = tmp_path / "values.yaml"
+    path.write_text("agent:\n  env:\n  # gpulint: ignore[GPU003] the agent is the device plugin\n"
+                    "  - name: NVIDIA_VISIBLE_DEVICES\n    value: all\n")
+    code, report = scan_json(str(path))
+    assert code == 0 and [(f["rule"], f["line"], f["suppressed"]) for f in report["findings"]] == [
+        ("GPU003", 4, True)]
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_a_charts_own_values_are_checked_through_its_render_only(tmp_path: Path) -> None:
+    chart = tmp_path / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    # A block the templates never use: nothing of it reaches a pod, so nothing is reported.
+    (chart / "values.yaml").write_text("unused:\n  image: busybox\n  env:\n  - name: NVIDIA_VISIBLE_DEVICES\n"
+                                       "    value: all\n")
+    (chart / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  containers:\n  - name: app\n"
+        "    image: busybox:1.36\n")
+    code, report = scan_json(str(tmp_path))
+    assert (code, [f["rule"] for f in report["findings"]]) == (0, [])
