@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ENV_POD, FIXTURES, run_cli, scan_json
+from conftest import ENV_POD, FIXTURES, run_cli, scan_json, scanned
 from expectations import read
 from tooling import find_tool, process_gone, sleeper
 
@@ -123,7 +123,8 @@ def test_nothing_is_fetched_by_gpulints_own_checks(helm: str, kustomize: str, li
     _without_defences(monkeypatch)
     code, report = scan_json("--helm", helm, "--kustomize", kustomize, str(repo))
     assert listener.connections == 0
-    by_rule = sorted((f["rule"], Path(f["path"]).relative_to(repo).as_posix(), f["line"]) for f in report["findings"])
+    by_rule = sorted((f["rule"], Path(scanned(f)["path"]).relative_to(repo).as_posix(), scanned(f)["line"])
+                     for f in report["findings"])
     assert by_rule == [
         ("GPU003", "app/pod.yaml", 10),                             # the local bypass is still found
         ("GPU003", "schema-ref (rendered)", 12),                    # rendered without the remote schema
@@ -148,7 +149,7 @@ def test_a_packaged_subchart_schema_is_not_fetched_either(helm: str, listener: L
     _without_defences(monkeypatch)
     _code, report = scan_json("--helm", helm, str(parent))
     assert listener.connections == 0
-    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("GPU003", 18)]   # after the subchart's ConfigMap
+    assert [(f["rule"], scanned(f)["line"]) for f in report["findings"]] == [("GPU003", 18)]   # after the subchart's ConfigMap
 
 
 def test_renderers_have_no_network_where_the_system_allows(helm: str, kustomize: str, listener: Listener,

@@ -65,6 +65,7 @@ from gpulint.results.findings import (
     internal_error_message,
     stable_path,
 )
+from gpulint.results.repeats import fold_repeats
 from gpulint.results.scanning import ScanConfig, ScanResult, SuppressionContext
 from gpulint.scan.reader import RENDERED_KINDS, InputReader
 from gpulint.suppress.core import apply as apply_suppressors
@@ -163,8 +164,10 @@ def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: in
                 result.files.append(FileReport(item.display, STATUS_ERROR))
             if progress is not None:
                 progress(done, len(inputs))
+    rendered = {id(report) for item, report in zip(inputs, result.files) if item.kind in RENDERED_KINDS}
     if any(item.values is not None for item in inputs):
         _merge_renders(inputs, result)
+    fold_repeats(result.files, rendered)
     for hook in config.hooks:
         hook.scan_done(result, config)
     return result
@@ -175,12 +178,9 @@ def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
     into its defaults report: the chart stays one input in the summary, while each
     finding keeps the name of the render it comes from.
 
-    A finding another render of the chart already reported from the same template
-    and values lines is said once, with the first render; one that comes from an
-    override file maps to that file, so it stays apart.
+    A finding other renders repeat is folded afterwards (results/repeats.py).
     """
     owners: dict[str | None, FileReport] = {}
-    seen: set[tuple] = set()
     files: list[FileReport] = []
     for item, report in zip(inputs, result.files):
         owner = owners.get(item.real) if item.values is not None else None
@@ -188,32 +188,18 @@ def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
             files.append(report)
             if item.kind in RENDERED_KINDS:
                 owners[item.real] = report
-                seen.update(key for key in map(_render_key, report.findings) if key is not None)
             continue
         if owner.status == STATUS_CHART and report.status == STATUS_SCANNED:
             # The defaults did not render and their templates were read as literal text; this
             # render checked them rendered: its findings stand, the literal ones go.
             owner.findings[:] = [finding for finding in owner.findings if finding.rule_id == RENDER_FAILED]
-        for finding in report.findings:
-            key = _render_key(finding)
-            if key is None or key not in seen:
-                owner.findings.append(finding)
-                if key is not None:
-                    seen.add(key)
+        owner.findings.extend(report.findings)
         owner.documents += report.documents
         owner.objects += report.objects
         owner.workloads += report.workloads
         if owner.status != STATUS_SCANNED and report.status == STATUS_SCANNED:
             owner.status = STATUS_SCANNED   # rendered with some values, if not with its defaults
     result.files[:] = files
-
-
-def _render_key(finding: Finding) -> tuple | None:
-    """What makes a finding on a chart's render the same as one on another render (None:
-    unmapped, never the same). Input renders of different charts map to different files."""
-    if not finding.mapped:
-        return None
-    return (finding.rule_id, finding.message, tuple((m.role, m.file, m.span) for m in finding.mapped))
 
 
 def _large(item: Input) -> bool:

@@ -1,0 +1,47 @@
+"""One finding for a message several renders repeat at one location.
+
+A chart rendered with its defaults and with each `ci/*-values.yaml`, or one base
+built through fifteen overlays, meets the same template line, the same base
+file or the same failing remote resource once per render. The user edits that
+place once: the finding is reported once, with the first render that met it,
+and its message says how many renders did. Findings stay apart when anything
+a user reads differs: the rule, severity, message, the edited locations (a
+values file of one render maps elsewhere than another's), suppression.
+Repeats inside one render (two objects from one template line) are not folded.
+"""
+
+from __future__ import annotations
+
+from gpulint.results.findings import FileReport, Finding
+
+
+def fold_repeats(reports: list[FileReport], rendered: set[int]) -> None:
+    """Fold, in place, findings of the reports whose `id` is in `rendered` (renders of charts and
+    kustomizations) that repeat one another across renders."""
+    first: dict[tuple, Finding] = {}
+    renders: dict[int, set[str]] = {}
+    for report in reports:
+        if id(report) not in rendered:
+            continue
+        kept = []
+        for finding in report.findings:
+            key = _key(finding)
+            seen = first.get(key)
+            if seen is None:
+                first[key] = finding
+                renders[id(finding)] = {finding.file}
+            elif finding.file not in renders[id(seen)]:
+                renders[id(seen)].add(finding.file)
+                continue
+            kept.append(finding)
+        report.findings[:] = kept
+    for finding in first.values():
+        count = len(renders[id(finding)])
+        if count > 1:
+            finding.message = f"{finding.message} (met by {count} renders)"
+
+
+def _key(finding: Finding) -> tuple:
+    where = tuple((m.role, m.file, m.span) for m in finding.mapped) or ((finding.file, finding.span),)
+    suppressed = None if finding.suppressed is None else (finding.suppressed.kind, finding.suppressed.reason)
+    return (finding.rule_id, finding.severity, finding.message, where, suppressed)
