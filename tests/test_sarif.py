@@ -12,7 +12,7 @@ from pathlib import Path
 import expectations
 import pytest
 import sarif_check
-from conftest import ACK_EXAMPLE_POD, FIXTURES, ROOT, run_cli, scan_json
+from conftest import ACK_EXAMPLE_POD, FIXTURES, ROOT, run_cli, scan_json, scanned
 
 from gpulint.api import Severity
 from gpulint.inputs.discovery import discover
@@ -85,10 +85,11 @@ def test_fixtures_tree_validates_and_matches_json(monkeypatch: pytest.MonkeyPatc
         region = where["region"]
         assert (result["ruleId"], result["level"]) == (finding["rule"], sarif.LEVELS[Severity(finding["severity"])])
         assert ("suppressions" in result) == finding["suppressed"]
-        source = rendered_source(finding["path"])
+        at = scanned(finding)   # the rendered position of rendered input
+        source = rendered_source(at["path"])
         if source is not None:
             rendered += 1
-            variant = rendered_variant(finding["path"])
+            variant = rendered_variant(at["path"])
             # Rendered Helm/Kustomize findings sit at their first mapped file (a template, values or
             # patch), else at line 1 of the chart's or kustomization's file; the rendered position is
             # in the message and a property, never a location.
@@ -99,12 +100,12 @@ def test_fixtures_tree_validates_and_matches_json(monkeypatch: pytest.MonkeyPatc
             else:
                 anchor = next(f"{source}/{name}" for name in sarif._ANCHORS if (ROOT / source / name).is_file())
                 expected = (anchor, (1, 1, 1, 1))
-            span = (finding["line"], finding["column"])
+            span = (at["line"], at["column"])
             shown = f"{source} with {variant}" if variant else source
             assert f"(rendered output of {shown}, line {span[0]}, column {span[1]})" in result["message"]["text"]
             assert result["properties"]["renderedLocation"] == {
                 "source": source, **({"values": variant} if variant else {}), "startLine": span[0], "startColumn": span[1],
-                "endLine": finding["end_line"], "endColumn": finding["end_column"]}
+                "endLine": at["end_line"], "endColumn": at["end_column"]}
         else:
             expected = (finding["path"], (finding["line"], finding["column"], finding["end_line"],
                                           finding["end_column"]))
