@@ -168,7 +168,8 @@ def _scan(v: dict[str, Any]) -> int:
         targets = plan_outputs(v["output"], output_format)
     except OutputError as error:
         raise UsageError(str(error)) from None
-    run.scan.render = _render_options(v, paths, project.render_timeout)  # type: ignore[assignment]
+    run.scan.render = _render_options(v, paths, project.render_timeout,  # type: ignore[assignment]
+                                      project.kube_version)
     run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
     found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
                      respect_ignore=not v["no_ignore"], stdin_name=stdin_name)
@@ -318,9 +319,10 @@ def _project_config(paths: list[str], config_file: str | None, rules: dict) -> A
         raise _Exit(EXIT_ERROR) from None
 
 
-def _render_options(v: dict[str, Any], paths: list[str], config_timeout: int | None = None) -> Any:
+def _render_options(v: dict[str, Any], paths: list[str], config_timeout: int | None = None,
+                    config_kube_version: str | None = None) -> Any:
     """Validated Helm/Kustomize settings; a bad one is a usage error (exit 2), not a finding."""
-    from gpulint.config.render import DEFAULT_TIMEOUT, RenderOptions
+    from gpulint.config.render import DEFAULT_TIMEOUT, KUBE_VERSION_RE, RenderOptions
 
     for values_file in v["values"]:
         if values_file != "-" and not os.path.isfile(values_file):
@@ -330,6 +332,9 @@ def _render_options(v: dict[str, Any], paths: list[str], config_timeout: int | N
     for assignment in v["set_values"]:
         if "=" not in assignment:
             raise UsageError(f"--set {assignment!r}: expected KEY=VALUE")
+    kube_version = v.get("kube_version") or config_kube_version
+    if kube_version is not None and not KUBE_VERSION_RE.match(kube_version):
+        raise UsageError(f"--kube-version {kube_version!r}: expected a Kubernetes version such as 1.33 or v1.33.1")
     release = v["helm_release"]
     if not release or release.startswith("-"):
         raise UsageError(f"--helm-release {release!r}: not a valid release name")
@@ -337,6 +342,7 @@ def _render_options(v: dict[str, Any], paths: list[str], config_timeout: int | N
                          namespace=v["helm_namespace"] or None, skip_tests=v["helm_skip_tests"],
                          kustomize=v["kustomize"],
                          timeout=float(v["render_timeout"] or config_timeout or DEFAULT_TIMEOUT),
+                         kube_version=kube_version,
                          scan_roots=tuple(p for p in paths if p != "-"))
 
 

@@ -92,6 +92,7 @@ class ProjectConfig:
     baseline: Path | None = None
     charts: list[ConfiguredChart] = field(default_factory=list)  # extra renders of Helm charts
     render_timeout: int | None = None            # seconds per helm/kustomize run
+    kube_version: str | None = None              # the Kubernetes version charts are rendered for
 
     def excludes(self, path: Path) -> bool:
         """Whether an `exclude` glob matches `path` (or a directory holding it).
@@ -361,6 +362,7 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
     if "baseline" in data:
         config.baseline = root / data["baseline"]
     config.render_timeout = data.get("render-timeout")
+    config.kube_version = data.get("kube-version")
     config.rules = checker.rule_configs(data.get("rules", {}), rules)
     config.settings = resolve_settings(data.get("settings", {}))
     config.exemptions = checker.exemptions(data.get("exemptions", []), rules)

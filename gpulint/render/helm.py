@@ -83,7 +83,9 @@ class Chart:
         self._helpers: dict[str, tuple[Template, tuple[int, int]]] | None = None
 
     def subcharts(self) -> dict[str, "Chart"]:
-        """Unpacked subcharts in charts/, by chart name (archives cannot be mapped)."""
+        """Unpacked subcharts in charts/, by chart name and by the alias a dependency gives one
+        (archives cannot be mapped). Helm names an aliased subchart's templates and values by
+        its alias (`parent/charts/<alias>/templates/x.yaml`); its files stay in its own folder."""
         if self._subcharts is None:
             self._subcharts = {}
             charts_dir = self.real / "charts"
@@ -92,7 +94,28 @@ class Chart:
                     if (entry / CHART_FILE).is_file() and self.readable(entry):
                         sub = Chart(entry, join_display(self.display, f"charts/{entry.name}"), self.repository)
                         self._subcharts.setdefault(sub.name, sub)
+            for alias, name in self._aliases():
+                sub = self._subcharts.get(name)
+                if sub is not None and alias not in self._subcharts:
+                    aliased = Chart(sub.real, sub.display, self.repository)
+                    aliased.name = alias
+                    self._subcharts[alias] = aliased
         return self._subcharts
+
+    def _aliases(self) -> list[tuple[str, str]]:
+        """(alias, chart name) of the dependencies Chart.yaml gives an alias."""
+        path = self.real / CHART_FILE
+        if not self.readable(path):
+            return []
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        for doc in load_documents(text):
+            deps = doc.data.get("dependencies") if isinstance(doc, Document) and isinstance(doc.data, dict) else None
+            return [(dep["alias"], dep["name"]) for dep in (deps if isinstance(deps, list) else [])
+                    if isinstance(dep, dict) and isinstance(dep.get("alias"), str) and isinstance(dep.get("name"), str)]
+        return []
 
     def readable(self, path: Path) -> bool:
         """Whether `path` (symlinks resolved) is inside the repository."""
@@ -226,6 +249,8 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
             argv += ["--set", assignment]
         if options.skip_tests:
             argv.append("--skip-tests")
+        if options.kube_version:
+            argv += ["--kube-version", options.kube_version]
         remote = remote_schema_reference(copied.root)
         if remote is not None:
             # Helm would fetch it to validate the values: validation is skipped instead.
@@ -455,6 +480,9 @@ def _dependency_span(real: Path, name: str, chart: Chart) -> Span:
 def _hint(message: str, options: RenderOptions) -> str:
     """Which option supplies what a chart refused to render without."""
     lower = message.lower()
+    if "incompatible with kubernetes" in lower:
+        current = f"Kubernetes {options.kube_version}" if options.kube_version else "helm's default Kubernetes version"
+        return f" (rendered for {current}: give the cluster's version with --kube-version or kube-version)"
     if not any(sign in lower for sign in ("execution error at", "nil pointer evaluating", "values don't meet",
                                           "required", "namespace")):
         return ""
