@@ -58,6 +58,8 @@ def test_an_unknown_in_a_verdict_field_is_named(body: str, expected: Unknown) ->
     "  nodeSelector:\n    {{- toYaml .Selector | nindent 4 }}\n",
     "  {{- if .Debug }}\n  hostNetwork: true\n  {{- end }}\n",               # control: renders no text
     "    {{/* a comment */}}\n",
+    "    resources:\n      requests:\n        cpu: {{ .Cpu }}\n        memory: {{ .Memory }}\n",   # native resources
+    "    command: [run, -v, $(LEVEL)]\n    env:\n    - name: LEVEL\n      value: {{ .Level }}\n",
 ])
 def test_an_unknown_elsewhere_is_not_a_risk(body: str) -> None:
     assert _unknown(body) is None
@@ -72,6 +74,16 @@ def test_an_env_value_another_variable_expands_is_a_risk() -> None:
 def test_the_image_of_a_container_requesting_a_gpu_cannot_hide_a_default() -> None:
     body = "  - name: second\n    image: {{ .Image }}\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
     assert _unknown(body) is None
+
+
+def test_the_image_of_a_container_with_a_dra_claim_cannot_hide_a_default() -> None:
+    body = "  - name: second\n    image: {{ .Image }}\n    resources:\n      claims:\n      - name: gpu\n"
+    assert _unknown(body) is None
+
+
+def test_an_unknown_gpu_quantity_or_resource_name_is_a_risk() -> None:
+    assert _unknown("    resources:\n      limits:\n        {{ .Name }}: 1\n") == Unknown(
+        11, 9, "spec.containers[].resources.limits", emits=True)
 
 
 def test_rbac_resources_and_deployment_metadata_are_not_container_fields() -> None:

@@ -39,7 +39,8 @@ _SAFE_VOLUMES = frozenset({"configMap", "secret", "emptyDir", "persistentVolumeC
                            "downwardAPI", "ephemeral"})
 # Keys an emitter (an action that renders whole keys) may add GPU-deciding fields under.
 _OPEN_SCOPES = _CONTAINER_LISTS | frozenset({"spec", "template", "podSpec", "podTemplate"})
-_GPU_LIMIT_RE = re.compile(r"^[ \t]*[\"']?[\w.-]+/[\w.-]*gpu[\w.-]*[\"']?[ \t]*:", re.M | re.I)
+# A GPU resource name, or DRA claims (`resources.claims`): either is a GPU request a rule accepts.
+_GPU_LIMIT_RE = re.compile(r"^[ \t]*[\"']?(?:[\w.-]+/[\w.-]*gpu[\w.-]*[\"']?[ \t]*:|claims[ \t]*:)", re.M | re.I)
 _WORKLOAD_RE = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:containers|initContainers|image)[ \t]*:", re.M)
 
 
@@ -144,6 +145,8 @@ def _verdict_field(lines: list[str], ln: int, path: list[str], keys: list[str], 
         if "NVIDIA_" in key or key in _POD_FIELDS:
             return shown
         if key in _CONTAINER_FIELDS and in_container:
+            if key == "resources" and _native_quantity(keys[index + 1:], emitter):
+                return None
             return shown
         if key == "volumes":
             rest = keys[index + 1:]
@@ -161,6 +164,13 @@ def _verdict_field(lines: list[str], ln: int, path: list[str], keys: list[str], 
     if emitter and (last in _OPEN_SCOPES or (path and path[-1] == "[]" and in_container)):
         return shown
     return None
+
+
+def _native_quantity(rest: list[str], emitter: bool) -> bool:
+    """Whether an unknown under `resources` is only the quantity of a named native resource
+    (`cpu`, `memory`, `hugepages-2Mi`: names without a domain), which no GPU verdict reads."""
+    return (not emitter and len(rest) == 2 and rest[0] in ("limits", "requests")
+            and "/" not in rest[1] and "{" not in rest[1] and "$" not in rest[1])
 
 
 def _ancestors(lines: list[str], ln: int, indent: int, equal_ok: bool) -> list[str]:
@@ -220,13 +230,14 @@ def _only_actions(text: str) -> bool:
 
 def _env_name_is_harmless(lines: list[str], ln: int, rest: list[str]) -> bool:
     """Whether an unknown in an env entry is only the value of a variable whose literal name is not
-    NVIDIA's and that no other variable refers to (`$(NAME)`)."""
+    NVIDIA's and that no other variable's value refers to (`$(NAME)`)."""
     if not rest or rest[0] not in ("value", "valueFrom"):
         return False
     name = _item_key(lines, ln, "name")
     if name is None or "{" in name or "NVIDIA" in name.upper():
         return False
-    return not any(f"$({name})" in line for line in lines)
+    # Another variable's value may expand it (`value: $(NAME)`); a command's `$(NAME)` runs no container.
+    return not any(f"$({name})" in line and line.lstrip(" \t-").startswith("value:") for line in lines)
 
 
 def _item_key(lines: list[str], ln: int, wanted: str) -> str | None:
