@@ -67,14 +67,14 @@ def test_the_configuration_key_gives_the_version_and_the_option_wins(helm: str, 
 
 @pytest.mark.parametrize("value", ["latest", "1", "1.x", "-1.3"])
 def test_a_version_that_is_not_one_is_a_usage_error(value: str) -> None:
-    code, _out, err = run_cli("scan", f"--kube-version={value}", str(FIXTURES / "values" / "values-cpu.yaml"))
+    code, _out, err = run_cli("scan", f"--kube-version={value}", str(FIXTURES / "outside-charts" / "values-cpu.yaml"))
     assert code == 2 and "expected a Kubernetes version such as 1.33" in err
 
 
 def test_a_bad_kube_version_in_the_configuration_is_a_configuration_error(tmp_path: Path) -> None:
     config = tmp_path / "gpulint.yaml"
     config.write_text("kube-version: latest\n")
-    code, _out, err = run_cli("scan", "--config", str(config), str(FIXTURES / "values" / "values-cpu.yaml"))
+    code, _out, err = run_cli("scan", "--config", str(config), str(FIXTURES / "outside-charts" / "values-cpu.yaml"))
     assert code == 2 and "kube-version" in err
 
 
@@ -112,7 +112,7 @@ def test_json_path_and_line_are_the_edited_file_and_the_render_beside(helm: str,
 
 
 def test_json_rendered_is_null_for_a_plain_file() -> None:
-    _code, report = scan_json(str(FIXTURES / "values" / "gpu-values.yaml"))
+    _code, report = scan_json(str(FIXTURES / "outside-charts" / "gpu-values.yaml"))
     jsonschema.validate(report, SCHEMA)
     assert {f["rendered"] is None for f in report["findings"]} == {True}
 

@@ -10,13 +10,14 @@ from conftest import FIXTURES, scan_json
 
 from gpulint.model.valuesfile import is_values_name
 
-VALUES = FIXTURES / "values"
+VALUES = FIXTURES / "outside-charts"
 
 
 @pytest.mark.parametrize(("name", "expected"), [
     ("values.yaml", True), ("gpu-values.yaml", True), ("values-prod.yml", True), ("my.values.yaml", True),
     ("values_gpu.yaml", True), ("overrides.yaml", True), ("prod-override.yml", True),
-    ("deploy/values/gpu.yaml", False), ("valuesfile.json", False), ("myvalues.yaml", False),
+    ("deploy/values/gpu.yaml", True), ("config/helm/dask.yml", True), ("deploy/helm/README.md", False),
+    ("deploy/manifests/gpu.yaml", False), ("valuesfile.json", False), ("myvalues.yaml", False),
     ("deployment.yaml", False), ("values.txt", False),
 ])
 def test_values_files_are_known_by_name(name: str, expected: bool) -> None:
@@ -51,6 +52,33 @@ def test_only_compose_and_ci_are_left_alone_not_every_services_key(tmp_path: Pat
                     "    env:\n    - name: NVIDIA_VISIBLE_DEVICES\n      value: all\n")
     _, report = scan_json(str(path))
     assert [(f["rule"], f["line"], f["column"]) for f in report["findings"]] == [("GPU003", 5, 7)]
+
+
+def test_a_component_with_only_a_chart_style_image_is_checked(tmp_path: Path) -> None:
+    folder = tmp_path / "config" / "helm"
+    folder.mkdir(parents=True)
+    (folder / "dask.yml").write_text("scheduler:\n  image:\n    repository: nvcr.io/nvidia/cuda\n    tag: 12.4.0-base-ubuntu22.04\n"
+                                     "mirror:\n  image: nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04\n")
+    _, report = scan_json(str(folder / "dask.yml"))
+    # `image: {repository, tag}` is a component's image; a bare image string alone (a list of images to
+    # mirror, pre-pull) is not a container.
+    assert [(f["rule"], f["line"], f["column"], f["object"]["name"]) for f in report["findings"]] == [
+        ("GPU005", 3, 5, "scheduler")]
+
+
+def test_a_flux_helmrelease_and_an_argo_application_carry_values(tmp_path: Path) -> None:
+    path = tmp_path / "release.yaml"
+    path.write_text(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: app\nspec:\n  values:\n"
+        "    controllers:\n      main:\n        containers:\n          main:\n            image:\n"
+        "              repository: ghcr.io/example/app\n              tag: 1.0.0\n            env:\n"
+        "              NVIDIA_VISIBLE_DEVICES: all\n"
+        "---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: app\nspec:\n  source:\n"
+        "    helm:\n      valuesObject:\n        worker:\n          extraEnv:\n          - name: NVIDIA_VISIBLE_DEVICES\n"
+        "            value: all\n")
+    _, report = scan_json(str(path))
+    assert [(f["rule"], f["line"], f["column"], f["object"]["kind"], f["container"]) for f in report["findings"]] == [
+        ("GPU003", 15, 39, "HelmRelease", "main"), ("GPU003", 27, 13, "Application", "worker")]
 
 
 def test_a_values_file_inline_suppression_works(tmp_path: Path) -> None:

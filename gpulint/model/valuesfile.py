@@ -9,8 +9,8 @@ by its name (`values.yaml`, `gpu-values.yaml`, `values-prod.yml`,
 through its render instead). Inside it, a mapping is a component when it has
 the shape of a container:
 
-- an image (`image: repo:tag`, or `image: {repository, tag}`) with an env list,
-  `securityContext`, `resources` or `command`/`args`; or
+- an image in the form charts take it (`image: {repository, tag}`), or an image
+  string with an env list, `securityContext`, `resources` or `command`/`args`; or
 - an env list of Kubernetes env entries (`env`, `extraEnv`, `extraEnvVars`,
   `extraEnvs`, `additionalEnv`: items with `name` and `value`/`valueFrom`), or an
   `env` mapping of variable names (`NVIDIA_VISIBLE_DEVICES: all`), which charts
@@ -46,6 +46,8 @@ from gpulint.model.workload import (
 
 # `values.yaml`, `gpu-values.yaml`, `values-prod.yml`, `my.values.yaml`, `overrides.yaml`, `prod-override.yml`.
 _NAME_RE = re.compile(r"(?:\A|[-_.])(?:values|overrides?)(?:[-_.][^/]*)?\.ya?ml\Z", re.I)
+# A folder kept for values files outside any chart (`config/helm/`, `helm-values/`, `values/`).
+_FOLDER_RE = re.compile(r"\A(?:helm|[\w.-]*values)\Z", re.I)
 _ENV_LISTS = ("env", "extraEnv", "extraEnvVars", "extraEnvs", "additionalEnv", "envVars")
 _VOLUME_LISTS = ("volumes", "extraVolumes")
 _MOUNT_LISTS = ("volumeMounts", "extraVolumeMounts")
@@ -54,8 +56,11 @@ _MAX_DEPTH = 40
 
 
 def is_values_name(path: str) -> bool:
-    """Whether a file's name says it holds Helm values."""
-    return _NAME_RE.search(os.path.basename(path)) is not None
+    """Whether a file's name, or the folder holding it, says it holds Helm values."""
+    if not path.endswith((".yaml", ".yml", ".YAML", ".YML")):
+        return False
+    folder = os.path.basename(os.path.dirname(path))
+    return _NAME_RE.search(os.path.basename(path)) is not None or _FOLDER_RE.match(folder) is not None
 
 
 def values_objects(file: str, doc: Document) -> list[KubeObject]:
@@ -75,11 +80,24 @@ def values_workload(obj: KubeObject) -> Workload | None:
     mapping = obj.doc.data
     for item in obj.base:
         mapping = mapping[item]
-    rel = obj.base
+    return Workload(obj, [_pod(mapping, obj.base, obj.doc.data)], [])
+
+
+def values_pods(obj: KubeObject, rel: tuple) -> list[PodSpec]:
+    """Pod specs of the components of values an object holds at `rel` (a Flux HelmRelease's
+    `spec.values`, an Argo CD Application's `helm.valuesObject`): one per component."""
+    values: Any = obj.data
+    for item in rel:
+        values = values.get(item) if isinstance(values, dict) else None
+    if not isinstance(values, dict):
+        return []
+    return [_pod(mapping, obj.path(*rel, *sub), values) for sub, mapping in _components(values, (), 0)]
+
+
+def _pod(mapping: dict, rel: tuple, root: dict) -> PodSpec:
     container = _container(mapping, rel)
-    root = obj.doc.data
     runtime = mapping.get("runtimeClassName", root.get("runtimeClassName"))
-    pod = PodSpec(
+    return PodSpec(
         path=rel,
         label=_label(rel),
         host_pid=mapping.get("hostPID") is True,
@@ -97,7 +115,6 @@ def values_workload(obj: KubeObject) -> Workload | None:
         containers=[container],
         raw=mapping,
     )
-    return Workload(obj, [pod], [])
 
 
 def _container(mapping: dict, rel: tuple) -> Container:
@@ -136,11 +153,14 @@ def _components(data: Any, rel: tuple, depth: int) -> Iterator[tuple[tuple, dict
 
 
 def _is_component(mapping: dict) -> bool:
-    env = any(_env_entries(mapping.get(key)) for key in _ENV_LISTS) or _env_map(mapping.get("env"))
+    env = any(_env_entries(mapping.get(key)) or _env_map(mapping.get(key)) for key in _ENV_LISTS)
     if env:
         return True
-    if _image(mapping.get("image")) is None:
+    image = mapping.get("image")
+    if _image(image) is None:
         return False
+    if isinstance(image, dict) and isinstance(image.get("repository"), str):
+        return True   # `image: {repository, tag}` is how charts take the image of a component they run
     resources = mapping.get("resources")
     return (isinstance(mapping.get("securityContext"), dict)
             or (isinstance(resources, dict) and any(isinstance(resources.get(k), dict) for k in ("limits", "requests")))
@@ -162,12 +182,12 @@ def _env_map(value: Any) -> bool:
 
 
 def _env(mapping: dict, rel: tuple) -> Iterator[EnvVar]:
-    raw = mapping.get("env")
-    if _env_map(raw):
-        for name, value in raw.items():
-            yield EnvVar(name, value if value is None else str(value), None, rel + ("env", name))
     for key in _ENV_LISTS:
         items = mapping.get(key)
+        if _env_map(items):
+            for name, value in items.items():
+                yield EnvVar(name, value if value is None else str(value), None, rel + (key, name))
+            continue
         if not _env_entries(items):
             continue
         for i, item in enumerate(items):
