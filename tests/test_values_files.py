@@ -57,13 +57,20 @@ def test_only_compose_and_ci_are_left_alone_not_every_services_key(tmp_path: Pat
 def test_a_component_with_only_a_chart_style_image_is_checked(tmp_path: Path) -> None:
     folder = tmp_path / "config" / "helm"
     folder.mkdir(parents=True)
-    (folder / "dask.yml").write_text("scheduler:\n  image:\n    repository: nvcr.io/nvidia/cuda\n    tag: 12.4.0-base-ubuntu22.04\n"
-                                     "mirror:\n  image: nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04\n")
+    (folder / "dask.yml").write_text(
+        "worker:\n  image:\n    repository: nvcr.io/nvidia/cuda\n    tag: 12.4.0-base-ubuntu22.04\n"
+        "  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+        "scheduler:\n  image:\n    repository: nvcr.io/nvidia/cuda\n    tag: 12.4.0-base-ubuntu22.04\n"
+        "mirror:\n  image: nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04\n")
     _, report = scan_json(str(folder / "dask.yml"))
-    # `image: {repository, tag}` is a component's image; a bare image string alone (a list of images to
-    # mirror, pre-pull) is not a container.
+    # Beside a component given resources, a block with only `image: {repository, tag}` is a component;
+    # a bare image string alone (a list of images to mirror, pre-pull) is not a container.
     assert [(f["rule"], f["line"], f["column"], f["object"]["name"]) for f in report["findings"]] == [
-        ("GPU005", 3, 5, "scheduler")]
+        ("GPU005", 10, 5, "scheduler")]
+    # A catalogue of images an operator picks from (no component beside them) is not read as pods.
+    (folder / "runtimes.yml").write_text("runtimes:\n  vllm:\n    image:\n      repository: nvcr.io/nvidia/cuda\n"
+                                         "      tag: 12.4.0-base-ubuntu22.04\n")
+    assert scan_json(str(folder / "runtimes.yml"))[1]["findings"] == []
 
 
 def test_a_flux_helmrelease_and_an_argo_application_carry_values(tmp_path: Path) -> None:

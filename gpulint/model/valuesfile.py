@@ -9,8 +9,10 @@ by its name (`values.yaml`, `gpu-values.yaml`, `values-prod.yml`,
 through its render instead). Inside it, a mapping is a component when it has
 the shape of a container:
 
-- an image in the form charts take it (`image: {repository, tag}`), or an image
-  string with an env list, `securityContext`, `resources` or `command`/`args`; or
+- an image (`image: repo:tag`, or `image: {repository, tag}`) with an env list,
+  `securityContext`, `resources` or `command`/`args`; or a block with only a
+  chart-style image beside such a component (a `scheduler:` next to a `worker:`
+  given resources; a catalogue of images an operator picks from is not one); or
 - an env list of Kubernetes env entries (`env`, `extraEnv`, `extraEnvVars`,
   `extraEnvs`, `additionalEnv`: items with `name` and `value`/`valueFrom`), or an
   `env` mapping of variable names (`NVIDIA_VISIBLE_DEVICES: all`), which charts
@@ -141,6 +143,13 @@ def _components(data: Any, rel: tuple, depth: int) -> Iterator[tuple[tuple, dict
     if isinstance(data, dict):
         if _is_component(data):
             yield rel, data
+        # A block with only a chart-style image (`scheduler: {image: {repository, tag}}`) is a component
+        # when a block beside it is one (`worker:` with resources): the file configures the pods of those
+        # components. A catalogue of images (runtimes an operator picks from) has no such neighbour.
+        if any(isinstance(value, dict) and _is_component(value) for value in data.values()):
+            for key, value in data.items():
+                if isinstance(value, dict) and not _is_component(value) and _chart_image(value.get("image")):
+                    yield rel + (key,), value
         for key, value in data.items():
             if key in _ENV_LISTS or key in ("resources", "securityContext"):
                 continue
@@ -156,15 +165,17 @@ def _is_component(mapping: dict) -> bool:
     env = any(_env_entries(mapping.get(key)) or _env_map(mapping.get(key)) for key in _ENV_LISTS)
     if env:
         return True
-    image = mapping.get("image")
-    if _image(image) is None:
+    if _image(mapping.get("image")) is None:
         return False
-    if isinstance(image, dict) and isinstance(image.get("repository"), str):
-        return True   # `image: {repository, tag}` is how charts take the image of a component they run
     resources = mapping.get("resources")
     return (isinstance(mapping.get("securityContext"), dict)
             or (isinstance(resources, dict) and any(isinstance(resources.get(k), dict) for k in ("limits", "requests")))
             or isinstance(mapping.get("command"), list) or isinstance(mapping.get("args"), list))
+
+
+def _chart_image(value: Any) -> bool:
+    """`image: {repository: ..., tag: ...}`: how charts take the image of a component they run."""
+    return isinstance(value, dict) and isinstance(value.get("repository"), str) and bool(value["repository"])
 
 
 def _env_entries(value: Any) -> bool:

@@ -10,6 +10,7 @@ one GPU011 finding for the whole file.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
@@ -371,6 +372,12 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         reason = error.reason if isinstance(error, ReadError) else (error.strerror or str(error))
         if not report.documents:
             report.status = STATUS_ERROR
+        target = _dangling_target(item) if isinstance(error, OSError) and error.errno == errno.ENOENT else None
+        if target is not None:
+            # No file behind it: nothing a bypass could hide in, and nothing Kubernetes is ever given.
+            _invalid(report, config, Span(1, 1, 1, 1), f"symbolic link to {target}, which does not exist: "
+                     "nothing to scan", severity=Severity.INFO)
+            return report
         _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {reason}")
         return report
     return report
@@ -774,13 +781,14 @@ def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanCo
 
 def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
              obj: KubeObject | None = None, doc: Document | None = None, file: str | None = None,
-             mapped: list | None = None, file_text: str | None = None) -> None:
-    """Report GPU000. `file_text` (when there is no document) lets suppressors read the file's lines."""
+             mapped: list | None = None, file_text: str | None = None, severity: Severity | None = None) -> None:
+    """Report GPU000. `file_text` (when there is no document) lets suppressors read the file's lines;
+    `severity` replaces the rule's own (a configured severity still wins)."""
     if not config.report_invalid_input:
         return
     rule = config.all_rules.get(INVALID_INPUT)
     name = rule.name if rule else "invalid-input"
-    severity = config.severity_of(INVALID_INPUT, rule.severity if rule else Severity.ERROR)
+    severity = config.severity_of(INVALID_INPUT, severity or (rule.severity if rule else Severity.ERROR))
     finding = Finding(
         INVALID_INPUT, name, severity, message, file or (obj.file if obj else report.file), span,
         obj=obj.ref if obj else None, field_path=f"line:{span.line}",
@@ -788,6 +796,16 @@ def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
     )
     sctx = SuppressionContext(None, None, obj, doc.text if doc else file_text, doc.line_offset if doc else 0)
     report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+
+
+def _dangling_target(item: Input) -> str | None:
+    """What a symbolic link that resolves to no file names (None: not such a link)."""
+    if item.real is None or not os.path.islink(item.real) or os.path.exists(item.real):
+        return None
+    try:
+        return os.readlink(item.real)
+    except OSError:
+        return None
 
 
 def _finding(rule: Rule, violation: Violation, workload: Workload, config: ScanConfig) -> Finding:
