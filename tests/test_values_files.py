@@ -97,6 +97,14 @@ def test_a_values_file_inline_suppression_works(tmp_path: Path) -> None:
         ("GPU003", 4, True)]
 
 
+def test_values_beside_templates_belong_to_that_chart(tmp_path: Path) -> None:
+    """A chart folder whose Chart.yaml is missing is still a chart's: its values are not a remote chart's."""
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "values.yaml").write_text("agent:\n  env:\n  - name: NVIDIA_VISIBLE_DEVICES\n    value: all\n")
+    code, report = scan_json(str(tmp_path / "values.yaml"))
+    assert (code, report["findings"], report["summary"]["not_kubernetes"]) == (0, [], 1)
+
+
 @pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
 def test_a_charts_own_values_are_checked_through_its_render_only(tmp_path: Path) -> None:
     chart = tmp_path / "app"

@@ -65,6 +65,16 @@ def is_values_name(path: str) -> bool:
     return _NAME_RE.search(os.path.basename(path)) is not None or _FOLDER_RE.match(folder) is not None
 
 
+def is_remote_values(path: str) -> bool:
+    """Whether `path` (as given) is a values file for a chart that is not beside it: named as values
+    (is_values_name), and not in a chart's own folder (one with `templates/`, even when its
+    Chart.yaml is missing: its templates are read as they are)."""
+    if not is_values_name(path):
+        return False
+    folder = os.path.dirname(path) or "."
+    return not (os.path.isdir(os.path.join(folder, "templates")) or os.path.isfile(os.path.join(folder, "Chart.yaml")))
+
+
 def values_objects(file: str, doc: Document) -> list[KubeObject]:
     """One object per container-shaped component of a values document (none when it is not one)."""
     data = doc.data

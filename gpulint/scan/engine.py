@@ -48,7 +48,7 @@ from gpulint.load.yamlload import (
 from gpulint.model.index import ConfigIndex, ConfigSource, source_of
 from gpulint.model.objects import KubeObject, objects_in
 from gpulint.model.podspecs import workload_of
-from gpulint.model.valuesfile import is_values_name, values_objects
+from gpulint.model.valuesfile import is_remote_values, values_objects
 from gpulint.model.workload import Container, Workload
 from gpulint.results.findings import (
     INVALID_INPUT,
@@ -582,7 +582,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
             continue
         report.documents += 1
         objects = list(objects_in(display, doc))
-        if not objects and plain and is_values_name(display):
+        if not objects and plain and is_remote_values(display):
             objects = values_objects(display, doc)   # a values file for a chart not in the tree
         if mapper is not None:
             for obj in objects:
