@@ -118,3 +118,43 @@ def test_a_charts_own_values_are_checked_through_its_render_only(tmp_path: Path)
         "    image: busybox:1.36\n")
     code, report = scan_json(str(tmp_path))
     assert (code, [f["rule"] for f in report["findings"]]) == (0, [])
+
+
+# --- values files a script passes to helm ---------------------------------------------------------------
+
+GPU_VALUES = ("nim:\n  image: nvcr.io/nim/meta/llama:1.0\n  env:\n  - name: NVIDIA_VISIBLE_DEVICES\n    value: \"0\"\n"
+              "  resources:\n    limits:\n      nvidia.com/gpu: 0\n")
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("helm upgrade --install vss nvidia/vss -n ai -f gpu.yaml --set a=b", [("nvidia/vss", ["gpu.yaml"])]),
+    ("helm install x oci://r.io/c --values=a.yaml --values b.yaml -fc.yaml", [("oci://r.io/c", ["a.yaml", "b.yaml",
+                                                                                               "c.yaml"])]),
+    ("helm template x chart --repo https://charts.example --values v.yaml", [(None, ["v.yaml"])]),
+    ("helm install x nvidia/vss && kubectl apply -f pod.yaml", []),     # kubectl's -f is not helm's
+    ("helm lint charts/app --values v.yaml", []),                       # renders nothing a cluster runs
+])
+def test_helm_commands_are_read_from_scripts(line: str, expected: list) -> None:
+    from gpulint.inputs.helmscripts import _helm_calls
+
+    assert _helm_calls(line + "\n") == expected
+
+
+def test_values_a_script_passes_to_a_remote_chart_are_checked_whatever_their_name(tmp_path: Path) -> None:
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config.example" / "cfg").mkdir(parents=True)
+    (tmp_path / "deploy" / "up.sh").write_text(
+        "#!/bin/sh\nhelm upgrade --install \\\n  vss nvidia/vss --namespace \"$NS\" \\\n  -f ../config/gpu.yaml\n"
+        "helm install local ./mychart --values ../config/local.yaml\n"
+        "helm install dask dask/dask --values config/cfg/dask.yml\n")
+    for name in ("gpu.yaml", "local.yaml", "unused.yaml"):
+        (tmp_path / "config" / name).write_text(GPU_VALUES)
+    (tmp_path / "config.example" / "cfg" / "dask.yml").write_text(GPU_VALUES)
+    (tmp_path / "deploy" / "mychart" / "templates").mkdir(parents=True)
+    (tmp_path / "deploy" / "mychart" / "Chart.yaml").write_text("apiVersion: v2\nname: mychart\nversion: 0.1.0\n")
+    code, report = scan_json("--no-cache", "--select", "GPU003", str(tmp_path))
+    # gpu.yaml as the script names it; dask.yml by `cfg/dask.yml` (the script's config/ is a copy of
+    # config.example/); local.yaml goes to a chart of the tree (rendered by gpulint); unused.yaml to none.
+    assert (code, sorted((Path(f["path"]).relative_to(tmp_path).as_posix(), f["line"]) for f in report["findings"])) == (
+        1, [("config.example/cfg/dask.yml", 4), ("config/gpu.yaml", 4)])

@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from gpulint.inputs.helmscripts import is_script
 from gpulint.load.filenames import is_dockerfile
 
 if TYPE_CHECKING:
@@ -61,6 +62,9 @@ class Input:
     # A chart's render besides its defaults (ci/*-values.yaml, a configured `charts:`
     # entry): see with_chart_values. None for the defaults and for other kinds.
     values: ChartValues | None = None
+    # "remote": a values file a script in the tree passes to helm for a chart not in the tree
+    # (helmscripts.py), checked by the shape of its containers; "" otherwise.
+    values_role: str = ""
 
 
 @dataclass
@@ -120,6 +124,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
 
     walked: set[str] = set()          # keys of files found by walking (not given explicitly)
     skipped: list[tuple[str, str]] = []
+    scripts: list[str] = []           # shell scripts and makefiles met while walking (helmscripts.py)
+    roots: list[str] = []
     for raw in paths:
         if raw == "-":
             named = _normal(stdin_name) if stdin_name else None
@@ -134,7 +140,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             skipped.append((raw, EXCLUDED_BY_CONFIG))
             continue
         if os.path.isdir(path):
-            for item, link in _walk(raw, path, exclude, skip, respect_ignore, skipped):
+            roots.append(path)
+            for item, link in _walk(raw, path, exclude, skip, respect_ignore, skipped, scripts):
                 if item.kind in NOT_READ_KINDS:  # each link is reported, wherever it points
                     add(item, f"{item.kind}:{_realpath(item.real or '', real_dirs, False)}")
                     continue
@@ -151,7 +158,21 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             add(Input(raw, kind, path))
         else:
             missing.append(raw)
+    if scripts:
+        inputs = _mark_remote_values(inputs, scripts, roots)
     return Discovery(_plan_kustomizations(inputs, walked), missing, skipped)
+
+
+def _mark_remote_values(inputs: list[Input], scripts: list[str], roots: list[str]) -> list[Input]:
+    """The inputs, with the values files scripts pass to charts outside the tree marked."""
+    from dataclasses import replace
+
+    from gpulint.inputs.helmscripts import remote_values
+
+    yaml = [item.real for item in inputs
+            if item.kind == "manifest" and item.real is not None and item.real.endswith((".yaml", ".yml"))]
+    marked = remote_values(sorted(scripts), yaml, roots)
+    return [replace(item, values_role="remote") if item.real in marked else item for item in inputs]
 
 
 def _normal(raw: str) -> str:
@@ -244,10 +265,11 @@ def _name(path: str) -> str:
 
 
 def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable[[str], bool] | None = None,
-          respect_ignore: bool = True,
-          skipped: list[tuple[str, str]] | None = None) -> list[tuple[Input, bool | None]]:
+          respect_ignore: bool = True, skipped: list[tuple[str, str]] | None = None,
+          scripts: list[str] | None = None) -> list[tuple[Input, bool | None]]:
     """The inputs under `root`, each with whether it is a symlink (None: not known).
-    What an exclude or its type leaves out is added to `skipped` with the reason."""
+    What an exclude or its type leaves out is added to `skipped` with the reason; shell
+    scripts and makefiles (regular files, not links) to `scripts`."""
     if skipped is None:
         skipped = []
     found: list[tuple[Input, bool | None]] = []
@@ -322,6 +344,8 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
                 found.append((Input(child_display, "manifest", entry.path), link))
             elif is_dockerfile(entry.name):
                 found.append((Input(child_display, "dockerfile", entry.path), link))
+            elif scripts is not None and not link and is_script(entry.name):
+                scripts.append(entry.path)
 
     visit(root, display_root, "")
     return found

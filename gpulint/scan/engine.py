@@ -525,7 +525,7 @@ def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig
                            parsed=reader.parsed(item))
     kubernetes = _scan_documents(report, item.display, documents, config, contexts,
                                  _source_mapper(whole, config.render) if whole is not None else None,
-                                 whole)
+                                 whole, values_file=item.values_role == "remote")
     if source.error is not None:  # known once the stream has been read past it
         _decode_problem(report, config, source.error)
     if not kubernetes and not report.findings and report.status == STATUS_SCANNED:
@@ -554,7 +554,8 @@ def _text_done(report: FileReport, text: str, line_offset: int, config: ScanConf
 
 def _scan_documents(report: FileReport, display: str, documents: Iterable[Document | LoadError],
                     config: ScanConfig, contexts: RuleContexts, mapper: Mapper | None,
-                    file_text: str | None, plain: bool = True, unread: list[LoadError] | None = None) -> bool:
+                    file_text: str | None, plain: bool = True, unread: list[LoadError] | None = None,
+                    values_file: bool = False) -> bool:
     """Documents -> objects -> rules; whether the input is Kubernetes (it has objects, or a
     document that failed to load looks like one).
 
@@ -582,7 +583,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
             continue
         report.documents += 1
         objects = list(objects_in(display, doc))
-        if not objects and plain and is_remote_values(display):
+        if not objects and plain and (values_file or is_remote_values(display)):
             objects = values_objects(display, doc)   # a values file for a chart not in the tree
         if mapper is not None:
             for obj in objects:
