@@ -54,23 +54,20 @@ def test_only_compose_and_ci_are_left_alone_not_every_services_key(tmp_path: Pat
     assert [(f["rule"], f["line"], f["column"]) for f in report["findings"]] == [("GPU003", 5, 7)]
 
 
-def test_a_component_with_only_a_chart_style_image_is_checked(tmp_path: Path) -> None:
+def test_an_image_alone_or_a_disabled_component_is_not_read_as_pods(tmp_path: Path) -> None:
     folder = tmp_path / "config" / "helm"
     folder.mkdir(parents=True)
     (folder / "dask.yml").write_text(
         "worker:\n  image:\n    repository: nvcr.io/nvidia/cuda\n    tag: 12.4.0-base-ubuntu22.04\n"
-        "  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+        "  resources:\n    limits:\n      nvidia.com/gpu: 0\n"
         "scheduler:\n  image:\n    repository: nvcr.io/nvidia/cuda\n    tag: 12.4.0-base-ubuntu22.04\n"
-        "mirror:\n  image: nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04\n")
+        "parser:\n  enabled: false\n  image: nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04\n  env:\n"
+        "  - name: NVIDIA_VISIBLE_DEVICES\n    value: all\n")
     _, report = scan_json(str(folder / "dask.yml"))
-    # Beside a component given resources, a block with only `image: {repository, tag}` is a component;
-    # a bare image string alone (a list of images to mirror, pre-pull) is not a container.
+    # The worker's GPU count is set here (0); the scheduler keeps the chart's own resources, which are not
+    # in the tree; the parser is not deployed.
     assert [(f["rule"], f["line"], f["column"], f["object"]["name"]) for f in report["findings"]] == [
-        ("GPU005", 10, 5, "scheduler")]
-    # A catalogue of images an operator picks from (no component beside them) is not read as pods.
-    (folder / "runtimes.yml").write_text("runtimes:\n  vllm:\n    image:\n      repository: nvcr.io/nvidia/cuda\n"
-                                         "      tag: 12.4.0-base-ubuntu22.04\n")
-    assert scan_json(str(folder / "runtimes.yml"))[1]["findings"] == []
+        ("GPU005", 3, 5, "worker")]
 
 
 def test_a_flux_helmrelease_and_an_argo_application_carry_values(tmp_path: Path) -> None:
@@ -158,3 +155,10 @@ def test_values_a_script_passes_to_a_remote_chart_are_checked_whatever_their_nam
     # config.example/); local.yaml goes to a chart of the tree (rendered by gpulint); unused.yaml to none.
     assert (code, sorted((Path(f["path"]).relative_to(tmp_path).as_posix(), f["line"]) for f in report["findings"])) == (
         1, [("config.example/cfg/dask.yml", 4), ("config/gpu.yaml", 4)])
+
+
+def test_a_duplicate_key_in_a_values_file_is_not_a_manifest_error(tmp_path: Path) -> None:
+    path = tmp_path / "values.yaml"
+    path.write_text("api:\n  image: busybox\n  env:\n  - name: A\n    value: b\napi:\n  replicas: 2\n")
+    code, report = scan_json(str(path))
+    assert (code, report["findings"]) == (0, [])

@@ -10,15 +10,15 @@ through its render instead). Inside it, a mapping is a component when it has
 the shape of a container:
 
 - an image (`image: repo:tag`, or `image: {repository, tag}`) with an env list,
-  `securityContext`, `resources` or `command`/`args`; or a block with only a
-  chart-style image beside such a component (a `scheduler:` next to a `worker:`
-  given resources; a catalogue of images an operator picks from is not one); or
+  `securityContext`, `resources` or `command`/`args` (a block with only an
+  image keeps the chart's own resources, which gpulint cannot see: not read); or
 - an env list of Kubernetes env entries (`env`, `extraEnv`, `extraEnvVars`,
   `extraEnvs`, `additionalEnv`: items with `name` and `value`/`valueFrom`), or an
   `env` mapping of variable names (`NVIDIA_VISIBLE_DEVICES: all`), which charts
   turn into entries.
 
-Each component becomes one object of its own (kind HELM_VALUES_KIND, named by
+A block the chart is told not to deploy (`enabled: false`, `deployed: false`)
+is left out with everything under it. Each component becomes one object of its own (kind HELM_VALUES_KIND, named by
 its dotted path) with one pod spec holding one container, at the values file's
 own positions, so the container rules apply unchanged. What is not a
 container's shape is left alone, and so are documents that are something else
@@ -55,6 +55,8 @@ _VOLUME_LISTS = ("volumes", "extraVolumes")
 _MOUNT_LISTS = ("volumeMounts", "extraVolumeMounts")
 _ENV_NAME_RE = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 _MAX_DEPTH = 40
+# `enabled: false` (the Helm convention for a subchart or component), `deployed: false`, `install: false`.
+_OFF_KEYS = ("enabled", "deployed", "install")
 
 
 def is_values_name(path: str) -> bool:
@@ -151,15 +153,10 @@ def _components(data: Any, rel: tuple, depth: int) -> Iterator[tuple[tuple, dict
     if depth > _MAX_DEPTH:
         return
     if isinstance(data, dict):
+        if any(data.get(key) is False for key in _OFF_KEYS):
+            return   # a component the chart is told not to deploy
         if _is_component(data):
             yield rel, data
-        # A block with only a chart-style image (`scheduler: {image: {repository, tag}}`) is a component
-        # when a block beside it is one (`worker:` with resources): the file configures the pods of those
-        # components. A catalogue of images (runtimes an operator picks from) has no such neighbour.
-        if any(isinstance(value, dict) and _is_component(value) for value in data.values()):
-            for key, value in data.items():
-                if isinstance(value, dict) and not _is_component(value) and _chart_image(value.get("image")):
-                    yield rel + (key,), value
         for key, value in data.items():
             if key in _ENV_LISTS or key in ("resources", "securityContext"):
                 continue
@@ -181,11 +178,6 @@ def _is_component(mapping: dict) -> bool:
     return (isinstance(mapping.get("securityContext"), dict)
             or (isinstance(resources, dict) and any(isinstance(resources.get(k), dict) for k in ("limits", "requests")))
             or isinstance(mapping.get("command"), list) or isinstance(mapping.get("args"), list))
-
-
-def _chart_image(value: Any) -> bool:
-    """`image: {repository: ..., tag: ...}`: how charts take the image of a component they run."""
-    return isinstance(value, dict) and isinstance(value.get("repository"), str) and bool(value["repository"])
 
 
 def _env_entries(value: Any) -> bool:

@@ -583,6 +583,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
             continue
         report.documents += 1
         objects = list(objects_in(display, doc))
+        manifest = bool(objects)
         if not objects and plain and (values_file or is_remote_values(display)):
             objects = values_objects(display, doc)   # a values file for a chart not in the tree
         if mapper is not None:
@@ -590,7 +591,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                 mapper.prepare(obj)
         if objects:
             found_objects = True
-            for problem in doc.problems:
+            for problem in doc.problems if manifest else ():   # a values file is no manifest
                 _invalid(report, config, problem.span, _problem_message(doc, problem), doc=doc, file=display)
         workloads = []
         for obj in objects:
