@@ -2,13 +2,25 @@
 ## What it does
 Reports a file outside any Helm chart that is an unrendered template and
 therefore not YAML yet: Go `text/template` actions (`{{ ... }}`, a Helm
-template copied out of its chart, or a manifest another program renders) or
-`${...}` templating (Terraform `templatefile` with its `%{ for }` directives,
+template copied out of its chart, or a manifest another program renders),
+Jinja (`{{ ... }}` with `{% ... %}`, Ansible templates) or `${...}` templating (Terraform `templatefile` with its `%{ for }` directives,
 envsubst). One finding per file, at the first place the template breaks the
 YAML parser; the file is not an error. Best effort, its literal text is still
 checked: lines holding only actions are read as blank and an action inside a
 line as a same-length placeholder, so a literal `NVIDIA_VISIBLE_DEVICES=all`
 is found where it is written, and findings about a placeholder are dropped.
+
+It is a warning only where an unknown could hide a GPU bypass: an action in a
+container's env, securityContext, command/args, resources, the image of a
+container that requests no GPU, the pod's volumes, hostPID, runtimeClassName or
+pod annotations, or one that renders whole keys into a container or pod spec.
+The finding then sits at that action and names the field. A template whose
+actions fill only names, labels, ports, counts and the like cannot hide one: it
+is reported at info severity (the exit code stays 0 under the default
+`fail-on: warning`). Control actions (`if`, `range`, `end`, Jinja's `{% %}`)
+render no text and are never an unknown. The message says which language the
+template is written in: Helm, another Go template (a tool's own specs), Jinja
+(Ansible) or `${...}`. See docs/templates-and-values.md.
 
 An operator's operand manifests (a Kubernetes object in Go template syntax
 that uses none of Helm's objects, named for the order the operator applies it
@@ -54,6 +66,7 @@ RULE = Rule(
     id="GPU011",
     name="unrendered-template",
     severity=Severity.WARNING,
-    summary="A file outside any Helm chart that is an unrendered template (reported by the engine).",
+    summary="A file outside any Helm chart that is an unrendered template; a warning where an unknown could hide "
+            "a GPU bypass (reported by the engine).",
     doc=__doc__ or "",
 )
