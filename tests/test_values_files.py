@@ -152,9 +152,10 @@ def test_values_a_script_passes_to_a_remote_chart_are_checked_whatever_their_nam
     (tmp_path / "deploy" / "mychart" / "Chart.yaml").write_text("apiVersion: v2\nname: mychart\nversion: 0.1.0\n")
     code, report = scan_json("--no-cache", "--select", "GPU003", str(tmp_path))
     # gpu.yaml as the script names it; dask.yml by `cfg/dask.yml` (the script's config/ is a copy of
-    # config.example/); local.yaml goes to a chart of the tree (rendered by gpulint); unused.yaml to none.
+    # config.example/); local.yaml too (its chart, rendered with it, uses none of it); unused.yaml is
+    # passed to nothing.
     assert (code, sorted((Path(f["path"]).relative_to(tmp_path).as_posix(), f["line"]) for f in report["findings"])) == (
-        1, [("config.example/cfg/dask.yml", 4), ("config/gpu.yaml", 4)])
+        1, [("config.example/cfg/dask.yml", 4), ("config/gpu.yaml", 4), ("config/local.yaml", 4)])
 
 
 def test_a_duplicate_key_in_a_values_file_is_not_a_manifest_error(tmp_path: Path) -> None:
@@ -162,3 +163,26 @@ def test_a_duplicate_key_in_a_values_file_is_not_a_manifest_error(tmp_path: Path
     path.write_text("api:\n  image: busybox\n  env:\n  - name: A\n    value: b\napi:\n  replicas: 2\n")
     code, report = scan_json(str(path))
     assert (code, report["findings"]) == (0, [])
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_a_chart_of_the_tree_is_rendered_with_the_values_its_script_passes(tmp_path: Path) -> None:
+    chart = tmp_path / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    (chart / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ required \"name\" .Values.name }}\nspec:\n  containers:\n"
+        "  - name: c\n    image: busybox:1.36\n    env:\n    {{- toYaml .Values.env | nindent 4 }}\n")
+    (tmp_path / "prod.yaml").write_text("name: trainer\nenv:\n- name: NVIDIA_VISIBLE_DEVICES\n  value: all\n")
+    (tmp_path / "up.sh").write_text("#!/bin/sh\nhelm upgrade --install app ./app --values prod.yaml\n")
+    code, report = scan_json("--no-cache", str(tmp_path))
+    found = sorted((f["rule"], f["severity"], Path(f["path"]).relative_to(tmp_path).as_posix(), f["line"])
+                   for f in report["findings"])
+    # The defaults fail (`required`): said at info, since the render with the script's values was
+    # checked; its finding maps to prod.yaml:3, where the shape check of prod.yaml said it too (once).
+    assert (code, found) == (1, [("GPU003", "error", "app/templates/pod.yaml", 10),
+                                 ("GPU010", "info", "app/templates/pod.yaml", 4)])
+    [env] = [f for f in report["findings"] if f["rule"] == "GPU003"]
+    assert ("values", str(tmp_path / "prod.yaml"), 3) in [(m["role"], m["path"], m["line"]) for m in env["mapped"]]
+    assert env["rendered"]["path"] == f"{tmp_path / 'app'} (rendered with {tmp_path / 'prod.yaml'} (as up.sh passes them))"
+    assert "rendered and checked with" in [f for f in report["findings"] if f["rule"] == "GPU010"][0]["message"]

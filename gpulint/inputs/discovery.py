@@ -62,8 +62,9 @@ class Input:
     # A chart's render besides its defaults (ci/*-values.yaml, a configured `charts:`
     # entry): see with_chart_values. None for the defaults and for other kinds.
     values: ChartValues | None = None
-    # "remote": a values file a script in the tree passes to helm for a chart not in the tree
-    # (helmscripts.py), checked by the shape of its containers; "" otherwise.
+    # "values": a values file a script in the tree passes to helm (helmscripts.py), checked by the
+    # shape of its containers whatever its name (and through the render, for a chart of the tree);
+    # "" otherwise.
     values_role: str = ""
 
 
@@ -164,15 +165,34 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
 
 
 def _mark_remote_values(inputs: list[Input], scripts: list[str], roots: list[str]) -> list[Input]:
-    """The inputs, with the values files scripts pass to charts outside the tree marked."""
+    """The inputs, with the values files scripts pass to helm marked "values", and each chart of
+    the tree a script renders with values files of the tree followed by that render."""
     from dataclasses import replace
 
-    from gpulint.inputs.helmscripts import remote_values
+    from gpulint.config.render import ChartValues
+    from gpulint.inputs.helmscripts import script_values
 
     yaml = [item.real for item in inputs
             if item.kind == "manifest" and item.real is not None and item.real.endswith((".yaml", ".yml"))]
-    marked = remote_values(sorted(scripts), yaml, roots)
-    return [replace(item, values_role="remote") if item.real in marked else item for item in inputs]
+    remote, local = script_values(sorted(scripts), yaml, roots)
+    shown = {item.real: item.display for item in inputs if item.real is not None}
+    renders: dict[str, list[ChartValues]] = {}
+    rendered: set[str] = set()
+    for script, folder, files in local:
+        names = tuple(shown.get(path, path) for path in files)
+        values = ChartValues.of(files, names, label=f"{', '.join(names)} (as {os.path.basename(script)} passes them)")
+        if values not in renders.setdefault(os.path.normpath(folder), []):
+            renders[os.path.normpath(folder)].append(values)
+        rendered.update(files)
+    out: list[Input] = []
+    for item in inputs:
+        if item.real in rendered or item.real in remote:
+            item = replace(item, values_role="values")
+        out.append(item)
+        if item.kind == "chart" and item.values is None and item.real is not None:
+            out.extend(Input(item.display, "chart", item.real, values=values)
+                       for values in renders.get(os.path.normpath(item.real), ()))
+    return out
 
 
 def _normal(raw: str) -> str:

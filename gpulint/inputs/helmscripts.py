@@ -6,8 +6,13 @@ A deploy script runs `helm install NAME repo/chart --values gpu.yaml` (or `-f`, 
 makefiles met while walking (regular files, never through a link, the first MAX_SCRIPT
 bytes). A values path is found where the script names it: beside the script, at a scanned
 root, or, when it starts with a variable (`${CONFIG_DIR}/helm/gpu.yml`) or names a copy the
-script's setup makes, by its last two path components among the scanned files. A chart
-that is a folder of the tree is rendered by gpulint itself and its values left alone here.
+script's setup makes, by its last two path components among the scanned files.
+
+A chart that is a folder of the tree is rendered by gpulint itself: once more with the
+values files the script gives it (when all are where the script says, inside the scanned
+tree), like a chart's `ci/*-values.yaml`. Every values file a script passes is also read by
+the shape of its containers; a finding the render already maps to the same line is said
+once (results/repeats.py).
 """
 
 from __future__ import annotations
@@ -36,22 +41,32 @@ def is_script(name: str) -> bool:
     return name in SCRIPT_NAMES or name.endswith(SCRIPT_SUFFIXES)
 
 
-def remote_values(scripts: list[str], candidates: list[str], roots: list[str]) -> set[str]:
-    """Which of `candidates` (paths of scanned YAML files) the `scripts` pass to helm as values
-    of a chart that is not a folder of the tree."""
+def script_values(scripts: list[str], candidates: list[str],
+                  roots: list[str]) -> tuple[set[str], list[tuple[str, str, tuple[str, ...]]]]:
+    """What the `scripts` pass to helm: the `candidates` (paths of scanned YAML files) given as
+    values files, and (script, chart folder, values files) for each chart of the tree a script
+    renders with values files of the tree, in script order."""
     by_tail: dict[str, list[str]] = {}
     for path in candidates:
         by_tail.setdefault(_tail(path), []).append(path)
     known = {os.path.normpath(path): path for path in candidates}
-    found: set[str] = set()
+    remote: set[str] = set()
+    local: list[tuple[str, str, tuple[str, ...]]] = []
     for script in scripts:
         for chart, values in _helm_calls(_read(script)):
             base = os.path.dirname(script)
-            if _local_chart(chart, base, roots):
+            folder = _local_chart(chart, base, roots)
+            if folder is None:
+                for value in values:
+                    remote.update(_resolve(value, base, roots, known, by_tail))
                 continue
-            for value in values:
-                found.update(_resolve(value, base, roots, known, by_tail))
-    return found
+            # Only files that are where the script says (a chart's own values.yaml too): a render
+            # needs all of them.
+            exact = [_in_tree(os.path.normpath(os.path.join(base, value)), roots) for value in values]
+            if exact and all(path is not None for path in exact):
+                local.append((script, folder, tuple(path for path in exact if path is not None)))
+                remote.update(known[path] for path in exact if path in known)
+    return remote, local
 
 
 def _read(path: str) -> str:
@@ -110,11 +125,25 @@ def _words(text: str) -> list[str]:
         return text.split()
 
 
-def _local_chart(chart: str | None, base: str, roots: list[str]) -> bool:
-    """Whether the chart argument is a folder of the tree (`./charts/app`, `charts/app`)."""
+def _local_chart(chart: str | None, base: str, roots: list[str]) -> str | None:
+    """The folder of the tree the chart argument names (`./charts/app`, `charts/app`), else None."""
     if chart is None or not chart or "://" in chart or chart.startswith("$"):
-        return False
-    return any(os.path.isfile(os.path.join(folder, chart, "Chart.yaml")) for folder in (base, *roots))
+        return None
+    for folder in (base, *roots):
+        path = os.path.normpath(os.path.join(folder, chart))
+        if os.path.isfile(os.path.join(path, "Chart.yaml")):
+            return path
+    return None
+
+
+def _in_tree(path: str, roots: list[str]) -> str | None:
+    """`path` when it is a regular file inside a scanned root (never through a link out of it)."""
+    real = os.path.realpath(path)
+    if not os.path.isfile(real) or os.path.islink(path):
+        return None
+    inside = any(real == os.path.realpath(root) or real.startswith(os.path.realpath(root) + os.sep)
+                 for root in roots)
+    return path if inside else None
 
 
 def _resolve(value: str, base: str, roots: list[str], known: dict[str, str],

@@ -41,6 +41,19 @@ def fold_repeats(reports: list[FileReport], rendered: set[int]) -> None:
             finding.message = f"{finding.message} (met by {count} renders)"
 
 
+def drop_values_repeats(reports: list[FileReport], values_kind: str) -> None:
+    """Drop, in place, a finding read from a values file by shape (its object of kind `values_kind`)
+    when a render already maps the same rule to the same values line: the render says it better."""
+    mapped = {(finding.rule_id, m.file, m.span.line) for report in reports for finding in report.findings
+              for m in finding.mapped if m.role == "values"}
+    if not mapped:
+        return
+    for report in reports:
+        report.findings[:] = [finding for finding in report.findings
+                              if finding.obj is None or finding.obj.kind != values_kind
+                              or (finding.rule_id, finding.file, finding.span.line) not in mapped]
+
+
 def _key(finding: Finding) -> tuple:
     where = tuple((m.role, m.file, m.span) for m in finding.mapped) or ((finding.file, finding.span),)
     suppressed = None if finding.suppressed is None else (finding.suppressed.kind, finding.suppressed.reason)

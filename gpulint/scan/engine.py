@@ -46,7 +46,7 @@ from gpulint.load.yamlload import (
     load_stream,
 )
 from gpulint.model.index import ConfigIndex, ConfigSource, source_of
-from gpulint.model.objects import KubeObject, objects_in
+from gpulint.model.objects import HELM_VALUES_KIND, KubeObject, objects_in
 from gpulint.model.podspecs import workload_of
 from gpulint.model.valuesfile import is_remote_values, values_objects
 from gpulint.model.workload import Container, Workload
@@ -66,7 +66,7 @@ from gpulint.results.findings import (
     internal_error_message,
     stable_path,
 )
-from gpulint.results.repeats import fold_repeats
+from gpulint.results.repeats import drop_values_repeats, fold_repeats
 from gpulint.results.scanning import ScanConfig, ScanResult, SuppressionContext
 from gpulint.scan.reader import RENDERED_KINDS, InputReader
 from gpulint.suppress.core import apply as apply_suppressors
@@ -169,9 +169,19 @@ def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: in
     if any(item.values is not None for item in inputs):
         _merge_renders(inputs, result)
     fold_repeats(result.files, rendered)
+    drop_values_repeats(result.files, HELM_VALUES_KIND)
     for hook in config.hooks:
         hook.scan_done(result, config)
     return result
+
+
+def _rendered_instead(finding: Finding, label: str) -> Finding:
+    """A chart's failed defaults render, once another render of it was checked."""
+    if finding.severity == Severity.INFO or finding.suppressed is not None:
+        return finding
+    finding.severity = Severity.INFO
+    finding.message += f"; the chart was rendered and checked with {label or 'other values'} instead"
+    return finding
 
 
 def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
@@ -192,8 +202,10 @@ def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
             continue
         if owner.status == STATUS_CHART and report.status == STATUS_SCANNED:
             # The defaults did not render and their templates were read as literal text; this
-            # render checked them rendered: its findings stand, the literal ones go.
-            owner.findings[:] = [finding for finding in owner.findings if finding.rule_id == RENDER_FAILED]
+            # render checked them rendered: its findings stand, the literal ones go, and the
+            # defaults' failure hides nothing any more (info, saying which render was checked).
+            owner.findings[:] = [_rendered_instead(finding, item.values.label if item.values else "")
+                                 for finding in owner.findings if finding.rule_id == RENDER_FAILED]
         owner.findings.extend(report.findings)
         owner.documents += report.documents
         owner.objects += report.objects
@@ -525,7 +537,7 @@ def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig
                            parsed=reader.parsed(item))
     kubernetes = _scan_documents(report, item.display, documents, config, contexts,
                                  _source_mapper(whole, config.render) if whole is not None else None,
-                                 whole, values_file=item.values_role == "remote")
+                                 whole, values_file=item.values_role == "values" or None)
     if source.error is not None:  # known once the stream has been read past it
         _decode_problem(report, config, source.error)
     if not kubernetes and not report.findings and report.status == STATUS_SCANNED:
@@ -555,7 +567,7 @@ def _text_done(report: FileReport, text: str, line_offset: int, config: ScanConf
 def _scan_documents(report: FileReport, display: str, documents: Iterable[Document | LoadError],
                     config: ScanConfig, contexts: RuleContexts, mapper: Mapper | None,
                     file_text: str | None, plain: bool = True, unread: list[LoadError] | None = None,
-                    values_file: bool = False) -> bool:
+                    values_file: bool | None = None) -> bool:
     """Documents -> objects -> rules; whether the input is Kubernetes (it has objects, or a
     document that failed to load looks like one).
 
@@ -584,7 +596,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
         report.documents += 1
         objects = list(objects_in(display, doc))
         manifest = bool(objects)
-        if not objects and plain and (values_file or is_remote_values(display)):
+        if not objects and plain and (is_remote_values(display) if values_file is None else values_file):
             objects = values_objects(display, doc)   # a values file for a chart not in the tree
         if mapper is not None:
             for obj in objects:
