@@ -149,3 +149,15 @@ def _no_colour(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     os.environ.pop("FORCE_COLOR", None)
+
+
+def rendered_from(path: str) -> tuple[str, str] | None:
+    """(chart or kustomization, values) of a JSON finding's `path` on rendered output, read back from
+    its name (`charts/app (rendered)`, `charts/app (rendered with ci/x.yaml)`); None for other paths.
+    Reporters are given this as Finding.rendered; the tests check them against the name."""
+    if path.endswith(" (rendered)"):
+        return path[: -len(" (rendered)")], ""
+    at = path.rfind(" (rendered with ")
+    if at > 0 and path.endswith(")"):
+        return path[:at], path[at + len(" (rendered with "):-1]
+    return None

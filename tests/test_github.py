@@ -7,12 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ACK_EXAMPLE_POD, ROOT, run_cli, scan_json, scanned
+from conftest import ACK_EXAMPLE_POD, ROOT, rendered_from, run_cli, scan_json, scanned
 
 from gpulint.api import Severity
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
-from gpulint.render.base import rendered_source, rendered_variant
 from gpulint.report import github
 from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
 from gpulint.results.scanning import ScanResult
@@ -86,8 +85,7 @@ def test_fixtures_annotations_match_findings(monkeypatch: pytest.MonkeyPatch) ->
         assert props["title"] == f"{finding['rule']} {finding['name']}"
         # ... followed, for a mapped finding, by where it was rendered.
         at = scanned(finding)   # the rendered position of rendered input
-        source = rendered_source(at["path"])
-        variant = rendered_variant(at["path"])
+        source, variant = rendered_from(at["path"]) or (None, "")
         rendered = f"{source} with {variant}" if variant else source
         assert message == finding["message"] or (
             finding["mapped"] and message == f"{finding['message']} (rendered output of {rendered}, line {at['line']})")

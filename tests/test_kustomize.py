@@ -18,6 +18,7 @@ from gpulint.api import KeyAt
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import objects_in
 from gpulint.render import RenderOptions, render
+from gpulint.results.inputkind import InputKind
 
 KUSTOMIZE = "fixtures/kustomize"
 
@@ -88,7 +89,7 @@ def test_a_base_scanned_alone_is_built(kustomize: str, at_root: Path) -> None:
 
 def test_inline_json_patch_maps_into_the_kustomization_file(kustomize: str, at_root: Path) -> None:
     """A value set by an inline patch (`patch: |-` in kustomization.yaml) maps to its line there."""
-    rendered = render("kustomization", Path(f"{KUSTOMIZE}/overlays/dev"), f"{KUSTOMIZE}/overlays/dev",
+    rendered = render(InputKind.KUSTOMIZATION, Path(f"{KUSTOMIZE}/overlays/dev"), f"{KUSTOMIZE}/overlays/dev",
                       RenderOptions(kustomize=kustomize))
     assert rendered.failure is None and rendered.text is not None and rendered.mapper is not None
     for doc in load_documents(rendered.text):

@@ -9,7 +9,7 @@ import pytest
 import sarif_check
 from conftest import BAD_POD, run_cli
 
-from gpulint.report.outputs import OutputError, Target, plan
+from gpulint.report.destinations import OutputError, Target, plan
 
 
 def test_plan() -> None:

@@ -681,7 +681,7 @@ def test_a_scan_makes_no_network_call_and_runs_no_program(monkeypatch: pytest.Mo
 
 def test_output_write_failure_leaves_the_previous_file_and_no_temp_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpulint.report import output
+    from gpulint.report import atomicfile as output
 
     target = tmp_path / "report.sarif"
     target.write_text("previous report\n")
@@ -712,7 +712,7 @@ def test_output_write_failure_leaves_the_previous_file_and_no_temp_file(
 
 
 def test_output_rename_failure_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpulint.report import output
+    from gpulint.report import atomicfile as output
 
     target = tmp_path / "out.json"
     target.write_text("old")

@@ -22,7 +22,7 @@ from gpulint.knowledge.roles import (
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import objects_in
 from gpulint.model.podspecs import workload_of
-from gpulint.suppress.exemptions import builtin_components
+from gpulint.suppress.systemcomponents import builtin_components
 
 ROLES = FIXTURES / "exemptions" / "roles"
 REASONS = {

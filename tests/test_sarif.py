@@ -12,16 +12,15 @@ from pathlib import Path
 import expectations
 import pytest
 import sarif_check
-from conftest import ACK_EXAMPLE_POD, FIXTURES, ROOT, run_cli, scan_json, scanned
+from conftest import ACK_EXAMPLE_POD, FIXTURES, ROOT, rendered_from, run_cli, scan_json, scanned
 
 from gpulint.api import Severity
 from gpulint.inputs.discovery import discover
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
-from gpulint.render.base import rendered_source, rendered_variant
 from gpulint.report import sarif
 from gpulint.report.repopath import git_root
-from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
+from gpulint.results.findings import FileReport, Finding, MappedLocation, RenderedFrom, Suppression
 from gpulint.results.scanning import ScanConfig, ScanResult
 from gpulint.scan.engine import scan
 from gpulint.scan.registry import load_rules
@@ -86,10 +85,9 @@ def test_fixtures_tree_validates_and_matches_json(monkeypatch: pytest.MonkeyPatc
         assert (result["ruleId"], result["level"]) == (finding["rule"], sarif.LEVELS[Severity(finding["severity"])])
         assert ("suppressions" in result) == finding["suppressed"]
         at = scanned(finding)   # the rendered position of rendered input
-        source = rendered_source(at["path"])
+        source, variant = rendered_from(at["path"]) or (None, "")
         if source is not None:
             rendered += 1
-            variant = rendered_variant(at["path"])
             # Rendered Helm/Kustomize findings sit at their first mapped file (a template, values or
             # patch), else at line 1 of the chart's or kustomization's file; the rendered position is
             # in the message and a property, never a location.
@@ -558,7 +556,7 @@ def _finding(line: int, file: str = "k8s/train.yaml", severity: Severity = Sever
         file=file, span=Span(line, 11, line, 21),
         obj=ObjectRef("apps/v1", "Deployment", "train", "ml"), container=container,
         field_path=field_path or f"spec.template.spec.containers[name={container}].env[name=NVIDIA_VISIBLE_DEVICES]",
-        mapped=mapped or [],
+        mapped=mapped or [], rendered=RenderedFrom(*render) if (render := rendered_from(file)) else None,
     )
 
 

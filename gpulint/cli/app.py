@@ -99,7 +99,7 @@ def init(
 
     from gpulint.cli.starter import starter_config
     from gpulint.config.settings import CONFIG_FILES
-    from gpulint.report.output import write_atomic
+    from gpulint.report.atomicfile import write_atomic
 
     target_dir = Path(directory)
     if not target_dir.is_dir():

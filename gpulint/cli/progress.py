@@ -25,13 +25,13 @@ from gpulint.results.findings import (
     STATUS_ERROR,
     STATUS_NOT_KUBERNETES,
 )
+from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanResult
 from gpulint.scan.reader import InputReader
 
 PROGRESS_AFTER = 1.0     # seconds before the line appears: quick scans print nothing extra
 REDRAW_EVERY = 0.1       # seconds between redraws at most
 _ERASE = "\r\033[K"
-_RENDERED_KINDS = ("chart", "kustomization")
 _NOT_SCANNED = {STATUS_NOT_KUBERNETES: "not Kubernetes (no apiVersion and kind)", STATUS_BINARY: "binary",
                 STATUS_ERROR: "unreadable", STATUS_CHART: "Helm chart not rendered"}
 
@@ -48,7 +48,7 @@ class Progress:
         self.started = clock()
         self.pid = os.getpid()
         self.files = len(inputs)
-        self.renders = sum(1 for item in inputs if item.kind in _RENDERED_KINDS)
+        self.renders = sum(1 for item in inputs if item.kind.rendered)
         self.rendered = 0
         self.scanned = 0
         self.current = ""
@@ -65,7 +65,7 @@ class Progress:
         self.rendered += 1
         self.current = ""
         if self.verbose:
-            tool = "helm template" if item.kind == "chart" else "kustomize build"
+            tool = "helm template" if item.kind is InputKind.CHART else "kustomize build"
             outcome = "failed" if failed else "rendered"
             self._say(f"gpulint: {outcome} {item.display} ({tool}) in {seconds:.2f} s")
         self._draw(force=True)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable, NoReturn
 
+from gpulint.report import registry as formats
+
 SCAN_HELP = "Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."
-FORMATS = ("text", "full", "concise", "json", "sarif", "github")
 FAIL_ON = ("error", "warning", "info", "never")
 COLORS = ("auto", "always", "never")
 # How close (difflib ratio) an unknown option must be to one of ours to be suggested:
@@ -81,10 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: '.').")
 
     out = parser.add_argument_group("output")
-    out.add_argument("-f", "--format", dest="output_format", type=choice(*FORMATS), metavar="FORMAT",
-                     help="text (full on a terminal, concise otherwise), full (grouped by file, with each "
-                          "finding's source line), concise (one line per finding), json, sarif or github "
-                          "(default: github when GITHUB_ACTIONS=true, else text).")
+    out.add_argument("-f", "--format", dest="output_format", type=choice(*formats.names()), metavar="FORMAT",
+                     help=f"{formats.help_text()} (default: github when GITHUB_ACTIONS=true, else text).")
     out.add_argument("-o", "--output", action="append", metavar="[FORMAT:]FILE",
                      help="Write the report to FILE (atomically; missing folders are created) instead of stdout; "
                           "FORMAT:FILE writes one more report in FORMAT from the same scan (e.g. -o "

@@ -11,6 +11,7 @@ import errno
 import os
 import re
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gpulint.cli.scanargs import HelpShown, UsageError
@@ -125,8 +126,10 @@ def _scan(v: dict[str, Any]) -> int:
     from gpulint.inputs.discovery import discover, with_chart_values
     from gpulint.load.yamlload import Limits
     from gpulint.results.findings import INVALID_INPUT, RENDER_FAILED
+    from gpulint.results.inputkind import InputKind
+    from gpulint.report import registry
     from gpulint.scan.engine import scan as run_scan_engine
-    from gpulint.suppress.exemptions import system_component_suppressor
+    from gpulint.suppress.systemcomponents import system_component_suppressor
 
     paths = v["paths"] or ["."]
     stdin_name = v["stdin_filename"]
@@ -134,8 +137,9 @@ def _scan(v: dict[str, Any]) -> int:
     if output_format is None:  # like yamllint: annotations when running in GitHub Actions
         github = os.environ.get("GITHUB_ACTIONS") == "true" and not v["statistics"]
         output_format = "github" if github else "text"
-    if v["statistics"] and output_format not in ("text", "full", "concise", "json"):
-        raise UsageError("--statistics: only with the text and json formats")
+    if v["statistics"] and not registry.reporter(output_format).statistics:
+        formats = [name for name, reporter in registry.reporters().items() if reporter.statistics]
+        raise UsageError(f"--statistics: only with the {', '.join(formats[:-1])} and {formats[-1]} formats")
     rules = load_rules_or_fail()
     # The configuration of stdin given a name is found, and its excludes applied, as for that file.
     project = _project_config([stdin_name if p == "-" and stdin_name else p for p in paths], v["config_file"], rules)
@@ -161,8 +165,8 @@ def _scan(v: dict[str, Any]) -> int:
             raise UsageError(str(error)) from None
         raise
 
-    from gpulint.report.outputs import OutputError
-    from gpulint.report.outputs import plan as plan_outputs
+    from gpulint.report.destinations import OutputError
+    from gpulint.report.destinations import plan as plan_outputs
 
     try:  # before the scan: a bad -o is a usage error, not minutes lost
         targets = plan_outputs(v["output"], output_format)
@@ -189,32 +193,32 @@ def _scan(v: dict[str, Any]) -> int:
     progress.finished(result, found.skipped)
 
     problems = [f"{path}: no such file or directory" for path in found.missing]
-    report = dict(rules=rules, category=v["category"], problems=problems, values=v,
-                  not_on_disk={item.display for item in found.inputs if item.kind == "stdin"},
-                  enabled=sorted({r.id for r in run.scan.rules} | ({INVALID_INPUT} if run.scan.report_invalid_input else set())
-                                 | ({RENDER_FAILED} if run.scan.report_render_failed else set())))
-    for target in targets:  # one scan, every report (report/outputs.py)
+    context = registry.ReportContext(
+        rules=rules, category=v["category"], problems=problems, show_suppressed=v["show_suppressed"],
+        statistics=v["statistics"], quiet=v["quiet"], colour=v["color"],
+        not_on_disk=frozenset(item.display for item in found.inputs if item.kind is InputKind.STDIN),
+        enabled=sorted({r.id for r in run.scan.rules} | ({INVALID_INPUT} if run.scan.report_invalid_input else set())
+                       | ({RENDER_FAILED} if run.scan.report_render_failed else set())))
+    for target in targets:  # one scan, every report (report/destinations.py)
+        reporter = registry.reporter(target.format)
         if target.path is None:
-            _write_report(target.format, result, sys.stdout, True, **report)
+            reporter.write(result, sys.stdout, replace(context, to_stdout=True))
             sys.stdout.flush()
             continue
-        from gpulint.report.output import open_atomic
+        from gpulint.report.atomicfile import open_atomic
 
         try:
             parent = os.path.dirname(target.path)
             if parent:
                 os.makedirs(parent, exist_ok=True)
             with open_atomic(target.path) as handle:
-                _write_report(target.format, result, handle, False, **report)
+                reporter.write(result, handle, context)
         except OSError as error:
             raise UsageError(f"cannot write {target.path}: {error.strerror or error}") from None
-    if any(target.format == "github" for target in targets):
-        from gpulint.report.jobsummary import append_to_step_summary
-
-        try:
-            append_to_step_summary(result)   # when $GITHUB_STEP_SUMMARY is set
-        except OSError as error:
-            echo_err(f"gpulint: warning: job summary not written: {error.strerror or error}")
+    for name in sorted({target.format for target in targets}, key=registry.names().index):
+        warning = registry.reporter(name).finish(result)
+        if warning is not None:
+            echo_err(f"gpulint: warning: {warning}")
 
     for path in found.missing:
         echo_err(f"gpulint: error: {path}: no such file or directory")
@@ -246,11 +250,11 @@ def _scan(v: dict[str, Any]) -> int:
 
 def _nothing_scanned(inputs: list, paths: list[str]) -> str | None:
     """What to say when no input was scanned (None when one was)."""
-    from gpulint.inputs.discovery import NOT_READ_KINDS
+    from gpulint.results.inputkind import InputKind
 
-    if any(item.kind not in NOT_READ_KINDS for item in inputs):
+    if any(item.kind.read for item in inputs):
         return None
-    ignored = sum(1 for item in inputs if item.kind == "ignored")
+    ignored = sum(1 for item in inputs if item.kind is InputKind.IGNORED)
     message = f"no file to scan in {' '.join(paths)}"
     if ignored:
         message += f" ({ignored} ignored by git: --no-ignore scans them)"
@@ -344,55 +348,6 @@ def _render_options(v: dict[str, Any], paths: list[str], config_timeout: int | N
                          timeout=float(v["render_timeout"] or config_timeout or DEFAULT_TIMEOUT),
                          kube_version=kube_version,
                          scan_roots=tuple(p for p in paths if p != "-"))
-
-
-def _write_report(output_format: str, result: Any, out: Any, to_stdout: bool, *, rules: dict, enabled: list[str],
-                  category: str | None, problems: list[str], values: dict[str, Any], not_on_disk: set[str]) -> None:
-    """Write the report to `out` as it is made: text, JSON and GitHub reports never sit whole in memory."""
-    show_suppressed = values["show_suppressed"]
-    if output_format == "json" and values["statistics"]:
-        import json
-
-        from gpulint.report import text
-
-        out.write(json.dumps(text.statistics(result, show_suppressed), indent=2) + "\n")
-    elif output_format == "json":
-        from gpulint.report import json_report
-
-        json_report.write(result, out)
-    elif output_format == "sarif":
-        from gpulint.report import sarif  # bounded by its maximum number of results
-
-        sarif.write(result, rules, out, enabled, category=category, problems=problems,
-                    show_suppressed=show_suppressed)
-    elif output_format == "github":
-        from gpulint.report import github
-
-        github.write(result, out, show_suppressed=show_suppressed)
-    else:
-        from gpulint.report import text
-
-        colour = use_colour(values["color"], out if to_stdout else None)
-        if values["statistics"]:
-            text.write_statistics(result, out, show_suppressed, colour, quiet=values["quiet"])
-            return
-        full = output_format == "full" or (output_format == "text" and to_stdout and _isatty(out))
-        text.write(result, out, show_suppressed=show_suppressed, colour=colour, full=full, quiet=values["quiet"],
-                   not_on_disk=not_on_disk)
-
-
-def use_colour(choice: str, stream: Any) -> bool:
-    """--color: `always`, `never`, or `auto`: off when NO_COLOR is set, on when FORCE_COLOR is,
-    off for TERM=dumb, else on a terminal (`stream` None: a file, never a terminal)."""
-    if choice != "auto":
-        return choice == "always"
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    if os.environ.get("TERM") == "dumb":
-        return False
-    return stream is not None and _isatty(stream)
 
 
 def _exit_code(result: Any, fail_on: str) -> int:

@@ -330,9 +330,9 @@ def _toml_locator(text: str) -> Locator:
 @functools.lru_cache(maxsize=1)
 def schema() -> dict:
     import json
-    from importlib.resources import files
+    from gpulint.load.packaged import read_text
 
-    return json.loads(files("gpulint").joinpath("schemas/config.schema.json").read_text(encoding="utf-8"))
+    return json.loads(read_text("gpulint", "schemas/config.schema.json"))
 
 
 @functools.lru_cache(maxsize=1)

@@ -524,11 +524,11 @@ def _image_rule(entry: Any) -> ImageRule:
 
 @functools.lru_cache(maxsize=1)
 def _image_data() -> dict:
-    from importlib.resources import files
+    from gpulint.load.packaged import read_text
 
     from gpulint.load.yamlload import Document, load_documents
 
-    text = files("gpulint.knowledge").joinpath("data/gpu_images.yaml").read_text(encoding="utf-8")
+    text = read_text("gpulint.knowledge", "data/gpu_images.yaml")
     for doc in load_documents(text):
         if isinstance(doc, Document) and isinstance(doc.data, dict):
             return doc.data

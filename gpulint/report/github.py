@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import IO
 
 from gpulint.api import Severity
-from gpulint.render.base import rendered_source, rendered_variant
 from gpulint.report import summary, visible
 from gpulint.report.repopath import Locator
 from gpulint.report.safetext import valid_text
@@ -110,11 +109,10 @@ def annotation(finding: Finding, locator: Locator) -> str:
     file, span = (finding.file, finding.span) if mapped is None else (mapped.file, mapped.span)
     message = finding.message
     if mapped is not None:
-        source = rendered_source(finding.file)
-        shown = locator.locate(source if source is not None else finding.file).relative
-        variant = rendered_variant(finding.file)
-        if variant:
-            shown = f"{shown} with {variant}"
+        rendered = finding.rendered
+        shown = locator.locate(rendered.target if rendered is not None else finding.file).relative
+        if rendered is not None and rendered.values:
+            shown = f"{shown} with {rendered.values}"
         message += f" (rendered output of {shown}, line {finding.span.line})"
     title = f"{finding.rule_id} {finding.rule_name}"
     command = COMMANDS[finding.severity]

@@ -38,7 +38,7 @@ def as_dict(finding: Finding) -> dict:
         },
         "container": finding.container,
         "field_path": finding.field_path,
-        "source": finding.source,
+        "source": None if finding.source is None else finding.source.as_dict(),
         "suppressed": finding.suppressed is not None,
         "suppression": None if finding.suppressed is None else {
             "kind": finding.suppressed.kind, "reason": finding.suppressed.reason,
@@ -96,7 +96,7 @@ def finding_text(finding: Finding) -> str:
             f'      "object": {obj_text},\n'
             f'      "container": {"null" if finding.container is None else q(finding.container)},\n'
             f'      "field_path": {q(finding.field_path)},\n'
-            f'      "source": {"null" if finding.source is None else dumps(finding.source, 3)},\n'
+            f'      "source": {"null" if finding.source is None else dumps(finding.source.as_dict(), 3)},\n'
             f'      "suppressed": {"false" if suppressed is None else "true"},\n'
             f'      "suppression": {suppression},\n      "mapped": {mapped}\n    }}')
 

@@ -47,7 +47,6 @@ import sarif_om as om
 from gpulint import __version__
 from gpulint.api import Rule, Severity
 from gpulint.load.locations import Span
-from gpulint.render.base import rendered_source, rendered_variant
 from gpulint.report import RULE_DOCS_URI
 from gpulint.report.linehash import FileLineHashes
 from gpulint.report.repopath import Locator, RepoPath
@@ -314,7 +313,7 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
     related: list[dict[str, Any]] = []
     message = finding.message
     properties = _result_properties(finding)
-    source = rendered_source(finding.file)
+    source = finding.rendered.target if finding.rendered is not None else None
     if primary is not None:
         path, span = locator.locate(primary.file), primary.span
     elif source is not None and (anchor := _anchor(source, locator)) is not None:
@@ -328,7 +327,7 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
         # The position in the rendered output goes into the message and a property.
         span = finding.span
         shown = locator.locate(source).relative if source is not None else locator.locate(finding.file).relative
-        variant = rendered_variant(finding.file)
+        variant = finding.rendered.values if finding.rendered is not None else ""
         shown_render = f"{shown} with {variant}" if variant else shown
         message += f" (rendered output of {shown_render}, line {span.line}, column {span.column})"
         properties["renderedLocation"] = {"source": shown, **({"values": variant} if variant else {}), "startLine": span.line, "startColumn": span.column,
@@ -470,7 +469,7 @@ def _result_properties(finding: Finding) -> dict[str, Any]:
     if finding.field_path:
         props["fieldPath"] = finding.field_path
     if finding.source:
-        props["source"] = {str(k): v for k, v in finding.source.items() if v is not None}
+        props["source"] = finding.source.as_dict()
     return props
 
 

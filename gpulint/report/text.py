@@ -178,8 +178,7 @@ def _line(finding: Finding, colour: bool, with_path: bool = True) -> str:
     if primary is not None:
         text += f" [{_mapped_note(finding)}]"
     elif finding.source:
-        origin = finding.source.get("template") or finding.source.get("origin")
-        text += f" [from {printable_path(str(origin))}]"
+        text += f" [from {printable_path(finding.source.path)}]"
     if finding.suppressed is not None:
         note = f"[suppressed ({finding.suppressed.kind}): {printable(finding.suppressed.reason)}]"
         text += f" {_DIM}{note}{_RESET}" if colour else f" {note}"

@@ -49,6 +49,46 @@ class MappedLocation:
     description: str = ""
 
 
+@dataclass(frozen=True)
+class FindingSource:
+    """The file of the repository an object of rendered output was written in.
+
+    `role` is "template" (the Helm template named by `# Source:`) or "origin"
+    (the Kustomize resource or patch file named by its origin annotation).
+    """
+
+    role: str
+    path: str
+
+    def as_dict(self) -> dict[str, str]:
+        """As JSON and SARIF write it: `{"template": path}` or `{"origin": path}`."""
+        return {self.role: self.path}
+
+
+@dataclass(frozen=True)
+class RenderedFrom:
+    """The chart or kustomization whose rendered output a finding is in.
+
+    `target` is its directory as given; `values` names the values it was
+    rendered with besides its defaults ("" for its defaults). Reports place
+    such a finding at a file of the repository, never at `name`.
+    """
+
+    target: str
+    values: str = ""
+
+    @classmethod
+    def of(cls, display: str, values_label: str | None = None) -> RenderedFrom:
+        """The render of `display` with its defaults (`values_label` None) or with other values."""
+        return cls(display.rstrip("/") or "/", "" if values_label is None else values_label or "no extra values")
+
+    @property
+    def name(self) -> str:
+        """The name a finding's `file` carries: `charts/app (rendered)`,
+        `charts/app (rendered with ci/gpu-values.yaml)`."""
+        return f"{self.target} (rendered with {self.values})" if self.values else f"{self.target} (rendered)"
+
+
 @dataclass(slots=True)  # a large scan keeps every finding until the report is written
 class Finding:
     rule_id: str
@@ -60,11 +100,12 @@ class Finding:
     obj: ObjectRef | None = None
     container: str | None = None
     field_path: str = ""            # stable path inside the object, e.g. spec.containers[name=a].env[name=X]
-    source: dict | None = None      # {"template": ...} (Helm) or {"origin": ...} (Kustomize)
+    source: FindingSource | None = None   # the template (Helm) or origin file (Kustomize) of the object
     suppressed: Suppression | None = None
     # Template/values/origin locations, most specific first; `file`/`span` stay
     # the position in the input actually read (e.g. the rendered output).
     mapped: list[MappedLocation] = field(default_factory=list)
+    rendered: RenderedFrom | None = None   # set when `file` is the rendered output of a chart or kustomization
 
     def sort_key(self) -> tuple:
         return (self.file, self.span.line, self.span.column, self.rule_id, self.message)

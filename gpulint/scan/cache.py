@@ -28,15 +28,16 @@ from gpulint.api import Severity
 from gpulint.load.decode import read_small_file
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
-from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
+from gpulint.results.emit import stored_finding
+from gpulint.results.findings import FileReport, Finding, FindingSource, MappedLocation, RenderedFrom, Suppression
+from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanConfig, ScanResult
 
 if TYPE_CHECKING:
     from gpulint.inputs.discovery import Input
     from gpulint.scan.reader import InputReader
 
-FORMAT = 1
-_RENDERED = ("chart", "kustomization")
+FORMAT = 2
 _CHUNK = 1 << 20
 
 
@@ -59,12 +60,12 @@ class ResultCache:
         _add(digest, f"gpulint {__version__} cache {FORMAT}", self.context, _code_stamp(config))
         for item in inputs:
             _add(digest, item.kind, item.display, str(item.real), item.values_role)
-            if item.kind in _RENDERED:
+            if item.kind.rendered:
                 rendered = reader.rendered(item)
                 failure = rendered.failure
                 _add(digest, rendered.display, rendered.text if rendered.text is not None else "\0none",
                      repr(failure) if failure is not None else "")
-            elif item.kind in ("manifest", "stdin", "dockerfile"):
+            elif item.kind.manifests or item.kind is InputKind.DOCKERFILE:
                 try:
                     _add_content(digest, item, reader)
                 except Exception as error:  # noqa: BLE001 - unreadable: its error is part of the result
@@ -126,7 +127,7 @@ def _add_content(digest: Any, item: Input, reader: InputReader) -> None:
     """The bytes of `item` into `digest`: a small regular file read whole (and kept by the
     reader for the scan, which then does not open it again), anything else as a stream in
     chunks (a 200 MB file is never in memory whole for its key)."""
-    data = read_small_file(item.real) if item.kind != "stdin" and item.real is not None else None
+    data = read_small_file(item.real) if item.kind is not InputKind.STDIN and item.real is not None else None
     if data is not None:
         reader.keep(item, data)
         digest.update(b"w" + len(data).to_bytes(8, "little"))
@@ -182,9 +183,10 @@ def _plain(result: ScanResult) -> dict:
 def _plain_finding(f: Finding) -> list:
     return [f.rule_id, f.rule_name, f.severity.value, f.message, f.file, list(f.span),
             [f.obj.api_version, f.obj.kind, f.obj.name, f.obj.namespace] if f.obj else None,
-            f.container, f.field_path, f.source,
+            f.container, f.field_path, [f.source.role, f.source.path] if f.source else None,
             [f.suppressed.kind, f.suppressed.reason] if f.suppressed else None,
-            [[m.role, m.file, list(m.span), m.description] for m in f.mapped]]
+            [[m.role, m.file, list(m.span), m.description] for m in f.mapped],
+            [f.rendered.target, f.rendered.values] if f.rendered else None]
 
 
 _SEVERITIES = {severity.value: severity for severity in Severity}
@@ -219,7 +221,7 @@ def _result_of(data: Any) -> ScanResult:
 
 def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
     (rule_id, rule_name, severity, message, file, span, obj, container, field_path, source, suppressed,
-     mapped) = f
+     mapped, rendered) = f
     _strings(rule_id, rule_name, message, file, field_path)
     if type(container) is not str and container is not None:
         raise ValueError("not a container")
@@ -231,9 +233,14 @@ def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
         if ref is None:
             ref = objects[key] = ObjectRef(*key)
         obj = ref
-    if source is not None and not (type(source) is dict and {*map(type, source)} | {*map(type, source.values())}
-                                   <= _STR):
-        raise ValueError("not a source")
+    if source is not None:
+        role, path = source
+        _strings(role, path)
+        source = FindingSource(role, path)
+    if rendered is not None:
+        target, values = rendered
+        _strings(target, values)
+        rendered = RenderedFrom(target, values)
     if suppressed is not None:
         kind, reason = suppressed
         _strings(kind, reason)
@@ -242,5 +249,5 @@ def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
     for role, where, at, description in mapped:
         _strings(role, where, description)
         locations.append(MappedLocation(role, where, _span(at), description))
-    return Finding(rule_id, rule_name, _SEVERITIES[severity], message, file, _span(span), obj, container, field_path,
-                   source, suppressed, locations)
+    return stored_finding(rule_id, rule_name, _SEVERITIES[severity], message, file, _span(span), obj, container,
+                          field_path, source, suppressed, locations, rendered)

@@ -26,7 +26,7 @@ from gpulint.api import (
     Violation,
 )
 from gpulint.config.render import RenderOptions
-from gpulint.inputs.discovery import NOT_READ_KINDS, Input
+from gpulint.inputs.discovery import Input
 from gpulint.inputs.notread import not_read_report
 from gpulint.load.decode import (
     BinaryInput,
@@ -50,6 +50,7 @@ from gpulint.model.objects import HELM_VALUES_KIND, KubeObject, objects_in
 from gpulint.model.podspecs import workload_of
 from gpulint.model.valuesfile import is_remote_values, values_objects
 from gpulint.model.workload import Container, Workload
+from gpulint.results.emit import Emitter
 from gpulint.results.findings import (
     INVALID_INPUT,
     RENDER_FAILED,
@@ -63,13 +64,15 @@ from gpulint.results.findings import (
     UNRENDERED_TEMPLATE,
     FileReport,
     Finding,
+    RenderedFrom,
     internal_error_message,
     stable_path,
 )
 from gpulint.results.repeats import drop_values_repeats, fold_repeats
 from gpulint.results.scanning import ScanConfig, ScanResult, SuppressionContext
-from gpulint.scan.reader import RENDERED_KINDS, InputReader
-from gpulint.suppress.core import apply as apply_suppressors
+from gpulint.rules.gpu000_invalid_input import RULE as INVALID_INPUT_RULE
+from gpulint.results.inputkind import InputKind
+from gpulint.scan.reader import InputReader
 
 if TYPE_CHECKING:
     from gpulint.render import Mapper
@@ -129,7 +132,7 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
 def _start_renders(inputs: list[Input], reader: InputReader, jobs: int | None) -> int | None:
     """Start the scan's renders in the background (parallel.render_workers at a time); the jobs
     the scan then plans with: the default is taken now, before the renders load the machine."""
-    renders = sum(1 for item in inputs if item.kind in RENDERED_KINDS)
+    renders = sum(1 for item in inputs if item.kind.rendered)
     if not renders:
         return jobs
     from gpulint.scan import parallel
@@ -152,11 +155,11 @@ def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: in
     index = build_index(inputs, reader, config.limits, result.internal_errors, sizes if workers > 1 else None)
     if workers > 1:
         parallel.scan_parallel(inputs, config, index, reader, workers, sizes, result,
-                               parallel.Steps(scan_input, RuleContexts, scan_part))
+                               parallel.Steps(scan_input, ScanContext, scan_part))
         if progress is not None:
             progress(len(inputs), len(inputs))
     else:
-        contexts = RuleContexts(config, index)
+        contexts = ScanContext(config, index, inputs)
         for done, item in enumerate(inputs, 1):
             try:
                 result.files.append(scan_input(item, config, index, reader, contexts))
@@ -165,7 +168,7 @@ def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: in
                 result.files.append(FileReport(item.display, STATUS_ERROR))
             if progress is not None:
                 progress(done, len(inputs))
-    rendered = {id(report) for item, report in zip(inputs, result.files) if item.kind in RENDERED_KINDS}
+    rendered = {id(report) for item, report in zip(inputs, result.files) if item.kind.rendered}
     if any(item.values is not None for item in inputs):
         _merge_renders(inputs, result)
     fold_repeats(result.files, rendered)
@@ -197,7 +200,7 @@ def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
         owner = owners.get(item.real) if item.values is not None else None
         if owner is None:
             files.append(report)
-            if item.kind in RENDERED_KINDS:
+            if item.kind.rendered:
                 owners[item.real] = report
             continue
         if owner.status == STATUS_CHART and report.status == STATUS_SCANNED:
@@ -217,7 +220,7 @@ def _merge_renders(inputs: list[Input], result: ScanResult) -> None:
 
 def _large(item: Input) -> bool:
     """Whether one input alone may be worth scanning in parts (parallel.SPLIT_MIN)."""
-    if item.kind != "manifest" or item.real is None:
+    if item.kind is not InputKind.MANIFEST or item.real is None:
         return False
     try:
         size = os.stat(item.real).st_size
@@ -258,13 +261,13 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
     mine: dict[int, tuple[list[ConfigSource], list[str]]] = {}
     # Files first, renders last: renders still running in the background (InputReader.start_renders)
     # go on meanwhile. The index takes the inputs in their order whatever the order they are read in.
-    order = sorted(range(len(inputs)), key=lambda position: inputs[position].kind in RENDERED_KINDS)
+    order = sorted(range(len(inputs)), key=lambda position: inputs[position].kind.rendered)
     try:
         for position in order:
             item = inputs[position]
             if helper is not None and position in helper.positions:
                 continue
-            if item.kind in RENDERED_KINDS:
+            if item.kind.rendered:
                 rendered = reader.rendered(item)
                 text = rendered.text
                 texts = [(rendered.display, text)] if text is not None else []
@@ -277,7 +280,7 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
                                                                                       only=_INDEXED_KINDS))], [])
                 except Exception as error:  # a bug in gpulint: say where, keep going
                     mine[position] = ([], [internal_error_message(item.display, error)])
-            elif item.kind in ("manifest", "stdin"):
+            elif item.kind.manifests:
                 mine[position] = _keep(reader, item, index_input(item, reader, limits))
     except BaseException:
         if helper is not None:
@@ -349,19 +352,19 @@ def _sources(display: str, documents: Iterable[Document | LoadError]) -> list[Co
 
 
 def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: InputReader,
-               contexts: RuleContexts | None = None) -> FileReport:
-    """Scan one input. `contexts`: the rules' contexts for `config` and `index`, made once
+               contexts: ScanContext | None = None) -> FileReport:
+    """Scan one input. `contexts`: the scan's context for `config` and `index`, made once
     per scan by the caller (made here when not given)."""
-    if item.kind in NOT_READ_KINDS:
-        return not_read_report(item, config)
-    contexts = contexts or RuleContexts(config, index)
+    contexts = contexts or ScanContext(config, index, [item])
+    if not item.kind.read:
+        return not_read_report(item, contexts.emitter)
     report = FileReport(item.display, STATUS_SCANNED)
-    if item.kind in RENDERED_KINDS:
+    if item.kind.rendered:
         _scan_rendered(report, reader.rendered(item), config, contexts)
         return report
-    if item.kind == "unreadable-dir":
+    if item.kind is InputKind.UNREADABLE_DIR:
         report.status = STATUS_ERROR
-        _invalid(report, config, Span(1, 1, 1, 1), "cannot read directory")
+        _invalid(report, contexts, Span(1, 1, 1, 1), "cannot read directory")
         return report
     try:
         data = reader.small(item)
@@ -369,10 +372,10 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
             _scan_text(report, item, Text.of(data), config, contexts, reader)
             return report
         with reader.open(item) as stream:
-            if item.kind == "dockerfile":
+            if item.kind is InputKind.DOCKERFILE:
                 text, decode_error = decode_lenient(stream.read())
                 if decode_error is not None:
-                    _decode_problem(report, config, decode_error)
+                    _decode_problem(report, contexts, decode_error)
                 _scan_dockerfile(item.display, text, report, config, contexts)
                 _text_done(report, text, 0, config)
                 return report
@@ -387,21 +390,21 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         target = _dangling_target(item) if isinstance(error, OSError) and error.errno == errno.ENOENT else None
         if target is not None:
             # No file behind it: nothing a bypass could hide in, and nothing Kubernetes is ever given.
-            _invalid(report, config, Span(1, 1, 1, 1), f"symbolic link to {target}, which does not exist: "
-                     "nothing to scan", severity=Severity.INFO)
+            _invalid(report, contexts, Span(1, 1, 1, 1), f"symbolic link to {target}, which does not exist: "
+                     "nothing to scan", default=Severity.INFO)
             return report
-        _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {reason}")
+        _invalid(report, contexts, Span(1, 1, 1, 1), f"cannot read file: {reason}")
         return report
     return report
 
 
-def _scan_rendered(report: FileReport, rendered: Any, config: ScanConfig, contexts: RuleContexts) -> None:
+def _scan_rendered(report: FileReport, rendered: Any, config: ScanConfig, contexts: ScanContext) -> None:
     """A chart or kustomization: its render problems (GPU010), then its rendered text, or the
     files scanned as they are when it was not built (see render.Rendered)."""
     from gpulint.render.base import RenderFailure  # a chart or kustomization was rendered: already imported
 
     for problem in rendered.problems:
-        _render_problem(report, config, problem)
+        _render_problem(report, contexts, problem)
     failure = rendered.failure
     if failure is None and rendered.text is None and not rendered.plain and not rendered.problems:
         failure = RenderFailure("rendering produced no output", report.file, Span(1, 1, 1, 1), STATUS_ERROR)
@@ -410,7 +413,7 @@ def _scan_rendered(report: FileReport, rendered: Any, config: ScanConfig, contex
         if not failure.repeat:   # a chart's other render failing as its defaults did: said once, there
             if rendered.literal:
                 failure = _scan_literal(report, rendered.literal, failure, config, contexts)
-            _render_problem(report, config, failure)
+            _render_problem(report, contexts, failure)
         return
     found = False
     if rendered.text is not None:
@@ -418,7 +421,7 @@ def _scan_rendered(report: FileReport, rendered: Any, config: ScanConfig, contex
                                 config, contexts, rendered.mapper, rendered.text, plain=False)
         _text_done(report, rendered.text, 0, config)
     for display, path, given in rendered.plain:
-        text = given if given is not None else _plain_text(report, config, display, path)
+        text = given if given is not None else _plain_text(report, contexts, display, path)
         if text is not None:
             found |= _scan_documents(report, display, load_documents(text, config.limits), config, contexts,
                                      None, text)
@@ -429,7 +432,7 @@ def _scan_rendered(report: FileReport, rendered: Any, config: ScanConfig, contex
 
 
 def _scan_literal(report: FileReport, files: list, failure: Any, config: ScanConfig,
-                  contexts: RuleContexts) -> Any:
+                  contexts: ScanContext) -> Any:
     """A chart Helm did not render: its templates checked as literal text, as a loose template
     is (load/unrendered.py), findings at template lines. No GPU011 per template: the chart's
     failure (returned, its message completed) says it once, with what could not be read even so."""
@@ -437,7 +440,7 @@ def _scan_literal(report: FileReport, files: list, failure: Any, config: ScanCon
 
     unread: list[tuple[str, LoadError]] = []
     for display, path, given in files:
-        text = given if given is not None else _plain_text(report, config, display, path)
+        text = given if given is not None else _plain_text(report, contexts, display, path)
         if text is None:
             continue
         errors: list[LoadError] = []
@@ -453,31 +456,29 @@ def _scan_literal(report: FileReport, files: list, failure: Any, config: ScanCon
     return dataclasses.replace(failure, message=message)
 
 
-def _plain_text(report: FileReport, config: ScanConfig, display: str, path: Any) -> str | None:
+def _plain_text(report: FileReport, contexts: ScanContext, display: str, path: Any) -> str | None:
     """A local file of a kustomization that was not built, decoded; a problem with it is GPU000."""
     try:
         text, problem = decode_lenient(path.read_bytes())
     except BinaryInput:
         return None
     except OSError as error:
-        _invalid(report, config, Span(1, 1, 1, 1), f"cannot read file: {error.strerror or error}", file=display)
+        _invalid(report, contexts, Span(1, 1, 1, 1), f"cannot read file: {error.strerror or error}", file=display)
         return None
     if problem is not None:
-        _invalid(report, config, Span(problem.line, problem.column, problem.line, problem.column + 1),
+        _invalid(report, contexts, Span(problem.line, problem.column, problem.line, problem.column + 1),
                  problem.message, file=display)
     return text
 
 
-def _render_problem(report: FileReport, config: ScanConfig, problem: Any) -> None:
+def _render_problem(report: FileReport, contexts: ScanContext, problem: Any) -> None:
     """Report GPU010 (render-failed) when it is enabled."""
+    config = contexts.config
     rule = config.all_rules.get(RENDER_FAILED)
     if rule is None or not config.report_render_failed:
         return
-    severity = config.severity_of(RENDER_FAILED, problem.severity or rule.severity)
-    finding = Finding(RENDER_FAILED, rule.name, severity,
-                      problem.message, problem.file, problem.span, field_path=f"line:{problem.span.line}")
-    sctx = SuppressionContext(None, None, None, problem.text, problem.line_offset)
-    report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+    contexts.emitter.emit(report, SuppressionContext(None, None, None, problem.text, problem.line_offset),
+                          rule, problem.message, problem.file, problem.span, default=problem.severity)
 
 
 class PartFailed(Exception):
@@ -490,7 +491,7 @@ class PartFailed(Exception):
 Part = tuple[int, int, int, int]
 
 
-def scan_part(item: Input, config: ScanConfig, contexts: RuleContexts, part: Part) -> tuple[FileReport, bool]:
+def scan_part(item: Input, config: ScanConfig, contexts: ScanContext, part: Part) -> tuple[FileReport, bool]:
     """Scan the documents of one part of a large UTF-8 manifest: (its report, whether it held
     Kubernetes objects). The parts' reports, in order, add up to the input's (parallel.py
     merges them); PartFailed when the input must be scanned whole instead."""
@@ -529,7 +530,7 @@ def _loaded_only(documents: Iterable[Document | LoadError]) -> Iterator[Document
         yield doc
 
 
-def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig, contexts: RuleContexts,
+def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig, contexts: ScanContext,
                reader: InputReader) -> None:
     """Scan a manifest's text (whole, or streamed while `source`'s stream is open)."""
     whole = source.whole
@@ -539,7 +540,7 @@ def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig
                                  _source_mapper(whole, config.render) if whole is not None else None,
                                  whole, values_file=item.values_role == "values" or None)
     if source.error is not None:  # known once the stream has been read past it
-        _decode_problem(report, config, source.error)
+        _decode_problem(report, contexts, source.error)
     if not kubernetes and not report.findings and report.status == STATUS_SCANNED:
         report.status = STATUS_NOT_KUBERNETES
     if whole is not None:  # a streamed input's text is handed over document by document
@@ -555,8 +556,8 @@ def _source_mapper(text: str, options: RenderOptions) -> Mapper | None:
     return source_mapper(text, options)
 
 
-def _decode_problem(report: FileReport, config: ScanConfig, error: DecodeError) -> None:
-    _invalid(report, config, Span(error.line, error.column, error.line, error.column + 1), error.message)
+def _decode_problem(report: FileReport, contexts: ScanContext, error: DecodeError) -> None:
+    _invalid(report, contexts, Span(error.line, error.column, error.line, error.column + 1), error.message)
 
 
 def _text_done(report: FileReport, text: str, line_offset: int, config: ScanConfig) -> None:
@@ -565,7 +566,7 @@ def _text_done(report: FileReport, text: str, line_offset: int, config: ScanConf
 
 
 def _scan_documents(report: FileReport, display: str, documents: Iterable[Document | LoadError],
-                    config: ScanConfig, contexts: RuleContexts, mapper: Mapper | None,
+                    config: ScanConfig, contexts: ScanContext, mapper: Mapper | None,
                     file_text: str | None, plain: bool = True, unread: list[LoadError] | None = None,
                     values_file: bool | None = None) -> bool:
     """Documents -> objects -> rules; whether the input is Kubernetes (it has objects, or a
@@ -604,7 +605,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
         if objects:
             found_objects = True
             for problem in doc.problems if manifest else ():   # a values file is no manifest
-                _invalid(report, config, problem.span, _problem_message(doc, problem), doc=doc, file=display)
+                _invalid(report, contexts, problem.span, _problem_message(doc, problem), doc=doc, file=display)
         workloads = []
         for obj in objects:
             report.objects += 1
@@ -617,18 +618,19 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                 span = _locate(doc, ValueAt(type_problem.path))
                 if doc.placeholders and doc.in_placeholder(span):
                     continue  # the value is an unrendered `{{ ... }}`
-                _invalid(report, config, span, f"{type_problem.message} (at {_dotted(obj, type_problem.path)})",
+                _invalid(report, contexts, span, f"{type_problem.message} (at {_dotted(obj, type_problem.path)})",
                          obj=obj, doc=doc, mapped=_mapped(mapper, display, obj, ValueAt(type_problem.path)))
             for rule, check, ctx in checks:
                 for violation in check(workload, ctx):
-                    finding = _finding(rule, violation, workload, config)
                     target = violation.located_in or obj
-                    if target.doc.placeholders and _about_placeholder(target.doc, violation.where, finding.span):
+                    span = _locate(target.doc, violation.where)
+                    if target.doc.placeholders and _about_placeholder(target.doc, violation.where, span):
                         continue  # about a value the template has not rendered yet
-                    finding.mapped = _mapped(mapper, display, target, violation.where)
+                    finding = _finding(contexts.emitter, rule, violation, workload, span,
+                                       _mapped(mapper, display, target, violation.where))
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
-                    report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+                    contexts.emitter.file(report, finding, sctx)
         for hook in config.hooks:
             if file_text is None:
                 hook.text_done(report, doc.text, doc.line_offset, config)
@@ -646,18 +648,18 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
     templates = [error for error in errors if error.template]
     for error in errors:
         if not error.template:
-            _invalid(report, config, Span(error.line, error.column, error.line, error.column + 1), error.message,
+            _invalid(report, contexts, Span(error.line, error.column, error.line, error.column + 1), error.message,
                      file=display, file_text=file_text)
     if templates:
-        _unrendered(report, config, display, templates, file_text)
+        _unrendered(report, contexts, display, templates, file_text)
     if unlisted is not None:
-        _invalid(report, config, Span(unlisted.line, unlisted.column, unlisted.line, unlisted.column + 1),
+        _invalid(report, contexts, Span(unlisted.line, unlisted.column, unlisted.line, unlisted.column + 1),
                  f"{load_errors - MAX_LOAD_ERRORS} more documents from here on could not be loaded "
                  f"(only the first {MAX_LOAD_ERRORS} are listed)")
     return kubernetes
 
 
-def _unrendered(report: FileReport, config: ScanConfig, display: str, templates: list[LoadError],
+def _unrendered(report: FileReport, contexts: ScanContext, display: str, templates: list[LoadError],
                 file_text: str | None) -> None:
     """The one GPU011 finding of an unrendered template: a warning at the first action that could
     hide a GPU bypass (load/unknowns.py), else info at its first document that failed."""
@@ -703,15 +705,13 @@ def _unrendered(report: FileReport, config: ScanConfig, display: str, templates:
                 "resources, volumes, runtimeClassName, annotations, the image of a container without a GPU "
                 "limit)")
     message = f"{what}: {risk}; {checked}" + (f"; {hint}" if hint else "")
+    config = contexts.config
     rule = config.all_rules.get(UNRENDERED_TEMPLATE)
     if rule is None or not any(enabled.id == UNRENDERED_TEMPLATE for enabled in config.rules):
         return
     quiet = operator or (unknown is None and hidden is None)
-    severity = config.severity_of(UNRENDERED_TEMPLATE, Severity.INFO if quiet else rule.severity)
-    finding = Finding(UNRENDERED_TEMPLATE, rule.name, severity, message, display, span,
-                      field_path=f"line:{span.line}")
-    sctx = SuppressionContext(None, None, None, file_text, 0)
-    report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+    contexts.emitter.emit(report, SuppressionContext(None, None, None, file_text, 0), rule, message, display, span,
+                          default=Severity.INFO if quiet else None)
 
 
 def _about_placeholder(doc: Document, where: Any, span: Span) -> bool:
@@ -746,13 +746,16 @@ def _problem_message(doc: Document, problem: Problem) -> str:
     return problem.message
 
 
-class RuleContexts:
-    """Each rule's context (its options, the index, the settings) in one scan: the same
-    for every input, so made once (per rule) instead of per file."""
+class ScanContext:
+    """What every input of one scan is checked with: the configuration, the index, the
+    emitter of its findings, and each rule's context (its options, the index, the
+    settings), the same for every input, so made once (per rule) instead of per file."""
 
-    def __init__(self, config: ScanConfig, index: ConfigIndex) -> None:
+    def __init__(self, config: ScanConfig, index: ConfigIndex, inputs: list[Input]) -> None:
+        self.config = config
         self._config = config
         self._index = index
+        self.emitter = Emitter(config, render_names(inputs))
         self._cache: dict[str, RuleContext] = {}
         self._checks: list[tuple[Rule, Any, RuleContext]] | None = None
 
@@ -772,7 +775,7 @@ class RuleContexts:
 
 
 def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanConfig,
-                     ctx_for: RuleContexts) -> None:
+                     contexts: ScanContext) -> None:
     from gpulint.load import dockerfile as dockerfile_mod
 
     parsed = dockerfile_mod.parse(display, text)
@@ -781,35 +784,27 @@ def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanCo
     for rule in config.rules:
         if rule.check_dockerfile is None:
             continue
-        for violation in rule.check_dockerfile(parsed, ctx_for(rule)):
+        for violation in rule.check_dockerfile(parsed, contexts(rule)):
             where = violation.where
             span = (Span(where.line, where.column, where.end_line, where.end_column)
                     if isinstance(where, LineAt) else Span(1, 1, 1, 1))
-            finding = Finding(
-                rule.id, rule.name, violation.severity or config.severity_of(rule.id, rule.severity),
-                violation.message, display, span, field_path=f"line:{span.line}",
-            )
-            sctx = SuppressionContext(None, None, None, text, 0, image_env)
-            report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+            contexts.emitter.emit(report, SuppressionContext(None, None, None, text, 0, image_env), rule,
+                                  violation.message, display, span, severity=violation.severity)
 
 
-def _invalid(report: FileReport, config: ScanConfig, span: Span, message: str,
+def _invalid(report: FileReport, contexts: ScanContext, span: Span, message: str,
              obj: KubeObject | None = None, doc: Document | None = None, file: str | None = None,
-             mapped: list | None = None, file_text: str | None = None, severity: Severity | None = None) -> None:
+             mapped: list | None = None, file_text: str | None = None, default: Severity | None = None) -> None:
     """Report GPU000. `file_text` (when there is no document) lets suppressors read the file's lines;
-    `severity` replaces the rule's own (a configured severity still wins)."""
+    `default` replaces the rule's own severity (a configured one still wins)."""
+    config = contexts.config
     if not config.report_invalid_input:
         return
-    rule = config.all_rules.get(INVALID_INPUT)
-    name = rule.name if rule else "invalid-input"
-    severity = config.severity_of(INVALID_INPUT, severity or (rule.severity if rule else Severity.ERROR))
-    finding = Finding(
-        INVALID_INPUT, name, severity, message, file or (obj.file if obj else report.file), span,
-        obj=obj.ref if obj else None, field_path=f"line:{span.line}",
-        source=_source_of(obj) if obj else None, mapped=mapped or [],
-    )
+    rule = config.all_rules.get(INVALID_INPUT) or INVALID_INPUT_RULE
+    finding = contexts.emitter.finding(rule, message, file or (obj.file if obj else report.file), span, obj=obj,
+                                       located_in=obj, mapped=mapped or [], default=default)
     sctx = SuppressionContext(None, None, obj, doc.text if doc else file_text, doc.line_offset if doc else 0)
-    report.findings.append(apply_suppressors(finding, sctx, config.suppressors))
+    contexts.emitter.file(report, finding, sctx)
 
 
 def _dangling_target(item: Input) -> str | None:
@@ -822,24 +817,16 @@ def _dangling_target(item: Input) -> str | None:
         return None
 
 
-def _finding(rule: Rule, violation: Violation, workload: Workload, config: ScanConfig) -> Finding:
+def _finding(emitter: Emitter, rule: Rule, violation: Violation, workload: Workload, span: Span,
+             mapped: list) -> Finding:
     obj = workload.obj
     target = violation.located_in or obj
-    span = _locate(target.doc, violation.where)
     container = violation.container
     where_path = getattr(violation.where, "path", ())
-    return Finding(
-        rule_id=rule.id,
-        rule_name=rule.name,
-        severity=violation.severity or config.severity_of(rule.id, rule.severity),
-        message=f"{violation.message} ({_describe(obj, container)})",
-        file=target.file,
-        span=span,
-        obj=obj.ref,
-        container=container.name if container else None,
-        field_path=stable_path(target, where_path),
-        source=_source_of(target),
-    )
+    return emitter.finding(rule, f"{violation.message} ({_describe(obj, container)})", target.file, span,
+                           severity=violation.severity, obj=obj, located_in=target,
+                           container=container.name if container else None,
+                           field_path=stable_path(target, where_path), mapped=mapped)
 
 
 def _describe(obj: KubeObject, container: Container | None) -> str:
@@ -847,14 +834,6 @@ def _describe(obj: KubeObject, container: Container | None) -> str:
     if container is not None:
         text += f', {_ROLE_WORDS.get(container.role, "container")} "{container.name}"'
     return text
-
-
-def _source_of(obj: KubeObject) -> dict | None:
-    if obj.template:
-        return {"template": obj.template}
-    if obj.origin and isinstance(obj.origin.get("path"), str):
-        return {"origin": obj.origin["path"]}
-    return None
 
 
 def _locate(doc: Document, where: Any) -> Span:
@@ -883,6 +862,13 @@ def _dotted(obj: KubeObject, path: tuple) -> str:
     for item in rel:
         out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
     return out
+
+
+def render_names(inputs: list[Input]) -> dict[str, RenderedFrom]:
+    """The name of each render's output in the scan (what a finding on it has as its file) -> the render."""
+    renders = (RenderedFrom.of(item.display, item.values.label if item.values is not None else None)
+               for item in inputs if item.kind.rendered)
+    return {render.name: render for render in renders}
 
 
 def iter_findings(results: Iterable[FileReport]) -> Iterator[Finding]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpulint.model.objects import KubeObject
+from gpulint.results.emit import Emitter
 from gpulint.results.findings import FileReport, Finding
 from gpulint.results.scanning import ScanConfig, SuppressionContext, Suppressor
 
@@ -46,15 +47,6 @@ META_RULES = frozenset({SUPPRESSION_WITHOUT_REASON, SUPPRESSION_WITHOUT_CODES, U
 NO_REASON = "no reason given"
 
 
-def apply(finding: Finding, ctx: SuppressionContext, suppressors: list[Suppressor]) -> Finding:
-    for suppressor in suppressors:
-        verdict = suppressor(finding, ctx)
-        if verdict is not None:
-            finding.suppressed = verdict
-            break
-    return finding
-
-
 def pipeline(*, inline: Suppressor | None = None, annotation: Suppressor | None = None,
              config: Suppressor | None = None, system: Suppressor | None = None,
              baseline: Suppressor | None = None) -> list[Suppressor]:
@@ -73,10 +65,8 @@ def add_finding(report: FileReport, config: ScanConfig, rule_id: str, span: "Spa
     rule = next((r for r in config.rules if r.id == rule_id), None)
     if rule is None:
         return
-    finding = Finding(rule.id, rule.name, config.severity_of(rule.id, rule.severity), message,
-                      report.file, span, obj=obj.ref if obj else None,
-                      field_path=field_path or f"line:{span.line}")
-    report.findings.append(apply(finding, ctx, config.suppressors))
+    # No source: a finding about a suppression points at the directive, not at what the object was made from.
+    Emitter(config).emit(report, ctx, rule, message, report.file, span, obj=obj, field_path=field_path or None)
 
 
 def unused_label(code: str, config: ScanConfig) -> str:

@@ -35,7 +35,7 @@ from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import ORIGIN_ANNOTATION, KubeObject, parse_origin
-from gpulint.render import kustomization as kz
+from gpulint.render import kustomizefile as kz
 from gpulint.render.boundary import repository_root
 from gpulint.render.base import (
     Rendered,

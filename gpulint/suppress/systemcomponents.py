@@ -204,11 +204,11 @@ def _string_list(value: Any, where: str, key: str) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def builtin_components() -> tuple[SystemComponent, ...]:
     """The shipped allowlist (knowledge/data/system_components.yaml)."""
-    from importlib.resources import files
+    from gpulint.load.packaged import read_text
 
     from gpulint.load.yamlload import Document, load_documents
 
-    text = files("gpulint.knowledge").joinpath("data/system_components.yaml").read_text(encoding="utf-8")
+    text = read_text("gpulint.knowledge", "data/system_components.yaml")
     for doc in load_documents(text):
         if isinstance(doc, Document) and isinstance(doc.data, dict):
             return tuple(parse_components(doc.data.get("components"), "gpulint/knowledge/data/system_components.yaml"))
