@@ -187,3 +187,13 @@ def test_a_configured_severity_still_wins(tmp_path: Path) -> None:
     template.write_text((TEMPLATES / "go-test-spec.yaml").read_text())
     code, report = scan_json("--config", str(tmp_path / ".gpulint.yaml"), str(template))
     assert (code, report["findings"][0]["severity"]) == (1, "error")
+
+
+def test_past_a_bound_the_actions_are_not_placed_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpulint.load import unknowns
+
+    monkeypatch.setattr(unknowns, "MAX_ACTIONS", 3)
+    text = "apiVersion: v1\nkind: ConfigMap\ndata:\n" + "".join(f"  k{i}: {{{{ .V{i} }}}}\n" for i in range(5))
+    found = verdict_unknown(text)
+    assert found == Unknown(8, 7, "")
+    assert found.describe() == "what its actions render (too many to place one by one)"

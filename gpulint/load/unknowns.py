@@ -44,6 +44,13 @@ _GPU_LIMIT_RE = re.compile(r"^[ \t]*[\"']?(?:[\w.-]+/[\w.-]*gpu[\w.-]*[\"']?[ \t
 _WORKLOAD_RE = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:containers|initContainers|image)[ \t]*:", re.M)
 
 
+# Output actions of one document placed one by one (each reads the lines above it).
+MAX_ACTIONS = 10000
+# Lines of a list item read to find its name or GPU request.
+MAX_LOOKBACK = 2000
+_EXPAND_RE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
 @dataclass(frozen=True)
 class Unknown:
     """An action whose value could decide a GPU verdict: 1-based line and column in the file, the field
@@ -56,29 +63,103 @@ class Unknown:
     emits: bool = False
 
     def describe(self) -> str:
+        if not self.field and not self.emits:
+            return "what its actions render (too many to place one by one)"
         if not self.emits:
             return f"the value of `{self.field}`"
         return f"what it renders into `{self.field}`" if self.field else "what it renders at the top of the document"
 
 
 def verdict_unknown(chunk: str, line_offset: int = 0) -> Unknown | None:
-    """The first action of `chunk` (one document) that could hide a GPU bypass, or None."""
-    lines = chunk.split("\n")
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-    kind = _kind(chunk)
+    """The first action of `chunk` (one document) that could hide a GPU bypass, or None.
+
+    Past MAX_ACTIONS output actions (hostile or generated text) the rest are not placed one by
+    one, and the first of them is the answer.
+    """
+    text = _Text(chunk)
     ln = 0
+    placed = 0
     for start, end in unrendered.actions(chunk):
         if _is_control(chunk, start, end):
             continue
-        while starts[ln + 1] <= start:
+        while text.starts[ln + 1] <= start:
             ln += 1
-        column = start - starts[ln]
-        found = _field(lines, ln, column, kind)
+        column = start - text.starts[ln]
+        placed += 1
+        if placed > MAX_ACTIONS:
+            return Unknown(line_offset + ln + 1, column + 1, "")
+        found = _field(text, ln, column)
         if found is not None:
             return Unknown(line_offset + ln + 1, column + 1, found[0], found[1])
     return None
+
+
+@dataclass
+class _Line:
+    """A line that structures the document: a `key:` or a `- ` item (after any indentation)."""
+
+    lead: int                 # its indentation
+    dash: bool                # a list item
+    key: str | None           # the key it holds (after its dashes), if any
+    key_at: int               # the column of that key
+    opens: bool               # the key's value is on the lines below (or a block scalar)
+
+
+class _Text:
+    """One document's lines, and the chain of lines enclosing the current one.
+
+    Actions are placed in order, so the enclosing lines are kept as a stack while the lines are
+    read once (each line pushed and popped at most once): a line pops those of the same or more
+    indentation; a `- ` item counts half a column deeper than a key at its column, whose
+    indentless list it is.
+    """
+
+    def __init__(self, chunk: str) -> None:
+        self.lines = chunk.split("\n")
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line) + 1)
+        self.kind = _kind(chunk)
+        self.stack: list[tuple[float, _Line]] = []
+        self._read = 0
+        self._expanded: set[str] | None = None
+
+    def enclosing(self, ln: int) -> list[_Line]:
+        """The structuring lines enclosing line `ln`, innermost first."""
+        while self._read < ln:
+            entry = _structure(self.lines[self._read])
+            self._read += 1
+            if entry is None:
+                continue
+            level = entry.lead + (0.5 if entry.dash else 0.0)
+            while self.stack and self.stack[-1][0] >= level:
+                self.stack.pop()
+            self.stack.append((level, entry))
+        return [entry for _level, entry in reversed(self.stack)]
+
+    def expanded(self) -> set[str]:
+        """Names other env values expand (`value: $(NAME)`)."""
+        if self._expanded is None:
+            self._expanded = {name for line in self.lines if line.lstrip(" \t-").startswith("value:")
+                              for name in _EXPAND_RE.findall(line)}
+        return self._expanded
+
+
+def _structure(line: str) -> _Line | None:
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#") or (_has_opener(line) and _only_actions(line)):
+        return None
+    lead = len(line) - len(line.lstrip(" \t"))
+    key = _KEY_RE.match(line)
+    dash = _DASH_RE.match(line) is not None
+    if key is None and not dash:
+        return None   # a continuation line of a scalar
+    key_at = len(key.group("indent")) + len(key.group("dashes")) if key else lead
+    return _Line(lead, dash, _unquote(key.group("key")) if key else None, key_at, key is not None and _opens_block(line))
+
+
+def _has_opener(line: str) -> bool:
+    return "{{" in line or "{%" in line or "{#" in line or "${" in line or "%{" in line
 
 
 def has_workload_shape(chunk: str) -> bool:
@@ -101,10 +182,10 @@ def _is_control(text: str, start: int, end: int) -> bool:
     return False
 
 
-def _field(lines: list[str], ln: int, column: int, kind: str) -> tuple[str, bool] | None:
-    """The dotted field an output action at (ln, column) fills, when it could decide a GPU verdict, and
-    whether the action renders keys or items there."""
-    line = lines[ln]
+def _field(text: _Text, ln: int, column: int) -> tuple[str, bool] | None:
+    """The dotted field an output action at (ln, column) fills, when it could decide a GPU verdict,
+    and whether the action renders keys or items there."""
+    line = text.lines[ln]
     before = line[:column]
     key_match = _KEY_RE.match(before)
     value = ""
@@ -113,35 +194,35 @@ def _field(lines: list[str], ln: int, column: int, kind: str) -> tuple[str, bool
         key = _unquote(key_match.group("key"))
         value = line[key_match.end():]
         if key_match.group("dashes"):
-            path = _ancestors(lines, ln, dash_at, True) + ["[]", key]
+            path = _ancestors(text, ln, dash_at, True) + ["[]", key]
         else:
-            path = _ancestors(lines, ln, dash_at, False) + [key]
+            path = _ancestors(text, ln, dash_at, False) + [key]
         emitter = False
     else:
         rest = before.strip()
         dash = _DASH_RE.match(before)
         if dash is not None and not rest.replace("-", "").strip():
-            path = _ancestors(lines, ln, len(dash.group("indent")), True) + ["[]"]
+            path = _ancestors(text, ln, len(dash.group("indent")), True) + ["[]"]
             emitter = True
         else:
             # Nothing but indentation before it: it renders keys of its own (an indentless list under
             # a key at the same indentation too); otherwise it sits inside a flow or scalar value.
             emitter = not rest
-            path = _ancestors(lines, ln, column, emitter)
+            path = _ancestors(text, ln, column, emitter)
     keys = [key for key in path if key != "[]"]
     if not keys and emitter:
         return "", True
-    field = _verdict_field(lines, ln, path, keys, emitter, kind, value)
+    field = _verdict_field(text, ln, path, keys, emitter, value)
     return None if field is None else (field, emitter)
 
 
-def _verdict_field(lines: list[str], ln: int, path: list[str], keys: list[str], emitter: bool,
-                   kind: str, value: str) -> str | None:
+def _verdict_field(text: _Text, ln: int, path: list[str], keys: list[str], emitter: bool,
+                   value: str) -> str | None:
     shown = _dotted(path)
     in_container = any(key in _CONTAINER_LISTS for key in keys)
     for index, key in enumerate(keys):
         if key in _ENV_KEYS:
-            return None if _env_name_is_harmless(lines, ln, keys[index + 1:]) else shown
+            return None if _env_name_is_harmless(text, ln, keys[index + 1:]) else shown
         if "NVIDIA_" in key or key in _POD_FIELDS:
             return shown
         if key in _CONTAINER_FIELDS and in_container:
@@ -153,12 +234,12 @@ def _verdict_field(lines: list[str], ln: int, path: list[str], keys: list[str], 
             if rest and (rest[0] in _SAFE_VOLUMES or rest == ["name"]):
                 return None
             return shown
-        if key == "annotations" and (kind == "Pod" or "template" in keys[:index]):
+        if key == "annotations" and (text.kind == "Pod" or "template" in keys[:index]):
             rest = keys[index + 1:]
             return shown if emitter or not rest or "cdi" in rest[0] or "gpu" in rest[0].lower() else None
     last = keys[-1] if keys else ""
     if last == "image" or (len(keys) > 1 and keys[-2] == "image"):
-        if (last == "image" and _repository_known(value)) or _item_requests_gpu(lines, ln):
+        if (last == "image" and _repository_known(value)) or _item_requests_gpu(text.lines, ln):
             return None
         return shown
     if emitter and (last in _OPEN_SCOPES or (path and path[-1] == "[]" and in_container)):
@@ -173,7 +254,7 @@ def _native_quantity(rest: list[str], emitter: bool) -> bool:
             and "/" not in rest[1] and "{" not in rest[1] and "$" not in rest[1])
 
 
-def _ancestors(lines: list[str], ln: int, indent: int, equal_ok: bool) -> list[str]:
+def _ancestors(text: _Text, ln: int, indent: int, equal_ok: bool) -> list[str]:
     """Keys (and `[]` for list items) of the lines enclosing column `indent` of line `ln`, outermost first.
 
     `equal_ok`: a key at the same indentation that opens a block encloses it too (the parent of an
@@ -181,32 +262,23 @@ def _ancestors(lines: list[str], ln: int, indent: int, equal_ok: bool) -> list[s
     """
     path: list[str] = []
     threshold = indent
-    for index in range(ln - 1, -1, -1):
+    for entry in text.enclosing(ln):
         if threshold == 0 and not equal_ok:
             break
-        text = lines[index]
-        stripped = text.strip()
-        if not stripped or stripped.startswith("#") or _only_actions(text):
+        if entry.lead > threshold:
             continue
-        lead = len(text) - len(text.lstrip(" \t"))
-        if lead > threshold:
+        if entry.lead == threshold and (not equal_ok or entry.dash or not entry.opens):
             continue
-        dash = _DASH_RE.match(text) is not None
-        if lead == threshold and (not equal_ok or dash or not _opens_block(text)):
-            continue
-        key = _KEY_RE.match(text)
-        if dash:
-            if key is not None:
-                key_at = len(key.group("indent")) + len(key.group("dashes"))
-                if (key_at < threshold or (key_at == threshold and equal_ok)) and _opens_block(text):
-                    path.append(_unquote(key.group("key")))
+        if entry.dash:
+            if entry.key is not None and entry.opens and (
+                    entry.key_at < threshold or (entry.key_at == threshold and equal_ok)):
+                path.append(entry.key)
             path.append("[]")
-            threshold, equal_ok = lead, True
+            threshold, equal_ok = entry.lead, True
             continue
-        if key is None:
-            continue  # a continuation line of a scalar
-        path.append(_unquote(key.group("key")))
-        threshold, equal_ok = lead, False
+        assert entry.key is not None
+        path.append(entry.key)
+        threshold, equal_ok = entry.lead, False
     path.reverse()
     return path
 
@@ -228,27 +300,27 @@ def _only_actions(text: str) -> bool:
     return not rest or rest.startswith("#")
 
 
-def _env_name_is_harmless(lines: list[str], ln: int, rest: list[str]) -> bool:
+def _env_name_is_harmless(text: _Text, ln: int, rest: list[str]) -> bool:
     """Whether an unknown in an env entry is only the value of a variable whose literal name is not
-    NVIDIA's and that no other variable's value refers to (`$(NAME)`)."""
+    NVIDIA's and that no other variable's value refers to (`$(NAME)`); a command's `$(NAME)` runs
+    no container."""
     if not rest or rest[0] not in ("value", "valueFrom"):
         return False
-    name = _item_key(lines, ln, "name")
+    name = _item_key(text.lines, ln, "name")
     if name is None or "{" in name or "NVIDIA" in name.upper():
         return False
-    # Another variable's value may expand it (`value: $(NAME)`); a command's `$(NAME)` runs no container.
-    return not any(f"$({name})" in line and line.lstrip(" \t-").startswith("value:") for line in lines)
+    return name not in text.expanded()
 
 
 def _item_key(lines: list[str], ln: int, wanted: str) -> str | None:
     """The literal value of `wanted` in the list item holding line `ln`."""
     start = ln
-    while start >= 0 and _DASH_RE.match(lines[start]) is None:
+    while start >= 0 and ln - start <= MAX_LOOKBACK and _DASH_RE.match(lines[start]) is None:
         start -= 1
-    if start < 0:
+    if start < 0 or ln - start > MAX_LOOKBACK:
         return None
     dash_at = len(_DASH_RE.match(lines[start]).group("indent"))  # type: ignore[union-attr]
-    for index in range(start, len(lines)):
+    for index in range(start, min(len(lines), start + MAX_LOOKBACK)):
         text = lines[index]
         if index > start and text.strip() and len(text) - len(text.lstrip(" \t")) <= dash_at:
             break
@@ -261,13 +333,13 @@ def _item_key(lines: list[str], ln: int, wanted: str) -> str | None:
 def _item_requests_gpu(lines: list[str], ln: int) -> bool:
     """Whether the container item holding line `ln` declares a GPU resource in its literal text."""
     start = ln
-    while start >= 0 and _DASH_RE.match(lines[start]) is None:
+    while start >= 0 and ln - start <= MAX_LOOKBACK and _DASH_RE.match(lines[start]) is None:
         start -= 1
-    if start < 0:
+    if start < 0 or ln - start > MAX_LOOKBACK:
         return False
     dash_at = len(_DASH_RE.match(lines[start]).group("indent"))  # type: ignore[union-attr]
     body = [lines[start]]
-    for text in lines[start + 1:]:
+    for text in lines[start + 1:start + MAX_LOOKBACK]:
         if text.strip() and not _only_actions(text) and len(text) - len(text.lstrip(" \t")) <= dash_at:
             break
         body.append(text)
