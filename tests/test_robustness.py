@@ -352,11 +352,12 @@ def test_template_literal_text_is_checked_and_placeholders_are_not() -> None:
     assert doc.span(("spec", "template", "spec", "containers", 1, "env", 0, "value")) == Span(31, 18, 31, 47)
     _, report = scan_json("-", input=TEMPLATE)
     # The literal `all` is found; the templated value of container d is unknown, so not reported. GPU011 sits
-    # at the first unknown that could hide a bypass: container c's image (c requests no GPU).
-    assert active(report) == [("GPU003", 16, 11), ("GPU011", 13, 17)]
+    # at the first unknown that could hide a bypass: container c's args (its image cannot matter: c sets
+    # NVIDIA_VISIBLE_DEVICES itself).
+    assert active(report) == [("GPU003", 16, 11), ("GPU011", 14, 25)]
     (template,) = [f for f in report["findings"] if f["rule"] == "GPU011"]
     assert template["severity"] == "warning" and "only its literal text was checked" in template["message"]
-    assert "the value of `spec.template.spec.containers[].image` is unknown" in template["message"]
+    assert "the value of `spec.template.spec.containers[].args` is unknown" in template["message"]
     assert "helm template" in template["message"]
 
 

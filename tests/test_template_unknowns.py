@@ -81,6 +81,12 @@ def test_the_image_of_a_container_with_a_dra_claim_cannot_hide_a_default() -> No
     assert _unknown(body) is None
 
 
+def test_the_image_of_a_container_setting_the_variable_itself_cannot_hide_a_default() -> None:
+    body = ("  - name: second\n    image: {{ .Image }}\n    env:\n    - name: NVIDIA_VISIBLE_DEVICES\n"
+            "      value: void\n")
+    assert _unknown(body) is None
+
+
 def test_an_unknown_gpu_quantity_or_resource_name_is_a_risk() -> None:
     assert _unknown("    resources:\n      limits:\n        {{ .Name }}: 1\n") == Unknown(
         11, 9, "spec.containers[].resources.limits", emits=True)

@@ -158,11 +158,15 @@ def test_values_a_script_passes_to_a_remote_chart_are_checked_whatever_their_nam
         1, [("config.example/cfg/dask.yml", 4), ("config/gpu.yaml", 4), ("config/local.yaml", 4)])
 
 
-def test_a_duplicate_key_in_a_values_file_is_not_a_manifest_error(tmp_path: Path) -> None:
+def test_a_duplicate_key_in_a_values_file_says_helm_keeps_the_last(tmp_path: Path) -> None:
     path = tmp_path / "values.yaml"
-    path.write_text("api:\n  image: busybox\n  env:\n  - name: A\n    value: b\napi:\n  replicas: 2\n")
+    path.write_text("api:\n  image: busybox\n  env:\n  - name: NVIDIA_VISIBLE_DEVICES\n    value: all\n"
+                    "api:\n  image: busybox\n  env:\n  - name: LOG_LEVEL\n    value: info\n")
     code, report = scan_json(str(path))
-    assert (code, report["findings"]) == (0, [])
+    assert (code, [(f["rule"], f["line"], f["column"]) for f in report["findings"]]) == (1, [("GPU000", 6, 1)])
+    assert report["findings"][0]["message"] == (
+        "duplicate key 'api' (first defined at line 1): Helm keeps only the last value, so the first one is "
+        "ignored and not checked; the ignored value holds NVIDIA_VISIBLE_DEVICES")
 
 
 @pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")

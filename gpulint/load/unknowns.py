@@ -39,8 +39,10 @@ _SAFE_VOLUMES = frozenset({"configMap", "secret", "emptyDir", "persistentVolumeC
                            "downwardAPI", "ephemeral"})
 # Keys an emitter (an action that renders whole keys) may add GPU-deciding fields under.
 _OPEN_SCOPES = _CONTAINER_LISTS | frozenset({"spec", "template", "podSpec", "podTemplate"})
-# A GPU resource name, or DRA claims (`resources.claims`): either is a GPU request a rule accepts.
-_GPU_LIMIT_RE = re.compile(r"^[ \t]*[\"']?(?:[\w.-]+/[\w.-]*gpu[\w.-]*[\"']?[ \t]*:|claims[ \t]*:)", re.M | re.I)
+# A GPU resource name or DRA claims (`resources.claims`): a GPU request a rule accepts; or the
+# container's own NVIDIA_VISIBLE_DEVICES entry, which overrides what any image defaults to.
+_GPU_LIMIT_RE = re.compile(r"^[ \t]*(?:[\"']?(?:[\w.-]+/[\w.-]*gpu[\w.-]*[\"']?[ \t]*:|claims[ \t]*:)"
+                           r"|-?[ \t]*name:[ \t]*[\"']?NVIDIA_VISIBLE_DEVICES[\"']?[ \t]*(?:#.*)?$)", re.M | re.I)
 _WORKLOAD_RE = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:containers|initContainers|image)[ \t]*:", re.M)
 
 
@@ -331,7 +333,8 @@ def _item_key(lines: list[str], ln: int, wanted: str) -> str | None:
 
 
 def _item_requests_gpu(lines: list[str], ln: int) -> bool:
-    """Whether the container item holding line `ln` declares a GPU resource in its literal text."""
+    """Whether the container item holding line `ln` declares, in its literal text, a GPU resource, a
+    DRA claim or its own NVIDIA_VISIBLE_DEVICES (then no image default can give it GPUs)."""
     start = ln
     while start >= 0 and ln - start <= MAX_LOOKBACK and _DASH_RE.match(lines[start]) is None:
         start -= 1

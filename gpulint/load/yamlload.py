@@ -43,6 +43,9 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
+# What happens to the first of two equal keys of a manifest (a values file's reader says it otherwise).
+KEEPS_LAST = "Kubernetes keeps only the last value (strict field validation rejects the object)"
+
 # Documents larger than this (in characters) do not keep their parser events,
 # which take about 30 times the size of the text, for the location tree: it is
 # built from a second parse when a finding needs it.
@@ -704,8 +707,8 @@ def _problems(dups: list, line_offset: int, ends: dict) -> list[Problem]:
         first = _span(first_event, line_offset)
         first_loc = _loc(first_child, line_offset, ends)
         problems.append(Problem(
-            f"duplicate key {key!r} (first defined at line {first.line}): Kubernetes keeps only the last "
-            "value (strict field validation rejects the object), so the first one is ignored and not checked",
+            f"duplicate key {key!r} (first defined at line {first.line}): {KEEPS_LAST}, so the first one is "
+            "ignored and not checked",
             _span(key_event, line_offset), first_loc.span, (first_loc.start, first_loc.end)))
     return problems
 

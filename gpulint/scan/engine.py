@@ -37,6 +37,7 @@ from gpulint.load.decode import (
 )
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import (
+    KEEPS_LAST,
     Document,
     Limits,
     LoadError,
@@ -604,8 +605,11 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                 mapper.prepare(obj)
         if objects:
             found_objects = True
-            for problem in doc.problems if manifest else ():   # a values file is no manifest
-                _invalid(report, contexts, problem.span, _problem_message(doc, problem), doc=doc, file=display)
+            for problem in doc.problems:
+                message = _problem_message(doc, problem)
+                if not manifest:   # a values file: Helm, not Kubernetes, reads it
+                    message = message.replace(KEEPS_LAST, "Helm keeps only the last value")
+                _invalid(report, contexts, problem.span, message, doc=doc, file=display)
         workloads = []
         for obj in objects:
             report.objects += 1
