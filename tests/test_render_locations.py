@@ -150,3 +150,18 @@ def test_different_objects_from_one_render_are_not_folded(tmp_path: Path) -> Non
     _code, report = scan_json("--no-cache", "--kustomize", kustomize, str(base))
     assert [(f["path"], f["line"], f["message"].endswith("renders)")) for f in report["findings"]] == [
         (str(base / "a.yaml"), 10, False), (str(base / "b.yaml"), 10, False)]
+
+
+def test_a_remote_base_failing_every_overlay_is_one_warning(tmp_path: Path) -> None:
+    kustomize = find_tool("kustomize", "kubectl")
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "kustomization.yaml").write_text("resources:\n- https://github.com/example/repo//deploy?ref=v1\n")
+    for name in ("one", "two"):
+        overlay = tmp_path / name
+        overlay.mkdir()
+        (overlay / "kustomization.yaml").write_text("resources:\n- ../base\n")
+    _code, report = scan_json("--no-cache", "--kustomize", kustomize, str(tmp_path))
+    # Each overlay's message names itself (`kubectl kustomize <overlay>`): one finding all the same.
+    assert _rows(report) == [("GPU010", "warning", str(base / "kustomization.yaml"), 2, 3)]
+    assert report["findings"][0]["message"].endswith(" (met by 2 renders)")
