@@ -54,7 +54,7 @@ def test_only_compose_and_ci_are_left_alone_not_every_services_key(tmp_path: Pat
     assert [(f["rule"], f["line"], f["column"]) for f in report["findings"]] == [("GPU003", 5, 7)]
 
 
-def test_an_image_alone_or_a_disabled_component_is_not_read_as_pods(tmp_path: Path) -> None:
+def test_an_image_beside_components_given_resources_and_a_disabled_component(tmp_path: Path) -> None:
     folder = tmp_path / "config" / "helm"
     folder.mkdir(parents=True)
     (folder / "dask.yml").write_text(
@@ -64,10 +64,15 @@ def test_an_image_alone_or_a_disabled_component_is_not_read_as_pods(tmp_path: Pa
         "parser:\n  enabled: false\n  image: nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04\n  env:\n"
         "  - name: NVIDIA_VISIBLE_DEVICES\n    value: all\n")
     _, report = scan_json(str(folder / "dask.yml"))
-    # The worker's GPU count is set here (0); the scheduler keeps the chart's own resources, which are not
-    # in the tree; the parser is not deployed.
+    # The file sets the worker's resources (no GPU), so the scheduler beside it, given none, runs without
+    # one too; the parser is not deployed.
     assert [(f["rule"], f["line"], f["column"], f["object"]["name"]) for f in report["findings"]] == [
-        ("GPU005", 3, 5, "worker")]
+        ("GPU005", 3, 5, "worker"), ("GPU005", 10, 5, "scheduler")]
+    # A catalogue of images an operator picks from (no component with resources beside them) is not pods.
+    (folder / "runtimes.yml").write_text("runtimes:\n  vllm:\n    image:\n      repository: nvcr.io/nvidia/cuda\n"
+                                         "      tag: 12.4.0-base-ubuntu22.04\n  tgi:\n    image:\n"
+                                         "      repository: nvcr.io/nvidia/cuda\n      tag: 12.4.0-base-ubuntu22.04\n")
+    assert scan_json(str(folder / "runtimes.yml"))[1]["findings"] == []
 
 
 def test_a_flux_helmrelease_and_an_argo_application_carry_values(tmp_path: Path) -> None:

@@ -10,8 +10,11 @@ through its render instead). Inside it, a mapping is a component when it has
 the shape of a container:
 
 - an image (`image: repo:tag`, or `image: {repository, tag}`) with an env list,
-  `securityContext`, `resources` or `command`/`args` (a block with only an
-  image keeps the chart's own resources, which gpulint cannot see: not read); or
+  `securityContext`, `resources` or `command`/`args`; or a block with only a
+  chart-style image beside a component that sets `resources` (the file decides
+  the resources of the blocks it lists: a `scheduler:` beside a `worker:` given
+  GPUs). A block with only an image elsewhere (a catalogue of images an operator
+  picks from) keeps the chart's own resources, which gpulint cannot see; or
 - an env list of Kubernetes env entries (`env`, `extraEnv`, `extraEnvVars`,
   `extraEnvs`, `additionalEnv`: items with `name` and `value`/`valueFrom`), or an
   `env` mapping of variable names (`NVIDIA_VISIBLE_DEVICES: all`), which charts
@@ -157,6 +160,16 @@ def _components(data: Any, rel: tuple, depth: int) -> Iterator[tuple[tuple, dict
             return   # a component the chart is told not to deploy
         if _is_component(data):
             yield rel, data
+        # A block with only a chart-style image (`scheduler: {image: {repository, tag}}`) is a component
+        # when a block beside it is one and sets resources (`worker:` given GPUs): the file decides the
+        # resources of the components it lists. A catalogue of images (runtimes an operator picks from)
+        # has no such neighbour.
+        if any(isinstance(value, dict) and _is_component(value) and isinstance(value.get("resources"), dict)
+               for value in data.values()):
+            for key, value in data.items():
+                if (isinstance(value, dict) and not _is_component(value) and _chart_image(value.get("image"))
+                        and not any(value.get(off) is False for off in _OFF_KEYS)):
+                    yield rel + (key,), value
         for key, value in data.items():
             if key in _ENV_LISTS or key in ("resources", "securityContext"):
                 continue
@@ -178,6 +191,11 @@ def _is_component(mapping: dict) -> bool:
     return (isinstance(mapping.get("securityContext"), dict)
             or (isinstance(resources, dict) and any(isinstance(resources.get(k), dict) for k in ("limits", "requests")))
             or isinstance(mapping.get("command"), list) or isinstance(mapping.get("args"), list))
+
+
+def _chart_image(value: Any) -> bool:
+    """`image: {repository: ..., tag: ...}`: how charts take the image of a component they run."""
+    return isinstance(value, dict) and isinstance(value.get("repository"), str) and bool(value["repository"])
 
 
 def _env_entries(value: Any) -> bool:
