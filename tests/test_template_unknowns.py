@@ -203,3 +203,12 @@ def test_past_a_bound_the_actions_are_not_placed_one_by_one(monkeypatch: pytest.
     found = verdict_unknown(text)
     assert found == Unknown(7, 7, "")   # the fourth output action
     assert found.describe() == "what its actions render (too many to place one by one)"
+
+
+def test_the_unknowns_of_gpu_infrastructure_are_info_while_roles_exempt_it() -> None:
+    path = TEMPLATES / "go-device-plugin.yaml"
+    code, found, message = _gpu011(path)
+    assert (code, found) == (0, [("GPU011", "info", 6, 10)])
+    assert "its pods are GPU infrastructure (by what they mount), whose findings are exempt" in message
+    code, report = scan_json("--no-default-exemptions", str(path))
+    assert (code, [(f["severity"], f["line"], f["column"]) for f in report["findings"]]) == (1, [("warning", 12, 16)])

@@ -75,6 +75,9 @@ class LoadError(Exception):
         self.jsonc = False               # JSON that is not strict JSON (comments, trailing commas), read anyway
         self.unknown: Any = None         # the first action that could hide a GPU bypass (unknowns.Unknown)
         self.workload_shaped = False     # the text shows containers (what an unread template may hide)
+        # Whether every pod of its literal text is GPU infrastructure (set by the scan: knowledge/roles.py),
+        # whose findings are exempt whatever its actions render.
+        self.infrastructure: bool | None = None
 
 
 @dataclass

@@ -635,6 +635,8 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     contexts.emitter.file(report, finding, sctx)
+        if doc.placeholders and errors and errors[-1].literal_checked and errors[-1].line > doc.line_offset:
+            _note_infrastructure(errors[-1], workloads, config.settings)   # the template this doc was read from
         for hook in config.hooks:
             if file_text is None:
                 hook.text_done(report, doc.text, doc.line_offset, config)
@@ -661,6 +663,16 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                  f"{load_errors - MAX_LOAD_ERRORS} more documents from here on could not be loaded "
                  f"(only the first {MAX_LOAD_ERRORS} are listed)")
     return kubernetes
+
+
+def _note_infrastructure(error: LoadError, workloads: list[Workload], settings: Any) -> None:
+    """Record on a template's error whether every pod of its literal text is GPU infrastructure
+    (knowledge/roles.py): its findings are exempt, so what its actions render cannot hide a bypass."""
+    from gpulint.knowledge.roles import pod_roles
+
+    roles = [pod_roles(workload, pod, settings) for workload in workloads for pod in workload.pod_specs]
+    infrastructure = bool(roles) and all(roles)
+    error.infrastructure = infrastructure if error.infrastructure is None else error.infrastructure and infrastructure
 
 
 def _unrendered(report: FileReport, contexts: ScanContext, display: str, templates: list[LoadError],
@@ -695,7 +707,10 @@ def _unrendered(report: FileReport, contexts: ScanContext, display: str, templat
                    f"so (from line {unread[0].line}: {unread[0].message})")
     else:
         checked = f"it could not be read even with its actions masked, so it was not checked ({first.message})"
-    unknown = next((error.unknown for error in templates if error.unknown is not None), None)
+    # Infrastructure's findings are exempt only while roles exempt them (not with --no-default-exemptions).
+    by_role = any(getattr(suppressor, "roles", False) for suppressor in contexts.config.suppressors)
+    unknown = next((error.unknown for error in templates
+                    if error.unknown is not None and not (error.infrastructure and by_role)), None)
     hidden = next((error for error in templates if not error.literal_checked and error.workload_shaped), None)
     span = Span(first.line, first.column, first.line, first.column + 1)
     if unknown is not None:
@@ -704,6 +719,9 @@ def _unrendered(report: FileReport, contexts: ScanContext, display: str, templat
         risk = f"{unknown.describe()} is unknown until it is rendered and could hide a GPU bypass"
     elif hidden is not None:
         risk = "the containers of its unread documents could hide a GPU bypass"
+    elif any(error.unknown is not None for error in templates):
+        risk = ("its pods are GPU infrastructure (by what they mount), whose findings are exempt: what its "
+                "actions render cannot hide a bypass")
     else:
         risk = ("no action fills a field that decides GPU access (env, securityContext, command, args, "
                 "resources, volumes, runtimeClassName, annotations, the image of a container without a GPU "
