@@ -6,8 +6,9 @@ A rule module (built-in under `rules/`, or any third-party module) defines
                 summary="...", doc=__doc__, check=check)
 
 where `doc` is Markdown with the headings What it does / Why is this bad /
-Example / Use instead / References, and `check(workload, ctx)` yields
-`Violation`s. Rules are registered only through the `gpulint.rules` entry-point
+Example / Use instead / Fix / References, and `check(workload, ctx)` yields
+`Violation`s. A violation may carry a `Fix`: edits by document path that the
+fix stage (gpulint/fix/) turns into text edits of the file the user wrote. Rules are registered only through the `gpulint.rules` entry-point
 group. A rule keeps no state: everything it needs comes in through its arguments.
 """
 
@@ -35,7 +36,9 @@ class Severity(str, enum.Enum):
         return {"info": 1, "warning": 2, "error": 3}[self.value]
 
 
-DOC_HEADINGS = ("What it does", "Why is this bad", "Example", "Use instead", "References")
+DOC_HEADINGS = ("What it does", "Why is this bad", "Example", "Use instead", "Fix", "References")
+# A plugin written before fixes existed has no "Fix" heading; the built-in rules all do (tests/test_cli.py).
+REQUIRED_DOC_HEADINGS = tuple(heading for heading in DOC_HEADINGS if heading != "Fix")
 RULE_ID_RE = re.compile(r"GPU[01]\d\d\Z")
 RULE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 
@@ -79,6 +82,73 @@ class LineAt:
 Where = Union[KeyAt, ValueAt, TextAt, LineAt]
 
 
+# --- how a violation is repaired --------------------------------------------
+
+
+class Applicability(str, enum.Enum):
+    """SAFE: the manifest means the same to the scheduler and the workload, only made valid or
+    explicit (`--fix` applies it). UNSAFE: behaviour changes, e.g. which GPUs a container sees
+    (only with `--unsafe-fixes`)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class CopyOf:
+    """A value written exactly as the scalar at `path` is (a limit copied from its request keeps
+    its quoting)."""
+
+    path: tuple
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change by document path; the fix stage turns it into a text edit of the file.
+
+    `set`: the scalar at `path` gets `value`; `rename`: the key at the end of
+    `path` becomes `value`; `delete`: the mapping entry or list item at `path`
+    goes (a mapping or list left empty goes with it); `add`: the entry at `path`
+    (its last item a key) is added with `value`, with the mappings missing on
+    the way; `append`: `value` becomes the last item of the list at `path`
+    (made when missing). Values are plain data (str, int, bool, dict, list) or
+    a `CopyOf`.
+    """
+
+    op: str
+    path: tuple
+    value: Any = None
+
+    @classmethod
+    def set(cls, path: tuple, value: Any) -> "Edit":
+        return cls("set", tuple(path), value)
+
+    @classmethod
+    def rename(cls, path: tuple, key: str) -> "Edit":
+        return cls("rename", tuple(path), key)
+
+    @classmethod
+    def delete(cls, path: tuple) -> "Edit":
+        return cls("delete", tuple(path))
+
+    @classmethod
+    def add(cls, path: tuple, value: Any) -> "Edit":
+        return cls("add", tuple(path), value)
+
+    @classmethod
+    def append(cls, path: tuple, value: Any) -> "Edit":
+        return cls("append", tuple(path), value)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A repair of one violation: every edit is applied, or none."""
+
+    title: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+
 @dataclass(frozen=True)
 class Violation:
     """What a rule's check yields: a message and the node it is about.
@@ -87,7 +157,8 @@ class Violation:
     `severity` overrides the rule's default for this one violation (e.g. an
     unverifiable reference reported lower than a certain one). `located_in` is
     the object `where` refers to when it is not the workload itself (e.g. the
-    ConfigMap holding a script the workload runs).
+    ConfigMap holding a script the workload runs). `fix` repairs it; `no_fix`
+    says why a violation that usually has one has none here.
     """
 
     message: str
@@ -95,6 +166,8 @@ class Violation:
     container: "Container | None" = None
     severity: Severity | None = None
     located_in: "KubeObject | None" = None
+    fix: Fix | None = None
+    no_fix: str | None = None
 
 
 @dataclass
@@ -134,7 +207,7 @@ class Rule:
             raise ValueError(f"rule id {self.id!r} must look like GPU0NN or GPU1NN")
         if not RULE_NAME_RE.match(self.name):
             raise ValueError(f"rule name {self.name!r} must be kebab-case")
-        missing = [h for h in DOC_HEADINGS if f"## {h}" not in self.doc]
+        missing = [h for h in REQUIRED_DOC_HEADINGS if f"## {h}" not in self.doc]
         if missing:
             raise ValueError(f"{self.id} documentation lacks heading(s): {', '.join(missing)}")
 

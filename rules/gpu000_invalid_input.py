@@ -29,6 +29,9 @@ spec:
 Fix the syntax or type the message names. Render Helm charts before scanning
 (`helm template RELEASE CHART | gpulint scan -`) or let gpulint render them.
 
+## Fix
+None: what the input was meant to say is not known; the message says what the parser found.
+
 ## References
 - Kubernetes API conventions: https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md
 - YAML 1.2 specification, node anchors and duplicate keys: https://yaml.org/spec/1.2.2/

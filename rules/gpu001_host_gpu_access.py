@@ -84,6 +84,10 @@ spec:
 ```
 The device plugin then mounts the allocated GPU and the driver libraries.
 
+## Fix
+None: what replaces a device or driver mount (how many GPUs to request, whether the
+workload needs the host at all) is a decision about the workload, not a rewrite of the manifest.
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 1: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy, item 1: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy

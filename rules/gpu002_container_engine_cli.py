@@ -73,6 +73,10 @@ containers:
       nvidia.com/gpu: 1
 ```
 
+## Fix
+None: the command is part of the program the container runs; running its work as
+pods that request GPUs is a change of design.
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 2: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy, item 2: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy

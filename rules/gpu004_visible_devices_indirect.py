@@ -80,6 +80,10 @@ containers:
 To keep a container away from GPUs, set `NVIDIA_VISIBLE_DEVICES=void` (an `env`
 entry overrides anything `envFrom` provides).
 
+## Fix
+None: the value lives in a ConfigMap or Secret that other workloads may read too, and
+how many GPUs to request instead is not in the object.
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 4: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy, item 4: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy

@@ -84,6 +84,22 @@ containers:
 In an image, leave the variable unset (or set it to `void`) and let the device
 plugin set it for the containers that request GPUs.
 
+## Fix
+Unsafe (`--unsafe-fixes`), in manifests: `NVIDIA_VISIBLE_DEVICES=void` is
+added to the container's `env`. The container loses the GPUs it was never
+entitled to; if it really needs one, request it instead (and drop the
+variable). No fix when `envFrom` of a source outside the scan may set the
+variable, nor in Dockerfiles.
+
+```diff
+ containers:
+ - name: tools
+   image: nvidia/cuda:12.4.1-base-ubuntu22.04
++  env:
++  - name: NVIDIA_VISIBLE_DEVICES
++    value: void
+```
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 5: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy, item 5: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
@@ -98,7 +114,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-from gpulint.api import LineAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Applicability, Edit, Fix, LineAt, Rule, RuleContext, Severity, ValueAt, Violation
 from gpulint.knowledge.envresolve import describe_env_from, resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -125,6 +141,10 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
         if resolution.setting is not None:
             continue  # the pod sets the variable: hidden, or GPU003/GPU004's finding
         unless = ""
+        fix = None
+        if not resolution.unverifiable:
+            fix = Fix(f"add {VISIBLE_DEVICES}=void to the container's env", Applicability.UNSAFE,
+                      (Edit.append(container.key_path("env"), {"name": VISIBLE_DEVICES, "value": "void"}),))
         if resolution.unverifiable:
             names = ", ".join(describe_env_from(item) for item in resolution.unverifiable)
             unless = f" (unless envFrom {names}, not in the scan, sets it)"
@@ -133,7 +153,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             f"container requests no GPU{unless}: with the NVIDIA runtime it sees every GPU of the node "
             f"without the scheduler knowing; set {VISIBLE_DEVICES}=void in env, or request nvidia.com/gpu "
             "in resources.limits",
-            ValueAt(container.key_path("image")), container,
+            ValueAt(container.key_path("image")), container, fix=fix,
         )
 
 

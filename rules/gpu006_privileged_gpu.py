@@ -86,6 +86,25 @@ containers:
 Request the GPUs the container needs and drop `privileged`; add only the
 specific capabilities the program needs (never `SYS_ADMIN`).
 
+## Fix
+Unsafe (`--unsafe-fixes`), only for a container that already has a GPU limit:
+`privileged: true` is deleted (with `securityContext` when nothing else is in
+it), unless the container also adds `SYS_ADMIN`, which the runtime treats as
+privileged all the same. The container keeps the GPUs it requested and loses every other device
+of the host; a program that needed one of them, or a capability privileged
+mode gave, needs it granted explicitly. Without a GPU limit there is no fix:
+how many GPUs to request is yours to say.
+
+```diff
+ - name: train
+   image: nvcr.io/nvidia/pytorch:24.05-py3
+-  securityContext:
+-    privileged: true
+   resources:
+     limits:
+       nvidia.com/gpu: 1
+```
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 6: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy, item 6: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
@@ -101,8 +120,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.knowledge.gpu import gpu_signals, requests_gpu
+from gpulint.api import Applicability, Edit, Fix, KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.knowledge.gpu import gpu_limits, gpu_signals, requests_gpu
 from gpulint.model.workload import Container, Workload
 
 # Capability names that give CAP_SYS_ADMIN (Kubernetes accepts both spellings).
@@ -117,10 +136,15 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
                 fix = ("drop privileged: the GPU limit alone gives it its GPUs"
                        if requests_gpu(container, pod, ctx.settings)
                        else "request nvidia.com/gpu in resources.limits and drop privileged")
+                path = container.path + ("securityContext", "privileged")
+                repair = None
+                if gpu_limits(container, ctx.settings) and _sys_admin_entry(container) is None:
+                    repair = Fix("delete privileged: true (the GPU limit gives the container its GPUs)",
+                                 Applicability.UNSAFE, (Edit.delete(path),))
                 yield Violation(
                     f"privileged: true on a GPU container ({'; '.join(signals)}) gives it every GPU of "
                     f"the node, unseen by the scheduler; {fix}",
-                    KeyAt(container.path + ("securityContext", "privileged")), container,
+                    KeyAt(path), container, fix=repair,
                 )
             continue
         added = _sys_admin_entry(container)

@@ -47,6 +47,19 @@ spec:
 ```
 or drop `runtimeClassName` from pods that need no GPU.
 
+## Fix
+Unsafe (`--unsafe-fixes`): `runtimeClassName` is deleted, so the pod runs with
+the node's default runtime and no container sees a GPU. Pods that need GPUs
+should request them instead; that choice is yours, so the fix only removes
+the runtime class.
+
+```diff
+ spec:
+-  runtimeClassName: nvidia
+   containers:
+   - name: app
+```
+
 ## References
 - The GPU Operator creates RuntimeClass `nvidia`: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#container-engines-runtime-classes-and-node-access
 - Kubernetes, Runtime Class: https://kubernetes.io/docs/concepts/containers/runtime-class/
@@ -59,7 +72,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.api import Applicability, Edit, Fix, KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.knowledge.envresolve import resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -90,6 +103,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             f"runtimeClassName {pod.runtime_class_name} runs the NVIDIA runtime but no container of the pod "
             f"requests a GPU{detail}; request nvidia.com/gpu in resources.limits, or drop the runtime class",
             KeyAt(pod.field_path("runtimeClassName")),
+            fix=Fix(f"delete runtimeClassName {pod.runtime_class_name}: no container requests a GPU",
+                    Applicability.UNSAFE, (Edit.delete(pod.field_path("runtimeClassName")),)),
         )
 
 

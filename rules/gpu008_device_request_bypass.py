@@ -57,6 +57,10 @@ spec:
 For devices that need more than a count, use DRA (`resources.claims` with a
 ResourceClaim), which the scheduler accounts for.
 
+## Fix
+None: how many GPUs to request instead of the named devices is a decision about the
+workload.
+
 ## References
 - Device-selection precedence in the NVIDIA container toolkit: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#device-selection-in-the-nvidia-container-toolkit
 - NVIDIA container toolkit, runtime configuration (CDI, volume-mounts strategy): https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md

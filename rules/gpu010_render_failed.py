@@ -70,6 +70,9 @@ CHART` before the scan (the GitHub Action's `helm-dependency-build: true`) to
 have a chart's dependencies checked; a placeholder version can stay, or be
 suppressed where it is written (`# gpulint: ignore[GPU010] filled in by CI`).
 
+## Fix
+None: the chart or kustomization has to be repaired so that it renders.
+
 ## References
 - Kustomize remote targets: https://github.com/kubernetes-sigs/kustomize/blob/master/examples/remoteBuild.md
 - Helm template functions `fail` and `required`: https://helm.sh/docs/howto/charts_tips_and_tricks/

@@ -55,6 +55,9 @@ and scan the output, e.g. `helm template RELEASE CHART | gpulint scan -`.
 Turn this rule off (`--ignore GPU011`) if the templates are checked where
 they are rendered; parse errors in real manifests are still GPU000.
 
+## Fix
+None: the template has to be rendered by the program it is written for.
+
 ## References
 - Go text/template: https://pkg.go.dev/text/template
 - Terraform templatefile: https://developer.hashicorp.com/terraform/language/functions/templatefile

@@ -41,6 +41,9 @@ metadata:
   value: all
 ```
 
+## Fix
+None: the reason is yours to write.
+
 ## References
 - gpulint README, "Suppressing findings"
 - Ruff, error suppression (the model for inline codes): https://docs.astral.sh/ruff/linter/#error-suppression

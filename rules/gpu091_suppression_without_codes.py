@@ -27,6 +27,9 @@ env:
   value: all
 ```
 
+## Fix
+None: which rules the comment means is yours to say.
+
 ## References
 - gpulint README, "Suppressing findings"
 - Ruff, blanket noqa (PGH004): https://docs.astral.sh/ruff/rules/blanket-noqa/

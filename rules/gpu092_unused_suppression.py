@@ -26,6 +26,9 @@ reason that was about something else.
   value: void
 ```
 
+## Fix
+None: a suppression may be kept on purpose for a finding other inputs produce.
+
 ## References
 - Ruff, unused-noqa (RUF100), the model for this rule: https://docs.astral.sh/ruff/rules/unused-noqa/
 """

@@ -30,6 +30,9 @@ Scan the directory the link points to as well (`gpulint scan k8s/ ../platform/ma
 or copy the manifests into the repository. Links inside the scanned directory
 are followed as usual.
 
+## Fix
+None: the link is not followed, and where it should point is not known.
+
 ## References
 - OWASP, path traversal: https://owasp.org/www-community/attacks/Path_Traversal
 - Git, how symbolic links are stored: https://git-scm.com/docs/git-config#Documentation/git-config.txt-coresymlinks

@@ -46,6 +46,22 @@ resources:
     nvidia.com/gpu: 1
 ```
 
+## Fix
+Unsafe (`--unsafe-fixes`): when the name is one slip away from a single known
+name — one character added, dropped, changed or swapped (`nvidia.com/gpus`,
+`nvidia.com/gup`), only its case (`nvidia.com/GPU`), its domain without the
+top-level part (`nvidia/gpu`), or the removed legacy name — the key is renamed
+to that name, in `limits` and `requests` alike. It is unsafe because the workload then really requests GPUs: it
+waits for a node that has them and takes them from other pods. No fix when
+several names are as close, or the container already lists the name.
+
+```diff
+ resources:
+   limits:
+-    nvidia.com/gpus: 1
++    nvidia.com/gpu: 1
+```
+
 ## References
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - Kubernetes 1.10 release notes: `alpha.kubernetes.io/nvidia-gpu` removed in favour of device plugins
@@ -57,13 +73,14 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.api import Applicability, Edit, Fix, KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.knowledge.gpu import matches_any
 from gpulint.knowledge.resources import (
     LEGACY_NAMES,
     Entry,
     ResourceNames,
     api_rejects_name,
+    edit_distance,
     entries_named,
     resource_names,
     suggestions,
@@ -75,9 +92,35 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     ignored = tuple(ctx.option("ignore-resources") or ())
     names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
-        for entry in entries_named(container, names.is_unknown_gpu_like):
+        unknown = list(entries_named(container, names.is_unknown_gpu_like))
+        for entry in unknown:
             if not matches_any(entry.name, ignored):
-                yield Violation(_message(entry, names), KeyAt(entry.path), container)
+                meant = _meant(entry.name, names)
+                # The name is renamed in limits and requests alike: renaming one alone would
+                # leave a request without its limit.
+                fix = None if meant is None else Fix(
+                    f"rename {entry.name} to {meant}", Applicability.UNSAFE,
+                    tuple(Edit.rename(same.path, meant) for same in unknown if same.name == entry.name))
+                yield Violation(_message(entry, names), KeyAt(entry.path), container, fix=fix)
+
+
+def _meant(name: str, names: ResourceNames) -> str | None:
+    """The one known name `name` is a slip of (see the Fix section), or None."""
+    lower = name.lower()
+    legacy = LEGACY_NAMES.get(lower)
+    if legacy is not None:
+        return legacy[0]
+    guesses = suggestions(name, names)
+    if len(guesses) != 1 or guesses[0] not in names.concrete:
+        return None
+    meant = guesses[0]
+    domain, _, local = lower.rpartition("/")
+    meant_domain, _, meant_local = meant.rpartition("/")
+    if edit_distance(lower, meant) <= 1:   # also a name wrong only in case
+        return meant
+    if local == meant_local and domain and meant_domain.startswith(domain + "."):
+        return meant
+    return None
 
 
 def _message(entry: Entry, names: ResourceNames) -> str:

@@ -13,11 +13,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Packages of gpulint from the top of the scan to its bottom. A package may import
 # those after it, never one before it (the engine strings the stages together; the
-# stages use shared knowledge, which uses the model, which uses loading).
+# stages use shared knowledge, which uses the model, which uses loading). Fixes sit
+# under the engine, which attaches them to findings, and over everything they read.
 LAYERS = [
     "gpulint.__main__",
     "gpulint.cli",
     "gpulint.scan",
+    "gpulint.fix",
     "gpulint.inputs",
     "gpulint.suppress",
     "gpulint.report",

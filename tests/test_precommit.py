@@ -23,8 +23,14 @@ def _hooks() -> list:
     return doc.data
 
 
+def _hook(hook_id: str) -> dict:
+    (hook,) = [hook for hook in _hooks() if hook["id"] == hook_id]
+    return hook
+
+
 def test_hook_definition() -> None:
-    (hook,) = _hooks()
+    assert [hook["id"] for hook in _hooks()] == ["gpulint", "gpulint-fix"]
+    hook = _hook("gpulint")
     assert hook["id"] == "gpulint" and hook["name"]
     assert hook["entry"] == "gpulint scan"
     assert hook["language"] == "python"
@@ -38,8 +44,16 @@ def test_hook_definition() -> None:
 def test_hook_file_types_are_known_to_identify() -> None:
     from identify.identify import ALL_TAGS
 
-    (hook,) = _hooks()
-    assert set(hook["types_or"]) <= ALL_TAGS
+    for hook in _hooks():
+        assert set(hook["types_or"]) <= ALL_TAGS
+
+
+def test_fix_hook_definition() -> None:
+    hook = _hook("gpulint-fix")
+    assert hook["entry"] == "gpulint scan --fix --exit-zero"
+    assert hook["language"] == "python" and hook["require_serial"] is True
+    assert hook["types_or"] == ["yaml", "json"]   # Dockerfiles have no fixes
+    assert hook.get("pass_filenames", True) is True
 
 
 @pytest.mark.slow
@@ -71,3 +85,31 @@ def test_try_repo_fails_on_a_bad_manifest_then_passes(tmp_path: Path) -> None:
     passed = try_repo()
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "Passed" in passed.stdout
+
+
+@pytest.mark.slow
+def test_try_repo_fix_hook_changes_the_file_then_passes(tmp_path: Path) -> None:
+    """`gpulint-fix` adds the missing limit: pre-commit fails because the file changed, then passes."""
+    source = copy_as_repo(tmp_path / "gpulint")
+    project = tmp_path / "project"
+    project.mkdir()
+    git("init", "-q", cwd=project)
+    request_only = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p  # keep\nspec:\n  containers:\n  - name: app\n"
+                    "    image: registry.example.com/app:1\n    resources:\n      requests:\n        nvidia.com/gpu: 1\n")
+    (project / "pod.yaml").write_text(request_only)
+    git("add", "-A", cwd=project)
+    env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    env.pop("GITHUB_ACTIONS", None)
+
+    def try_repo() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "pre_commit", "try-repo", str(source), "gpulint-fix", "--all-files",
+             "--color=never"], cwd=project, env=env, capture_output=True, text=True, timeout=900)
+
+    failed = try_repo()
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "files were modified by this hook" in failed.stdout
+    assert (project / "pod.yaml").read_text() == request_only + "      limits:\n        nvidia.com/gpu: 1\n"
+    git("add", "-A", cwd=project)
+    passed = try_repo()
+    assert passed.returncode == 0, passed.stdout + passed.stderr

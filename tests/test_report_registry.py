@@ -28,7 +28,7 @@ def test_the_formats_are_the_modules_of_the_formats_folder_in_their_declared_ord
     assert set(registry.names()) == modules == set(registry.format_modules())
     assert registry.names()[:6] == ("text", "full", "concise", "json", "sarif", "github")
     assert registry.help_text().startswith("text (full on a terminal, concise otherwise), full (")
-    assert registry.help_text().endswith(", json, sarif or github")
+    assert registry.help_text().endswith(", json, sarif, github or rdjson (reviewdog, fixes as suggestions)")
 
 
 def test_every_reporter_writes_an_empty_scan() -> None:
@@ -63,7 +63,7 @@ def toy_format(monkeypatch: pytest.MonkeyPatch) -> Reporter:
 
 def test_a_format_module_is_all_a_new_format_needs(toy_format: Reporter, tmp_path: Path) -> None:
     assert registry.names()[-1] == "count"
-    assert registry.help_text().endswith("github or count (the number of findings)")
+    assert registry.help_text().endswith(", rdjson (reviewdog, fixes as suggestions) or count (the number of findings)")
     assert plan(["count:n.txt"], "text") == [Target("count", "n.txt"), Target("text", None)]
     (tmp_path / "bad.yaml").write_text(BAD_POD)
     code, out, _err = run_cli("scan", "--format", "count", str(tmp_path / "bad.yaml"))

@@ -24,7 +24,7 @@ SCAN_HELP = "Scan manifests, Helm/Kustomize output and Dockerfiles for GPU sched
 FAIL_ON = ("error", "warning", "info", "never")
 COLORS = ("auto", "always", "never")
 # How close (difflib ratio) an unknown option must be to one of ours to be suggested:
-# `--fail_on` gives `--fail-on` (0.89), `--fix` gives nothing (`--config` is 0.62).
+# `--fail_on` gives `--fail-on` (0.89), `--confg` gives `--config`.
 SUGGEST_CUTOFF = 0.75
 
 
@@ -104,6 +104,21 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: warning, or the configuration's fail-on).")
     out.add_argument("--exit-zero", action="store_true",
                      help="Exit 0 even when there are findings (usage and configuration errors still exit 2).")
+
+    fixes = parser.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", default=None,
+                       help="Apply the safe fixes to the files in place (atomically, only files that change; "
+                            "stdin: the fixed text on stdout), then report what remains (default: the "
+                            "configuration's fix).")
+    fixes.add_argument("--no-fix", dest="fix", action="store_false", help="Do not apply fixes (overrides fix: true).")
+    fixes.add_argument("--unsafe-fixes", action="store_true", default=None,
+                       help="Apply (with --fix) or show (with --diff) the unsafe fixes too: they change what the "
+                            "workload gets (default: the configuration's unsafe-fixes).")
+    fixes.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false",
+                       help="Leave the unsafe fixes out (overrides unsafe-fixes: true).")
+    fixes.add_argument("--diff", action="store_true",
+                       help="Print a unified diff of the fixes instead of applying them; change nothing (exit 1 "
+                            "when there is a diff).")
 
     rules = parser.add_argument_group("rule selection")
     rules.add_argument("--select", action="append", metavar="CODES",

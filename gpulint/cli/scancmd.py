@@ -191,6 +191,9 @@ def _scan(v: dict[str, Any]) -> int:
     finally:
         progress.erase()
     progress.finished(result, found.skipped)
+    fixing = v["fix"] if v["fix"] is not None else project.fix
+    if (fixing or v["diff"]) and not v.get("fixed_already"):
+        return _fix(v, result, found, run, reader, rules, project, fixing)
 
     problems = [f"{path}: no such file or directory" for path in found.missing]
     context = registry.ReportContext(
@@ -227,6 +230,11 @@ def _scan(v: dict[str, Any]) -> int:
         echo_err(f"gpulint: {'error' if v['fail_if_empty'] else 'warning'}: {empty}")
         if v["fail_if_empty"]:
             return EXIT_ERROR
+    result.internal_errors += v.get("fix_errors", [])
+    if v.get("fixed_already") and not v["quiet"]:
+        from gpulint.cli.fixcmd import summary
+
+        summary(v["fixed_already"][0], result, v["fixed_already"][1], echo_err)
     for message in result.internal_errors:
         echo_err(f"gpulint: {message} — this is a bug; please report it with the input at "
                  "https://github.com/gpulint/gpulint/issues")
@@ -246,6 +254,55 @@ def _scan(v: dict[str, Any]) -> int:
             echo_err(f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to baseline {v['write_baseline']}")
     code = _exit_code(result, run.fail_on)
     return EXIT_CLEAN if v["exit_zero"] else code
+
+
+def _fix(v: dict[str, Any], result: Any, found: Any, run: Any, reader: Any, rules: dict, project: Any,
+         fixing: bool) -> int:
+    """--fix / --diff (cli/fixcmd.py): fix in memory, then print the diff, or print stdin's fixed
+    text, or write the files and scan again for the report of what remains."""
+    from gpulint.cli import fixcmd
+    from gpulint.results.inputkind import InputKind
+
+    unsafe = v["unsafe_fixes"] if v["unsafe_fixes"] is not None else project.unsafe_fixes
+    rules_policy = fixcmd.policy(rules, project, unsafe)
+    done = fixcmd.fix_inputs(result, found.inputs, run.scan, reader, rules_policy)
+    if not v["quiet"]:
+        for note in done.notes:
+            echo_err(f"gpulint: {note}")
+    errors = [f"gpulint: {message} — {_BUG}" for message in done.errors]
+    if v["diff"]:
+        sys.stdout.write(fixcmd.diff_text(done))
+        sys.stdout.flush()
+        for message in errors:
+            echo_err(message)
+        if not v["quiet"]:
+            for finding in result.findings:
+                if finding.no_fix is not None and finding.suppressed is None:
+                    s = finding.span
+                    echo_err(f"gpulint: {finding.file}:{s.line}:{s.column}: {finding.rule_id} {finding.no_fix}")
+            fixcmd.would_fix(done, result, rules_policy, echo_err)
+        return EXIT_ERROR if errors else (EXIT_FINDINGS if done.files else EXIT_CLEAN)
+    stdin = next((item for item in found.inputs if item.kind is InputKind.STDIN), None)
+    if stdin is not None:
+        # As ruff does: the text (fixed or not) on stdout, what remains in the summary and exit code.
+        fixed = next((item for item in done.files if item.path is None), None)
+        sys.stdout.write(fixed.after if fixed is not None else fixcmd.text_of(stdin, reader))
+        sys.stdout.flush()
+        remaining = fixcmd.remaining(result, done)
+        fixcmd.write_files(done)
+        for message in errors:
+            echo_err(message)
+        if not v["quiet"]:
+            fixcmd.summary(done.fixed, remaining, rules_policy, echo_err)
+        if errors or found.missing:
+            return EXIT_ERROR
+        return EXIT_CLEAN if v["exit_zero"] else _exit_code(remaining, run.fail_on)
+    try:
+        fixcmd.write_files(done)
+    except OSError as error:
+        raise UsageError(f"cannot write a fixed file: {error.strerror or error}") from None
+    # The report is of the fixed files, scanned again as they now are.
+    return _scan(dict(v, fixed_already=(done.fixed, rules_policy), fix_errors=done.errors))
 
 
 def _nothing_scanned(inputs: list, paths: list[str]) -> str | None:

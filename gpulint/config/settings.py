@@ -93,6 +93,10 @@ class ProjectConfig:
     charts: list[ConfiguredChart] = field(default_factory=list)  # extra renders of Helm charts
     render_timeout: int | None = None            # seconds per helm/kustomize run
     kube_version: str | None = None              # the Kubernetes version charts are rendered for
+    fix: bool = False                            # `--fix` by default
+    unsafe_fixes: bool = False                   # `--unsafe-fixes` by default
+    fixable: list[str] | None = None             # rule codes whose fixes may apply (None: all)
+    unfixable: list[str] = field(default_factory=list)
 
     def excludes(self, path: Path) -> bool:
         """Whether an `exclude` glob matches `path` (or a directory holding it).
@@ -363,6 +367,10 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
         config.baseline = root / data["baseline"]
     config.render_timeout = data.get("render-timeout")
     config.kube_version = data.get("kube-version")
+    config.fix = bool(data.get("fix", False))
+    config.unsafe_fixes = bool(data.get("unsafe-fixes", False))
+    config.fixable = checker.codes(data, "fixable", rules) if "fixable" in data else None
+    config.unfixable = checker.codes(data, "unfixable", rules)
     config.rules = checker.rule_configs(data.get("rules", {}), rules)
     config.settings = resolve_settings(data.get("settings", {}))
     config.exemptions = checker.exemptions(data.get("exemptions", []), rules)

@@ -44,7 +44,18 @@ def as_dict(finding: Finding) -> dict:
             "kind": finding.suppressed.kind, "reason": finding.suppressed.reason,
         },
         "mapped": [as_dict_mapped(m) for m in finding.mapped],
+        "fix": fix_dict(finding),
     }
+
+
+def fix_dict(finding: Finding) -> dict | None:
+    """The finding's fix (applicability and text edits), or null with the reason it has none."""
+    fix = finding.fix
+    if fix is None:
+        return None if finding.no_fix is None else {"applicability": None, "title": finding.no_fix, "edits": []}
+    return {"applicability": fix.applicability, "title": fix.title,
+            "edits": [{"line": e.span.line, "column": e.span.column, "end_line": e.span.end_line,
+                       "end_column": e.span.end_column, "text": e.text} for e in fix.edits]}
 
 
 def render(result: ScanResult) -> str:
@@ -98,7 +109,8 @@ def finding_text(finding: Finding) -> str:
             f'      "field_path": {q(finding.field_path)},\n'
             f'      "source": {"null" if finding.source is None else dumps(finding.source.as_dict(), 3)},\n'
             f'      "suppressed": {"false" if suppressed is None else "true"},\n'
-            f'      "suppression": {suppression},\n      "mapped": {mapped}\n    }}')
+            f'      "suppression": {suppression},\n      "mapped": {mapped},\n'
+            f'      "fix": {dumps(fix_dict(finding), 3)}\n    }}')
 
 
 def _edited(finding: Finding) -> tuple[str, Any]:

@@ -375,7 +375,27 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
     suppressions = _suppressions(finding)
     if suppressions:
         result["suppressions"] = suppressions
+    fixes = _fixes(finding, primary is None and source is None, path, bases)
+    if fixes:
+        result = {"fixes": fixes, **result}   # the first key in sorted order
     return result
+
+
+def _fixes(finding: Finding, in_place: bool, path: RepoPath, bases: "_BaseIds") -> list[dict[str, Any]]:
+    """The finding's fix as SARIF `fixes`: one artifact change of the file read, a replacement per
+    text edit (an empty deleted region inserts). Only for findings located in the file itself."""
+    fix = finding.fix
+    if fix is None or not in_place:
+        return []
+    replacements = []
+    for edit in fix.edits:
+        s = edit.span
+        replacements.append({"deletedRegion": {"endColumn": s.end_column, "endLine": s.end_line,
+                                               "startColumn": s.column, "startLine": s.line},
+                             "insertedContent": {"text": edit.text}})
+    return [{"artifactChanges": [{"artifactLocation": bases.artifact(path), "replacements": replacements}],
+             "description": {"text": f"{fix.title} ({fix.applicability} fix)"},
+             "properties": {"applicability": fix.applicability}}]
 
 
 _FIRST_LINE = Span(1, 1, 1, 1)

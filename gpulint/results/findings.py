@@ -50,6 +50,24 @@ class MappedLocation:
 
 
 @dataclass(frozen=True)
+class TextEdit:
+    """Replace `span` of the finding's file (1-based, end column exclusive; an empty span inserts)
+    with `text`. Columns count characters, as the finding's own span does."""
+
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True)
+class FindingFix:
+    """A rule's fix turned into text edits of the finding's file (gpulint/fix/resolve.py)."""
+
+    title: str
+    applicability: str       # api.Applicability's value: "safe" or "unsafe"
+    edits: tuple[TextEdit, ...]
+
+
+@dataclass(frozen=True)
 class FindingSource:
     """The file of the repository an object of rendered output was written in.
 
@@ -106,6 +124,8 @@ class Finding:
     # the position in the input actually read (e.g. the rendered output).
     mapped: list[MappedLocation] = field(default_factory=list)
     rendered: RenderedFrom | None = None   # set when `file` is the rendered output of a chart or kustomization
+    fix: FindingFix | None = None
+    no_fix: str | None = None       # why a finding whose rule has a fix has none here
 
     def sort_key(self) -> tuple:
         return (self.file, self.span.line, self.span.column, self.rule_id, self.message)

@@ -29,7 +29,16 @@ from gpulint.load.decode import read_small_file
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
 from gpulint.results.emit import stored_finding
-from gpulint.results.findings import FileReport, Finding, FindingSource, MappedLocation, RenderedFrom, Suppression
+from gpulint.results.findings import (
+    FileReport,
+    Finding,
+    FindingFix,
+    FindingSource,
+    MappedLocation,
+    RenderedFrom,
+    Suppression,
+    TextEdit,
+)
 from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanConfig, ScanResult
 
@@ -37,7 +46,7 @@ if TYPE_CHECKING:
     from gpulint.inputs.discovery import Input
     from gpulint.scan.reader import InputReader
 
-FORMAT = 2
+FORMAT = 3   # 3: findings carry their fix
 _CHUNK = 1 << 20
 
 
@@ -186,7 +195,10 @@ def _plain_finding(f: Finding) -> list:
             f.container, f.field_path, [f.source.role, f.source.path] if f.source else None,
             [f.suppressed.kind, f.suppressed.reason] if f.suppressed else None,
             [[m.role, m.file, list(m.span), m.description] for m in f.mapped],
-            [f.rendered.target, f.rendered.values] if f.rendered else None]
+            [f.rendered.target, f.rendered.values] if f.rendered else None,
+            None if f.fix is None else [f.fix.title, f.fix.applicability,
+                                        [[list(e.span), e.text] for e in f.fix.edits]],
+            f.no_fix]
 
 
 _SEVERITIES = {severity.value: severity for severity in Severity}
@@ -221,7 +233,7 @@ def _result_of(data: Any) -> ScanResult:
 
 def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
     (rule_id, rule_name, severity, message, file, span, obj, container, field_path, source, suppressed,
-     mapped, rendered) = f
+     mapped, rendered, fix, no_fix) = f
     _strings(rule_id, rule_name, message, file, field_path)
     if type(container) is not str and container is not None:
         raise ValueError("not a container")
@@ -249,5 +261,17 @@ def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
     for role, where, at, description in mapped:
         _strings(role, where, description)
         locations.append(MappedLocation(role, where, _span(at), description))
-    return stored_finding(rule_id, rule_name, _SEVERITIES[severity], message, file, _span(span), obj, container,
-                          field_path, source, suppressed, locations, rendered)
+    finding = stored_finding(rule_id, rule_name, _SEVERITIES[severity], message, file, _span(span), obj, container,
+                             field_path, source, suppressed, locations, rendered)
+    if fix is not None:
+        title, applicability, edits = fix
+        _strings(title, applicability)
+        changes = []
+        for at, text in edits:
+            _strings(text)
+            changes.append(TextEdit(_span(at), text))
+        finding.fix = FindingFix(title, applicability, tuple(changes))
+    if no_fix is not None:
+        _strings(no_fix)
+        finding.no_fix = no_fix
+    return finding

@@ -26,6 +26,7 @@ from gpulint.api import (
     Violation,
 )
 from gpulint.config.render import RenderOptions
+from gpulint.fix.resolve import attach as attach_fix
 from gpulint.inputs.discovery import Input
 from gpulint.inputs.notread import not_read_report
 from gpulint.load.decode import (
@@ -632,6 +633,8 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                         continue  # about a value the template has not rendered yet
                     finding = _finding(contexts.emitter, rule, violation, workload, span,
                                        _mapped(mapper, display, target, violation.where))
+                    if violation.fix is not None or violation.no_fix is not None:
+                        attach_fix(finding, violation, target.doc, not plain)
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     contexts.emitter.file(report, finding, sctx)
