@@ -165,3 +165,24 @@ def test_a_remote_base_failing_every_overlay_is_one_warning(tmp_path: Path) -> N
     # Each overlay's message names itself (`kubectl kustomize <overlay>`): one finding all the same.
     assert _rows(report) == [("GPU010", "warning", str(base / "kustomization.yaml"), 2, 3)]
     assert report["findings"][0]["message"].endswith(" (met by 2 renders)")
+
+
+def test_a_chart_refusing_the_default_namespace_is_rendered_for_its_own(helm: str, tmp_path: Path) -> None:
+    chart = tmp_path / "gpu-app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: gpu-app\nversion: 0.1.0\n")
+    (chart / "templates" / "check.yaml").write_text(
+        '{{- if eq .Release.Namespace "default" }}{{ fail "do not install in the default namespace" }}{{ end }}\n')
+    (chart / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: {{ .Release.Namespace }}\nspec:\n"
+        "  containers:\n  - name: c\n    image: busybox\n    env:\n    - name: NVIDIA_VISIBLE_DEVICES\n"
+        "      value: all\n")
+    code, report = scan_json("--no-cache", "--helm", helm, str(chart))
+    assert (code, _rows(report)) == (1, [("GPU003", "error", str(chart / "templates" / "pod.yaml"), 11, 7),
+                                         ("GPU010", "info", str(chart / "Chart.yaml"), 1, 1)])
+    assert "rendered for namespace 'gpu-app' instead and checked" in report["findings"][1]["message"]
+    assert report["findings"][0]["object"]["namespace"] == "gpu-app"
+    # A namespace the user gives is kept as given.
+    _code, report = scan_json("--no-cache", "--helm", helm, "--helm-namespace", "default", str(chart))
+    assert sorted((f["rule"], f["severity"]) for f in report["findings"]) == [
+        ("GPU003", "error"), ("GPU010", "warning")]   # the literal text still checked

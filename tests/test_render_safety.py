@@ -354,7 +354,13 @@ def test_fail_and_required_point_at_the_template_line_and_name_the_option(helm: 
                                   "a placeholder")
     ns = _chart(repo, "ns", {"a.yaml": '{{ if eq .Release.Namespace "default" }}{{ fail "install it in its own '
                              'namespace" }}{{ end }}\n'})
+    # gpulint chose `default`, which the chart refuses: it is rendered for a namespace of its own (info).
     _code, report = scan_json("--helm", helm, str(ns))
+    [finding] = report["findings"]
+    assert (finding["severity"], finding["path"], finding["line"]) == ("info", f"{ns}/Chart.yaml", 1)
+    assert "it was rendered for namespace 'ns' instead and checked" in finding["message"]
+    # A namespace the user gives is kept: refused, the failure names the option.
+    _code, report = scan_json("--helm", helm, "--helm-namespace", "default", str(ns))
     [finding] = report["findings"]
     assert (finding["path"], finding["line"]) == (f"{ns}/templates/a.yaml", 1)
     assert "(rendered for namespace 'default': give the chart's namespace with --helm-namespace); " in (

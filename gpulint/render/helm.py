@@ -264,6 +264,7 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
         sets = [entry for text in (*options.sets, *extra.sets) for entry in parse_set(text)]
         fix = ChartFix()
         chart_yaml: ChartFile | None = None      # read once Helm refuses the chart (rarely)
+        own_namespace: str | None = None         # the namespace of a chart that refuses `default`
         # Each attempt Helm refuses for what the copy can change is followed by one more
         # (a placeholder version hides the missing dependencies until it is replaced).
         for attempt in range(3):
@@ -277,14 +278,37 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
             if chart_yaml is None:
                 chart_yaml = ChartFile(copied.root)
                 conditions = ValuesChain.build([chart.values()], [], user_files, [])
+            if own_namespace is None and options.namespace is None and _refuses_namespace(message):
+                # gpulint chose `default`, which the chart refuses: render it for a namespace of its own,
+                # as `helm install --namespace` would (an explicit --helm-namespace is kept as given).
+                own_namespace = _namespace_for(chart.name or real.name)
+                argv[argv.index("--namespace") + 1] = own_namespace
+                continue
             if not (learn(message, chart_yaml, fix, conditions, sets) and apply(chart_yaml, fix)):
                 break
+        if own_namespace is not None and result.ok:
+            problems.append(RenderFailure(
+                f"the chart refuses the namespace `default`, which gpulint renders for unless told: it was "
+                f"rendered for namespace {own_namespace!r} instead and checked (give yours with --helm-namespace)",
+                chart_file, Span(1, 1, 1, 1), STATUS_CHART, severity=Severity.INFO))
         if chart_yaml is not None:
             problems += _fix_problems(fix, chart_yaml, display)
         if not result.ok:
             return not_rendered(_failure(message, real, display, chart_file, options, repository))
     mapper = HelmMapper(result.stdout, lambda n: chart if n == chart.name else None, user_files, sets)
     return Rendered(name, result.stdout, mapper, problems=problems, plain=plain)
+
+
+def _refuses_namespace(message: str) -> bool:
+    """Whether Helm's error is a chart refusing the namespace it was rendered for (a `fail` naming it)."""
+    lower = message.lower()
+    return "execution error at" in lower and "namespace" in lower
+
+
+def _namespace_for(name: str) -> str:
+    """A valid namespace (a DNS label) made from a chart's name."""
+    label = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:63].strip("-")
+    return label if label and label != "default" else "gpulint"
 
 
 def _fix_problems(fix: ChartFix, chart_yaml: ChartFile, display: str) -> list[RenderFailure]:
