@@ -44,6 +44,20 @@ def choice(*allowed: str) -> Callable[[str], str]:
     return convert
 
 
+def _format(text: str) -> str:
+    """A --format value: the name of a module of gpulint/report/formats/ (report/registry.py)."""
+    if text not in formats.format_modules():
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(formats.names())}")
+    return text
+
+
+class _Formats:
+    """The formats with what each is, read when --help is shown (listing them imports every format)."""
+
+    def __str__(self) -> str:
+        return formats.help_text()
+
+
 def integer(low: int, high: int | None = None) -> Callable[[str], int]:
     def convert(text: str) -> int:
         try:
@@ -82,8 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: '.').")
 
     out = parser.add_argument_group("output")
-    out.add_argument("-f", "--format", dest="output_format", type=choice(*formats.names()), metavar="FORMAT",
-                     help=f"{formats.help_text()} (default: github when GITHUB_ACTIONS=true, else text).")
+    listed = out.add_argument("-f", "--format", dest="output_format", type=_format, metavar="FORMAT",
+                              help="%(formats)s (default: github when GITHUB_ACTIONS=true, else text).")
+    setattr(listed, "formats", _Formats())   # `%(formats)s` above, expanded when help is shown
     out.add_argument("-o", "--output", action="append", metavar="[FORMAT:]FILE",
                      help="Write the report to FILE (atomically; missing folders are created) instead of stdout; "
                           "FORMAT:FILE writes one more report in FORMAT from the same scan (e.g. -o "
