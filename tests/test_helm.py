@@ -137,7 +137,7 @@ def test_files_under_a_chart_are_not_scanned_loose(helm: str, at_root: Path) -> 
     assert report["summary"]["files"] == 4
     assert {scanned(f)["path"].split(" (")[0] for f in report["findings"]} == {
         "fixtures/charts/gpu-app", "fixtures/charts/values-app", "fixtures/charts/aliased-app",
-        "fixtures/charts/new-cluster-app/Chart.yaml"}
+        "fixtures/charts/new-cluster-app/Chart.yaml", "fixtures/charts/new-cluster-app/templates/job.yaml"}
     assert not [f for f in report["findings"] if f["rule"] == "GPU000"]
 
 
