@@ -10,6 +10,7 @@ DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unname
 # A Kubernetes version as helm's --kube-version takes it: 1.33, v1.33, 1.33.1.
 KUBE_VERSION_RE = re.compile(r"\Av?[0-9]+\.[0-9]+(?:\.[0-9]+)?\Z")
 DEFAULT_TIMEOUT = 30.0  # seconds per renderer run; one that takes longer is stopped and reported
+DEFAULT_MEMORY = 512    # MiB a renderer run may allocate (beyond the Go runtime's reservation, render/tools.py)
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class RenderOptions:
     # (Capabilities.KubeVersion, a chart's kubeVersion constraint); None: helm's own default, the newest
     # version the installed helm knows.
     kube_version: str | None = None
+    memory: int = DEFAULT_MEMORY        # --render-memory: MiB of address space each renderer run may use
     scan_roots: tuple[str, ...] = ()    # the command-line paths: the repository outside a git work tree
 
 
