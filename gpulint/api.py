@@ -130,6 +130,7 @@ class InputProblem(NamedTuple):
 
     message: str
     where: LineAt
+    severity: "Severity | None" = None   # another than the rule's (info: a link to nothing, nothing to hide)
 
 
 class RenderProblem(NamedTuple):
@@ -152,6 +153,10 @@ class TemplateDocument(NamedTuple):
     column: int
     message: str
     literal_checked: bool    # read with its actions masked as placeholders, and checked so
+    # The first action that could hide a GPU bypass (load/unknowns.py): where, and what of it is unknown.
+    unknown: "tuple[int, int, str] | None" = None
+    holds_containers: bool = False   # its text shows containers (what it hides when it cannot be read)
+    infrastructure: bool = False     # its literal pods are GPU infrastructure whose findings roles exempt
 
 
 class UnrenderedTemplate(NamedTuple):

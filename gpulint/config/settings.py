@@ -92,6 +92,7 @@ class ProjectConfig:
     baseline: Path | None = None
     charts: list[ConfiguredChart] = field(default_factory=list)  # extra renders of Helm charts
     render_timeout: int | None = None            # seconds per helm/kustomize run
+    kube_version: str | None = None              # the Kubernetes version charts are rendered for
     fix: bool = False                            # `--fix` by default
     unsafe_fixes: bool = False                   # `--unsafe-fixes` by default
     fixable: list[str] | None = None             # rule codes whose fixes may apply (None: all)
@@ -374,6 +375,7 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
         if from_tree:
             checker.held(("baseline",), "`baseline`", str(config.baseline), root)
     config.render_timeout = data.get("render-timeout")
+    config.kube_version = data.get("kube-version")
     if from_tree and config.render_timeout is not None:
         config.render_timeout = min(config.render_timeout, IN_TREE_RENDER_TIMEOUT_MAX)
     config.fix = bool(data.get("fix", False))

@@ -46,6 +46,9 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
+# What happens to the first of two equal keys of a manifest (a values file's reader says it otherwise).
+KEEPS_LAST = "Kubernetes keeps only the last value (strict field validation rejects the object)"
+
 # Documents larger than this (in characters) do not keep their parser events,
 # which take about 30 times the size of the text, for the location tree: it is
 # built from a second parse when a finding needs it.
@@ -73,6 +76,11 @@ class LoadError(Exception):
         self.template_syntax: str | None = None   # unrendered.GO or unrendered.DOLLAR
         self.helm = False                # the template uses Helm's objects (`.Values`, `include`, ...)
         self.jsonc = False               # JSON that is not strict JSON (comments, trailing commas), read anyway
+        self.unknown: Any = None         # the first action that could hide a GPU bypass (unknowns.Unknown)
+        self.workload_shaped = False     # the text shows containers (what an unread template may hide)
+        # Whether every pod of its literal text is GPU infrastructure (set by the scan: knowledge/roles.py),
+        # whose findings are exempt whatever its actions render.
+        self.infrastructure: bool | None = None
 
 
 @dataclass
@@ -705,8 +713,8 @@ def _problems(dups: list, line_offset: int, ends: dict) -> list[Problem]:
         first = _span(first_event, line_offset)
         first_loc = _loc(first_child, line_offset, ends)
         problems.append(Problem(
-            f"duplicate key {key!r} (first defined at line {first.line}): Kubernetes keeps only the last "
-            "value (strict field validation rejects the object), so the first one is ignored and not checked",
+            f"duplicate key {key!r} (first defined at line {first.line}): {KEEPS_LAST}, so the first one is "
+            "ignored and not checked",
             _span(key_event, line_offset), first_loc.span, (first_loc.start, first_loc.end)))
     return problems
 
@@ -935,8 +943,12 @@ def _recover(error: LoadError, chunk: str, line_offset: int, limits: Limits, unr
     syntax = unrendered_mod.syntax(chunk) if unrendered else None
     if syntax is None:
         return [], chunk, False, (), error
+    from gpulint.load import unknowns
+
     error.template_syntax = syntax
     error.helm = syntax == unrendered_mod.GO and unrendered_mod.uses_helm(chunk)
+    error.unknown = unknowns.verdict_unknown(chunk, line_offset)
+    error.workload_shaped = unknowns.has_workload_shape(chunk)
     text, marks = unrendered_mod.mask(chunk)
     try:
         docs = list(_parse_chunk(text, line_offset, limits))
