@@ -188,6 +188,7 @@ DockerfileCheck = Callable[["Dockerfile", RuleContext], Iterable[Violation]]
 
 @dataclass(frozen=True)
 class Rule:
+    """A registered rule: its identity, documentation and check."""
     id: str
     name: str
     severity: Severity

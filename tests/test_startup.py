@@ -47,9 +47,11 @@ def test_a_plain_scan_loads_no_cli_framework_and_nothing_it_does_not_use() -> No
     heavy = {"typer", "click", "pydantic", "rich", "jsonschema", "sarif_om", "importlib.metadata", "pkgutil",
              "gpulint.cli.app", "gpulint.render", "gpulint.render.helm", "gpulint.load.dockerfile", "gpulint.suppress.baseline",
              "multiprocessing", "concurrent.futures", "pickle", "gpulint.report.sarif",
-             "gpulint.report.json_report"}
+             "gpulint.report.json_report", "gpulint.report.formats.sarif", "gpulint.report.formats.json",
+             "gpulint.report.formats.github", "gpulint.report.formats.rdjson", "gpulint.report.formats.full",
+             "gpulint.cli.fixcmd", "gpulint.fix.rounds", "gpulint.fix.diff"}
     assert loaded & heavy == set()
-    assert {"gpulint.scan.engine", "gpulint.report.text"} <= loaded
+    assert {"gpulint.scan.engine", "gpulint.report.text", "gpulint.report.formats.text"} <= loaded
 
 
 def test_a_plain_scan_asks_for_no_pathlib_and_no_decimal() -> None:
@@ -76,6 +78,8 @@ def test_a_plain_scan_asks_for_no_pathlib_and_no_decimal() -> None:
 
 def test_what_a_scan_uses_is_loaded_when_it_is_used(tmp_path: Path) -> None:
     assert "gpulint.report.json_report" in _modules_after("--format", "json", str(FIXTURES / "core"))
+    assert {"gpulint.report.formats.sarif", "gpulint.report.formats.rdjson"} <= _modules_after(
+        "--format", "sarif", "-o", f"rdjson:{tmp_path / 'r.json'}", str(FIXTURES / "core"))
     dockerfile = FIXTURES / "rules" / "GPU091" / "Dockerfile.bare-comment"
     loaded = _modules_after("--write-baseline", str(tmp_path / "b.json"), str(dockerfile))
     assert {"gpulint.suppress.baseline", "gpulint.load.dockerfile"} <= loaded

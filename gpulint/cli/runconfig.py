@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the baseline and configuration modules load when a scan use
 
 @dataclass
 class CliOptions:
+    """The rule selection options of the command line."""
     select: list[str] | None = None       # None: not given
     extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
@@ -41,6 +42,7 @@ class CliOptions:
 
 @dataclass
 class RunPlan:
+    """What a scan runs with: its configuration, exit threshold and baseline writer."""
     scan: ScanConfig
     fail_on: str
     project: ProjectConfig

@@ -44,6 +44,13 @@ def choice(*allowed: str) -> Callable[[str], str]:
     return convert
 
 
+def _format(text: str) -> str:
+    """A --format value, checked without importing every format (they are listed on an error only)."""
+    if not formats.is_format(text):
+        choice(*formats.names())(text)
+    return text
+
+
 def integer(low: int, high: int | None = None) -> Callable[[str], int]:
     def convert(text: str) -> int:
         try:
@@ -82,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: '.').")
 
     out = parser.add_argument_group("output")
-    out.add_argument("-f", "--format", dest="output_format", type=choice(*formats.names()), metavar="FORMAT",
-                     help=f"{formats.help_text()} (default: github when GITHUB_ACTIONS=true, else text).")
+    out.add_argument("-f", "--format", dest="output_format", type=_format, metavar="FORMAT",
+                     help=_FORMATS + " (default: github when GITHUB_ACTIONS=true, else text).")
     out.add_argument("-o", "--output", action="append", metavar="[FORMAT:]FILE",
                      help="Write the report to FILE (atomically; missing folders are created) instead of stdout; "
                           "FORMAT:FILE writes one more report in FORMAT from the same scan (e.g. -o "
@@ -184,9 +191,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Stands for the list of formats in --format's help, written only when the help is shown.
+_FORMATS = "{formats}"
+
+
 class _Formatter(argparse.HelpFormatter):
     def __init__(self, prog: str) -> None:
         super().__init__(prog, max_help_position=30, width=100)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = super()._get_help_string(action) or ""
+        return text.replace(_FORMATS, formats.help_text())
 
 
 def defaults() -> dict[str, Any]:

@@ -217,7 +217,7 @@ def _scan(v: dict[str, Any]) -> int:
                 reporter.write(result, handle, context)
         except OSError as error:
             raise UsageError(f"cannot write {target.path}: {error.strerror or error}") from None
-    for name in sorted({target.format for target in targets}, key=registry.names().index):
+    for name in sorted({target.format for target in targets}, key=registry.sort_key):
         warning = registry.reporter(name).finish(result)
         if warning is not None:
             echo_err(f"gpulint: warning: {warning}")

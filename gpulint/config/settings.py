@@ -34,6 +34,7 @@ Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
 
 @dataclass(frozen=True)
 class ConfigProblem:
+    """A configuration error at file:line:column."""
     file: str
     line: int | None
     column: int | None
@@ -58,6 +59,7 @@ class ConfigError(Exception):
 
 @dataclass
 class RuleConfig:
+    """The configuration of one rule (None: not set)."""
     severity: Severity | None = None
     enabled: bool | None = None
     options: dict[str, Any] = field(default_factory=dict)
@@ -79,6 +81,7 @@ class Exemption:
 
 @dataclass
 class ProjectConfig:
+    """The project's configuration file, read (or the defaults)."""
     file: Path | None = None                     # None: no configuration, defaults
     root: str | Path = field(default_factory=os.getcwd)  # relative paths are relative to this
     select: list[str] | None = None

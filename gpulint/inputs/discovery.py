@@ -67,6 +67,7 @@ class Input:
 
 @dataclass
 class Discovery:
+    """The inputs found under the command-line paths."""
     inputs: list[Input]
     missing: list[str]        # command-line paths that do not exist
     # (path, reason) of what was left out on purpose (excludes, special files), for --verbose
@@ -334,6 +335,7 @@ KERNEL_FS_NAMES = frozenset(os.path.basename(path) for path in KERNEL_FS)
 
 @dataclass(frozen=True)
 class _Escape:
+    """A symlink that leads outside the scanned root."""
     kind: str                 # "dir" or "file" (a dangling link counts as a file)
     target: str | None        # the link's text, None for a directory that is no symlink
 

@@ -52,6 +52,7 @@ class EnvSetting:
 
 @dataclass(frozen=True)
 class EnvResolution:
+    """What sets an environment variable, as far as the scan can see."""
     setting: EnvSetting | None               # None: nothing the scan can see sets the variable
     unverifiable: tuple[EnvFrom, ...] = ()   # envFrom sources outside the scan that could still set it
 

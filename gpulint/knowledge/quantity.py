@@ -132,6 +132,7 @@ MSG_INTEGER = "must be an integer"
 
 @dataclass(frozen=True)
 class QuantityIssue:
+    """What is wrong with an extended resource quantity."""
     kind: str                # MISSING, UNPARSABLE, NEGATIVE or FRACTIONAL
     amount: Decimal | None   # the parsed value, when there is one
 

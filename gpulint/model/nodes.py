@@ -16,6 +16,7 @@ from gpulint.model.workload import Problems
 
 @dataclass(frozen=True)
 class NodeView:
+    """A Node object as the node rules read it."""
     name: str
     labels: dict[str, Any]           # label key -> value as written
     labels_path: tuple               # metadata.labels (may not exist)

@@ -193,6 +193,7 @@ def script_arguments(words: Sequence[str]) -> list[int]:
 
 @dataclass
 class _Token:
+    """One lexical token of a command text."""
     kind: str                  # "word", "op", "redir", "newline", "skip"
     value: str
     start: int
@@ -201,6 +202,7 @@ class _Token:
 
 @dataclass
 class _HereDoc:
+    """A here-document whose body starts after the current line."""
     delimiter: str
     strip_tabs: bool
     body: tuple[int, int] | None = None   # local offsets of the body

@@ -55,6 +55,7 @@ def _type_name(kind: type | tuple) -> str:
 
 @dataclass(frozen=True)
 class EnvVar:
+    """One entry of a container's `env`."""
     name: str
     value: Any               # the literal value (str in valid manifests), None when absent
     value_from: dict | None  # valueFrom, when set
@@ -63,6 +64,7 @@ class EnvVar:
 
 @dataclass(frozen=True)
 class EnvFrom:
+    """One entry of a container's `envFrom`."""
     source: str              # "configMap" or "secret"
     name: str
     prefix: str
@@ -72,6 +74,7 @@ class EnvFrom:
 
 @dataclass(frozen=True)
 class Resources:
+    """A container's `resources`."""
     limits: dict             # resource name -> quantity as written
     requests: dict
     claims: list
@@ -109,6 +112,7 @@ class Script:
 
 @dataclass(frozen=True)
 class VolumeMount:
+    """One entry of a container's `volumeMounts`."""
     name: str
     mount_path: str
     path: tuple
@@ -116,6 +120,7 @@ class VolumeMount:
 
 @dataclass(frozen=True)
 class Volume:
+    """One entry of a pod spec's `volumes`."""
     name: str
     kind: str                # "hostPath", "configMap", "secret", "emptyDir", ... ("" when none)
     source: dict             # the volume source mapping
@@ -135,6 +140,7 @@ class Volume:
 
 @dataclass
 class Container:
+    """A container (or init or ephemeral container) as the rules read it."""
     role: str
     name: str
     image: str | None
@@ -171,6 +177,7 @@ class Container:
 
 @dataclass
 class PodSpec:
+    """A pod spec and its containers as the rules read them."""
     path: tuple                       # the pod spec mapping (or Argo template)
     label: str                        # human description, e.g. "spec.template.spec"
     host_pid: bool

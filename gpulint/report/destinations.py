@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from gpulint.report.registry import names as format_names
+from gpulint.report.registry import is_format
 
 STDOUT = "-"
 
@@ -28,6 +28,7 @@ class OutputError(ValueError):
 
 @dataclass(frozen=True)
 class Target:
+    """One report to write: its format and where."""
     format: str
     path: str | None          # None: stdout
 
@@ -38,7 +39,7 @@ class Target:
 
 def parse(value: str, default_format: str) -> Target:
     fmt, sep, rest = value.partition(":")
-    if sep and fmt in format_names():
+    if sep and is_format(fmt):
         if not rest:
             raise OutputError(f"-o {value}: no file after '{fmt}:' (use '{fmt}:-' for stdout)")
         return Target(fmt, None if rest == STDOUT else rest)
@@ -54,7 +55,7 @@ def plan(values: list[str] | str | None, default_format: str) -> list[Target]:
     elif isinstance(values, str):
         values = [values]
     targets = [parse(value, default_format) for value in values]
-    bare = any(":" not in v or v.partition(":")[0] not in format_names() for v in values)
+    bare = any(":" not in v or not is_format(v.partition(":")[0]) for v in values)
     if not bare and not any(t.to_stdout for t in targets):
         targets.append(Target(default_format, None))
     if sum(t.to_stdout for t in targets) > 1:

@@ -31,6 +31,7 @@ STATUSES = (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_UNPARSEABLE, STATUS_TE
 
 @dataclass(frozen=True)
 class Suppression:
+    """Why a finding is suppressed."""
     kind: str       # "system-component", "annotation", "inline", "config", "baseline"
     reason: str
 
@@ -109,6 +110,7 @@ class RenderedFrom:
 
 @dataclass(slots=True)  # a large scan keeps every finding until the report is written
 class Finding:
+    """One finding of a rule, located in a file."""
     rule_id: str
     rule_name: str
     severity: Severity
@@ -133,6 +135,7 @@ class Finding:
 
 @dataclass
 class FileReport:
+    """What the scan of one file found."""
     file: str
     status: str
     findings: list[Finding] = field(default_factory=list)

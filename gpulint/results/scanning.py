@@ -117,6 +117,7 @@ class OrderedSuppressor(Protocol):
 
 @dataclass
 class ScanConfig:
+    """What the engine needs besides the inputs."""
     rules: list[Rule]                                   # enabled rules, in id order
     all_rules: dict[str, Rule] = field(default_factory=dict)
     options: dict[str, dict] = field(default_factory=dict)       # per-rule option values
@@ -135,6 +136,7 @@ class ScanConfig:
 
 @dataclass
 class ScanResult:
+    """The reports of every file scanned."""
     files: list[FileReport]
     internal_errors: list[str] = field(default_factory=list)
 

@@ -58,6 +58,7 @@ def _may_hold_directive(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Directive:
+    """One `# gpulint: ignore` comment."""
     line: int                  # 1-based file line
     column: int                # 1-based column of the `#`
     end_column: int            # exclusive, end of the directive text

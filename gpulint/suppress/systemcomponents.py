@@ -113,6 +113,7 @@ def _compile_pattern(pattern: str) -> tuple[str, str | None]:
 
 @dataclass(frozen=True)
 class SystemComponent:
+    """A known system component and the rules it is exempt from."""
     name: str
     images: tuple[str, ...]                    # repository patterns as written
     exempt: frozenset[str]                     # rule ids
