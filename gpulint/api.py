@@ -46,21 +46,21 @@ RULE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 # --- where a violation points ----------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class KeyAt:
     """The mapping key at the end of `path` (e.g. the `privileged` key)."""
 
     path: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ValueAt:
     """The node at `path`: a scalar value, a list entry, a mapping."""
 
     path: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TextAt:
     """Characters `start:end` of the string scalar at `path` (e.g. a command in a script)."""
 
@@ -69,7 +69,7 @@ class TextAt:
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LineAt:
     """A position in a file that has no data tree (Dockerfiles); 1-based, end exclusive."""
 
@@ -94,7 +94,7 @@ class Applicability(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CopyOf:
     """A value written exactly as the scalar at `path` is (a limit copied from its request keeps
     its quoting)."""
@@ -102,7 +102,7 @@ class CopyOf:
     path: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Edit:
     """One change by document path; the fix stage turns it into a text edit of the file.
 
@@ -140,7 +140,7 @@ class Edit:
         return cls("append", tuple(path), value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Fix:
     """A repair of one violation: every edit is applied, or none."""
 
@@ -149,7 +149,7 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Violation:
     """What a rule's check yields: a message and the node it is about.
 
@@ -170,7 +170,7 @@ class Violation:
     no_fix: str | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class RuleContext:
     """What a check may consult besides the workload itself."""
 
@@ -186,7 +186,7 @@ WorkloadCheck = Callable[["Workload", RuleContext], Iterable[Violation]]
 DockerfileCheck = Callable[["Dockerfile", RuleContext], Iterable[Violation]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Rule:
     """A registered rule: its identity, documentation and check."""
     id: str

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the baseline and configuration modules load when a scan use
     from gpulint.suppress.baseline import BaselineWriter
 
 
-@dataclass
+@dataclass(repr=False)
 class CliOptions:
     """The rule selection options of the command line."""
     select: list[str] | None = None       # None: not given
@@ -40,7 +40,7 @@ class CliOptions:
     write_baseline: str | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class RunPlan:
     """What a scan runs with: its configuration, exit threshold and baseline writer."""
     scan: ScanConfig

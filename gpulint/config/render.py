@@ -9,7 +9,7 @@ DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unname
 DEFAULT_TIMEOUT = 30.0  # seconds per renderer run; one that takes longer is stopped and reported
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RenderOptions:
     """Command-line settings for rendering charts and kustomizations."""
 
@@ -24,7 +24,7 @@ class RenderOptions:
     scan_roots: tuple[str, ...] = ()    # the command-line paths: the repository outside a git work tree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ChartValues:
     """Values for one more render of a chart (besides its defaults): values files and --set pairs.
 
@@ -47,7 +47,7 @@ class ChartValues:
         return cls(files, shown, sets, label)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ConfiguredChart:
     """A `charts:` entry of the configuration: the chart directory and one render's values."""
 

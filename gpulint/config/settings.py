@@ -32,7 +32,7 @@ EXEMPTION_MATCHERS = ("path", "namespace", "kind", "name", "container", "image")
 Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ConfigProblem:
     """A configuration error at file:line:column."""
     file: str
@@ -57,7 +57,7 @@ class ConfigError(Exception):
         super().__init__("\n".join(str(p) for p in problems))
 
 
-@dataclass
+@dataclass(repr=False)
 class RuleConfig:
     """The configuration of one rule (None: not set)."""
     severity: Severity | None = None
@@ -65,7 +65,7 @@ class RuleConfig:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Exemption:
     """Findings a project accepts, and why. A matcher left out matches anything."""
 
@@ -79,7 +79,7 @@ class Exemption:
     image: tuple[str, ...] | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class ProjectConfig:
     """The project's configuration file, read (or the defaults)."""
     file: Path | None = None                     # None: no configuration, defaults

@@ -144,7 +144,7 @@ def container_runtime_access(path: str) -> str | None:
 # --- volumes and mounts ----------------------------------------------------------
 
 
-@dataclass
+@dataclass(repr=False)
 class HostPathVolume:
     """A hostPath volume of a workload and every container that mounts it."""
 

@@ -35,7 +35,7 @@ _DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:
 _QUALIFIED_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ResourceNames:
     """The configured GPU resource names, compiled once per distinct configuration."""
 
@@ -245,7 +245,7 @@ def edit_distance(a: str, b: str) -> int:
 # --- values the sharing schedulers accept ------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ShareRange:
     """Values a GPU-share resource accepts besides 0 (which requests nothing)."""
 
@@ -279,7 +279,7 @@ LIMITS = "limits"
 REQUESTS = "requests"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Entry:
     """One resource as written in a container's limits or requests."""
 
@@ -289,7 +289,7 @@ class Entry:
     path: tuple         # document path of the key
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Pair:
     """A resource's limit and request entries (either may be absent)."""
 

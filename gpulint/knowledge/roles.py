@@ -39,7 +39,7 @@ _INSTALLER_EXEMPT = frozenset({"GPU001", "GPU006"})
 DRIVER_DIRS = ("/run/nvidia", "/usr/local/nvidia", "/home/kubernetes/bin/nvidia", "/opt/nvidia")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Role:
     """What a pod is recognised as, and the mount that shows it."""
 

@@ -29,7 +29,7 @@ from gpulint.load.locations import LocNode, Span
 fastevents.install()  # cheaper parser events, the same values: see fastevents.py
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Limits:
     """Bounds that keep hostile input from exhausting time or memory.
 
@@ -72,7 +72,7 @@ class LoadError(Exception):
         self.jsonc = False               # JSON that is not strict JSON (comments, trailing commas), read anyway
 
 
-@dataclass
+@dataclass(repr=False)
 class Problem:
     """A non-fatal defect found while loading (e.g. a duplicate key).
 

@@ -20,7 +20,7 @@ ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 _SOURCE_RE = re.compile(r"^# Source: *(\S[^\n]*)", re.M)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ObjectRef:
     """Identity of an object, as shown in messages and output."""
 
@@ -34,7 +34,7 @@ class ObjectRef:
         return f"{self.kind} {ns}{self.name}"
 
 
-@dataclass
+@dataclass(repr=False)
 class KubeObject:
     """One Kubernetes object inside a document (the document itself or a List item)."""
 

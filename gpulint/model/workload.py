@@ -22,7 +22,7 @@ ROLE_INIT = "init"
 ROLE_EPHEMERAL = "ephemeral"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TypeProblem:
     """A field whose value has the wrong type; reported as GPU000."""
 
@@ -53,7 +53,7 @@ def _type_name(kind: type | tuple) -> str:
             float: "a number", type(None): "null"}.get(kind, kind.__name__)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EnvVar:
     """One entry of a container's `env`."""
     name: str
@@ -62,7 +62,7 @@ class EnvVar:
     path: tuple              # the list entry
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EnvFrom:
     """One entry of a container's `envFrom`."""
     source: str              # "configMap" or "secret"
@@ -72,7 +72,7 @@ class EnvFrom:
     path: tuple              # the list entry
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Resources:
     """A container's `resources`."""
     limits: dict             # resource name -> quantity as written
@@ -91,7 +91,7 @@ class Resources:
         return self.path + (("requests", name) if name is not None else ("requests",))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Exec:
     """An argv the container runs: its main process, a hook or an exec probe."""
 
@@ -100,7 +100,7 @@ class Exec:
     origin: str              # "command", "lifecycle.postStart", "livenessProbe", "script", ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Script:
     """Shell (or other) source text run by the container, e.g. `sh -c '<text>'`."""
 
@@ -110,7 +110,7 @@ class Script:
     interpreter: str         # "sh", "bash", "python", ... ("" when unknown)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class VolumeMount:
     """One entry of a container's `volumeMounts`."""
     name: str
@@ -118,7 +118,7 @@ class VolumeMount:
     path: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Volume:
     """One entry of a pod spec's `volumes`."""
     name: str
@@ -138,7 +138,7 @@ class Volume:
         return self.path + ("hostPath", "path")
 
 
-@dataclass
+@dataclass(repr=False)
 class Container:
     """A container (or init or ephemeral container) as the rules read it."""
     role: str
@@ -175,7 +175,7 @@ class Container:
         return found
 
 
-@dataclass
+@dataclass(repr=False)
 class PodSpec:
     """A pod spec and its containers as the rules read them."""
     path: tuple                       # the pod spec mapping (or Argo template)
@@ -210,7 +210,7 @@ class PodSpec:
         return self.path + (name,)
 
 
-@dataclass
+@dataclass(repr=False)
 class Workload:
     """An object as rules see it: its pod specs, or for a Node (no pod specs) its `node` view."""
 

@@ -26,7 +26,7 @@ class OutputError(ValueError):
     """A bad `-o` value; reported as a usage error."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Target:
     """One report to write: its format and where."""
     format: str

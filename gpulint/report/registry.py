@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 FORMATS_PACKAGE = "gpulint.report.formats"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ReportContext:
     """Everything a report may depend on besides the scan's result."""
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from gpulint.load.yamlload import Document
 
 
-@dataclass
+@dataclass(repr=False)
 class SuppressionContext:
     """What a suppressor may consult about a finding."""
 
@@ -115,7 +115,7 @@ class OrderedSuppressor(Protocol):
 
 
 
-@dataclass
+@dataclass(repr=False)
 class ScanConfig:
     """What the engine needs besides the inputs."""
     rules: list[Rule]                                   # enabled rules, in id order
@@ -134,7 +134,7 @@ class ScanConfig:
         return self.severities.get(rule_id, default)
 
 
-@dataclass
+@dataclass(repr=False)
 class ScanResult:
     """The reports of every file scanned."""
     files: list[FileReport]
