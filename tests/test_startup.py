@@ -197,3 +197,37 @@ def test_discovery_writes_paths_as_pathlib_would(raw: str) -> None:
     path = discovery._normal(raw)
     assert path == str(Path(raw))
     assert discovery._parent(path) == str(Path(raw).parent) and discovery._name(path) == Path(raw).name
+
+
+# --- patterns compiled on first use --------------------------------------------------------
+
+
+def test_a_lazy_pattern_compiles_when_first_used_and_then_is_the_compiled_pattern() -> None:
+    import re
+
+    from gpulint.lazypattern import lazy
+
+    pattern = lazy(r"(?P<n>gpu)s?\Z", re.IGNORECASE)
+    assert vars(pattern) == {"_source": (r"(?P<n>gpu)s?\Z", re.IGNORECASE)}   # nothing compiled yet
+    assert pattern.match("GPUs").group("n") == "GPU" and pattern.search("a gpu x") is None
+    compiled = re.compile(r"(?P<n>gpu)s?\Z", re.IGNORECASE)
+    assert pattern.match.__self__ is compiled and pattern.groupindex == {"n": 1}   # re's cache gives the same
+    assert pattern.sub("-", "gpus") == "-"
+    with pytest.raises(AttributeError):
+        pattern.__getstate__x   # noqa: B018 - dunder-like names are not looked up on the pattern
+
+
+def test_a_plain_scan_leaves_the_patterns_of_input_it_did_not_meet_uncompiled() -> None:
+    probe = ("import sys\n"
+             "sys.argv = ['gpulint', 'scan', sys.argv[1]]\n"
+             "from gpulint.cli.launch import main\n"
+             "try:\n"
+             "    main()\n"
+             "except SystemExit:\n"
+             "    pass\n"
+             "from gpulint.knowledge import vendors\n"
+             "print('compiled', sorted(k for k, v in vars(vendors._INSTANCE_BY_PROVIDER['aws']).items() if k != '_source'))\n")
+    one = FIXTURES / "rules" / "GPU001" / "bad-enter-host.yaml"   # no Node: no instance type to read
+    proc = subprocess.run([sys.executable, "-c", probe, str(one)], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "NO_COLOR": "1"})
+    assert proc.stdout.splitlines()[-1] == "compiled []", proc.stderr

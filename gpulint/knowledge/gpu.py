@@ -22,6 +22,7 @@ from gpulint.knowledge.vendors import (
     other_device_path,
     other_vendor_resource,
 )
+from gpulint.lazypattern import lazy
 
 if TYPE_CHECKING:
     from gpulint.model.index import ConfigIndex
@@ -592,7 +593,7 @@ _CUDA_WORD_RE = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cu1\d{1,2})(?:$|[^a-z])", re
 # (`gpu-operator`, `kubevirt-gpu-device-plugin`, `nvidia_gpu_exporter`), which
 # need not be built on CUDA at all.
 _GPU_WORD_RE = re.compile(r"(?:^|[^a-z0-9])gpus?(?:$|[^a-z])", re.IGNORECASE)
-_COMPONENT_WORD_RE = re.compile(
+_COMPONENT_WORD_RE = lazy(
     r"(?:^|[^a-z])(?:operator|plugin|exporter|scheduler|extender|controller|manager|discovery|monitor|"
     r"label+er|validator|webhook|admission|driver|installer|toolkit|agent|feature)s?(?:$|[^a-z])",
     re.IGNORECASE)

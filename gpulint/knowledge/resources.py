@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from gpulint.knowledge.gpu import DEFAULT_SETTINGS, Globs, globs_re, is_glob
 from gpulint.knowledge.vendors import other_vendor_resource
+from gpulint.lazypattern import lazy
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -122,7 +123,7 @@ def is_placeholder_name(name: str) -> bool:
 
 # A whole value that is a template variable (`${GPUS}`, `$GPUS`, `{{ .Values.gpus }}`,
 # `<number-of-gpus>`): the file is a template whose value is filled in later.
-_TEMPLATE_VALUE_RE = re.compile(r"\s*(?:\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^<>]+>)\s*\Z")
+_TEMPLATE_VALUE_RE = lazy(r"\s*(?:\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^<>]+>)\s*\Z")
 
 
 def is_template_value(value: object) -> bool:

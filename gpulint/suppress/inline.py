@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpulint.lazypattern import lazy
 from gpulint.load.comments import CommentMap
 from gpulint.load.filenames import is_dockerfile
 from gpulint.load.locations import Span
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 # `#` starts a comment at the start of a line or after whitespace (YAML and
 # Dockerfile alike); `a#b` is not a comment.
-_DIRECTIVE_RE = re.compile(
+_DIRECTIVE_RE = lazy(
     r"(?:^|(?<=\s))#\s*gpulint:\s*ignore(?![\w-])\s*(?P<codes>\[[^\]]*\])?(?P<rest>.*)$", re.I)
 _QUICK_RE = re.compile(r"gpulint:\s*ignore", re.I)
 _CODE_SPLIT_RE = re.compile(r"[\s,]+")
