@@ -186,6 +186,35 @@ WorkloadCheck = Callable[["Workload", RuleContext], Iterable[Violation]]
 DockerfileCheck = Callable[["Dockerfile", RuleContext], Iterable[Violation]]
 
 
+@dataclass(frozen=True)
+class Admission:
+    """A rule's form at the cluster's door (`gpulint policy export`, gpulint/admission/).
+
+    CEL conditions, true when one object (a Pod or a pod-template workload)
+    breaks the rule: `container` over one container `c`, `volume` over one
+    hostPath volume `v` (its finding belongs to the first container mounting it,
+    or to the pod when none does), `pod` over the whole pod; any of them. They use the variables of gpulint/knowledge/celforms.py
+    (`variables.containers`, `variables.spec`, `variables.knowledge.*`, ...) and
+    the rule's own `variables` (name, CEL). `message` is the linter's finding
+    and fix in its words; the exporter adds the rule id, the container's name and
+    the exemptions. `enforced` and `linter_only` say, for the coverage table
+    (docs/admission.md), what admission can and cannot decide from the object.
+    """
+
+    message: str
+    container: str | None = None
+    pod: str | None = None
+    volume: str | None = None
+    variables: tuple[tuple[str, str], ...] = ()
+    enforced: str = ""
+    linter_only: str = ""
+
+
+# A rule's admission form for its options (defaults merged with the configuration's), or
+# None when the options leave nothing to enforce.
+AdmissionForm = Callable[[Mapping[str, Any]], "Admission | None"]
+
+
 @dataclass(frozen=True, repr=False)
 class Rule:
     """A registered rule: its identity, documentation and check."""
@@ -202,6 +231,8 @@ class Rule:
     tags: tuple[str, ...] = ("security", "gpu")
     precision: str = "high"
     security_severity: str | None = None
+    # Its form at admission (gpulint policy export); None: only the linter checks it.
+    admission: AdmissionForm | None = None
 
     def __post_init__(self) -> None:
         if not RULE_ID_RE.match(self.id):

@@ -98,9 +98,10 @@ workload needs the host at all) is a decision about the workload, not a rewrite 
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.knowledge.celforms import DOT_SEGMENT_RE, cel_string
 from gpulint.knowledge.commands import RunCommand, container_commands
 from gpulint.knowledge.gpu import accelerator_fix
 from gpulint.knowledge.hostpaths import (
@@ -214,6 +215,19 @@ def _host_init_path(path: str, pod: PodSpec, container: Container, under: str) -
     return node_path is not None and is_within(node_path, under)
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    return Admission(
+        "has a hostPath volume of the node's GPU devices, NVIDIA driver, /dev or / (or a path with . or .. "
+        "that a policy cannot normalise): the pod can use GPUs the scheduler never allocated; remove it and "
+        "request nvidia.com/gpu in resources.limits instead",
+        volume=("v.hostPath.path.matches(variables.knowledge.gpuHostPaths) || "
+                f"v.hostPath.path.matches({cel_string(DOT_SEGMENT_RE)})"),
+        enforced="hostPath volumes of GPU devices, driver paths, /dev, /dev/char and /, mounted or not",
+        linter_only="commands that enter the node (nsenter, chroot), in argv, scripts or mounted ConfigMaps; "
+                    "a hostPath with . or .. components is refused without being normalised",
+    )
+
+
 RULE = Rule(
     id="GPU001",
     name="host-gpu-access",
@@ -222,4 +236,5 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.5",
+    admission=admission,
 )

@@ -88,9 +88,10 @@ pods that request GPUs is a change of design.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
-from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.knowledge.celforms import DOT_SEGMENT_RE, cel_string
 from gpulint.knowledge.commands import RunCommand, container_commands
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -306,6 +307,20 @@ def _gpu_signal(pods: list[PodSpec], ctx: RuleContext) -> str | None:
     return None
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    return Admission(
+        "has a hostPath volume of the node's container runtime (its socket, a directory holding it, or its "
+        "state directory): anything in the pod can start containers with GPUs the scheduler does not see; "
+        "run GPU work as Pods with nvidia.com/gpu in resources.limits instead",
+        volume=("v.hostPath.path.matches(variables.knowledge.runtimePaths) || "
+                f"v.hostPath.path.matches({cel_string(DOT_SEGMENT_RE)})"),
+        enforced="hostPath volumes of runtime sockets, the directories holding them and runtime state "
+                 "directories, mounted or not, whatever the pod's GPU signals",
+        linter_only="container engine commands (docker run, ctr run, ...) in argv, scripts or mounted "
+                    "ConfigMaps",
+    )
+
+
 RULE = Rule(
     id="GPU002",
     name="container-engine-cli",
@@ -314,4 +329,5 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.0",
+    admission=admission,
 )

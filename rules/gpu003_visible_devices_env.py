@@ -92,9 +92,10 @@ reference.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import Applicability, Edit, Fix, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Applicability, Edit, Fix, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.knowledge.celforms import grants_devices, last_entry
 from gpulint.knowledge.envexpand import expanded_value
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -180,6 +181,17 @@ def _known_count(container: Container, pod: PodSpec) -> int | None:
     return None
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    grants = grants_devices("e.value", options["none-is-hidden"])
+    return Admission(
+        f"sets {VISIBLE_DEVICES} in env to a value that exposes GPUs without the scheduler knowing; request "
+        f"nvidia.com/gpu in resources.limits instead ({VISIBLE_DEVICES}=void hides GPUs)",
+        container=last_entry("c", f"has(e.value) && !has(e.valueFrom) && {grants}"),
+        enforced="every literal env value that exposes GPUs",
+        linter_only="`$(NAME)` references are expanded by the linter; the policy judges them as written",
+    )
+
+
 RULE = Rule(
     id="GPU003",
     name="visible-devices-env",
@@ -189,4 +201,5 @@ RULE = Rule(
     check=check,
     options={"none-is-hidden": True},
     security_severity="8.0",
+    admission=admission,
 )

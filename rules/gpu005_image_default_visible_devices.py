@@ -112,9 +112,10 @@ variable, nor in Dockerfiles.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from gpulint.api import Applicability, Edit, Fix, LineAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Applicability, Edit, Fix, LineAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.knowledge import celforms
 from gpulint.knowledge.envresolve import describe_env_from, resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -171,6 +172,21 @@ def check_dockerfile(dockerfile: Dockerfile, ctx: RuleContext) -> Iterator[Viola
     )
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    """The image knowledge (the list, user patterns, what a reference says) as regular expressions; a
+    container that leaves the variable out of `env` is refused whatever its envFrom holds."""
+    return Admission(
+        f"runs an image that sets {VISIBLE_DEVICES}=all by default and requests no GPU: with the NVIDIA "
+        f"runtime it sees every GPU of the node without the scheduler knowing; set {VISIBLE_DEVICES}=void in "
+        "env, or request nvidia.com/gpu in resources.limits",
+        container=(f"{celforms.gpu_image('c')} && !{celforms.requests_gpu('c')} && !variables.shareAnnotation "
+                   f"&& !{celforms.sets_variable('c')}"),
+        enforced="images of the list (gpu_images.yaml and the gpu-images setting) and images whose reference "
+                 "says CUDA, GPU or NGC, in containers that request no GPU and leave the variable out of env",
+        linter_only="a value from an envFrom ConfigMap of the scan; Dockerfiles",
+    )
+
+
 RULE = Rule(
     id="GPU005",
     name="image-default-visible-devices",
@@ -180,4 +196,5 @@ RULE = Rule(
     check=check,
     check_dockerfile=check_dockerfile,
     security_severity="6.5",
+    admission=admission,
 )

@@ -118,10 +118,19 @@ how many GPUs to request is yours to say.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import Applicability, Edit, Fix, KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.knowledge.gpu import gpu_limits, gpu_signals, requests_gpu
+from gpulint.api import Admission, Applicability, Edit, Fix, KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.knowledge.celforms import (
+    VOID_RE,
+    cel_string,
+    gpu_image,
+    last_entry,
+    nvidia_request,
+    sets_variable,
+    targets_gpu_nodes,
+)
+from gpulint.knowledge.gpu import VISIBLE_DEVICES, gpu_limits, gpu_signals, requests_gpu
 from gpulint.model.workload import Container, Workload
 
 # Capability names that give CAP_SYS_ADMIN (Kubernetes accepts both spellings).
@@ -174,6 +183,40 @@ def _sys_admin_entry(container: Container) -> tuple[int, str] | None:
     return None
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    """The signals a policy can read from the object: a request, the variable, the runtime class,
+    NVIDIA node labels and taints, NVIDIA host paths."""
+    sc = "c.securityContext"
+    privileged = f"(has({sc}) && has({sc}.privileged) && {sc}.privileged == true)"
+    caps = f"{sc}.capabilities.add"
+    sys_admin_re = "^\\s*(?i:(?:CAP_)?(?:SYS_ADMIN|ALL))\\s*$"
+    sys_admin = (f"(has({sc}) && has({sc}.capabilities) && has({caps}) && "
+                 f"{caps}.exists(n, type(n) == string && n.matches({cel_string(sys_admin_re)})))")
+    setting = last_entry("c", "has(e.valueFrom) || (has(e.value) && "
+                                     f"!e.value.matches({cel_string(VOID_RE)}))")
+    signals = " || ".join((
+        nvidia_request("c"), setting, f"(!{sets_variable('c')} && {gpu_image('c')})",
+        "variables.nvidiaRuntime", "variables.targetsGpuNodes",
+        "(has(c.volumeMounts) && c.volumeMounts.exists(m, m.name in variables.nvidiaVolumes))",
+    ))
+    volumes = ("has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath) && "
+               "v.hostPath.path.matches(variables.knowledge.nvidiaPaths)).map(v, v.name) : []")
+    return Admission(
+        "is privileged (or adds CAP_SYS_ADMIN) and GPU-related (it requests GPUs, sets NVIDIA_VISIBLE_DEVICES, "
+        "runs a GPU image or the NVIDIA runtime, targets GPU nodes or mounts NVIDIA host paths), which gives it "
+        "every GPU of the node, unseen by the scheduler; request nvidia.com/gpu in resources.limits and drop "
+        "privileged",
+        container=f"({privileged} || {sys_admin}) && ({signals})",
+        variables=(("targetsGpuNodes", targets_gpu_nodes()), ("nvidiaVolumes", volumes)),
+        enforced=f"privileged or CAP_SYS_ADMIN with a GPU request, {VISIBLE_DEVICES} in env, an image "
+                 "defaulting it to all, node affinity or a nodeSelector on NVIDIA nodes, an NVIDIA runtime "
+                 "class, an NVIDIA node label key (or a generic key whose value says nvidia) in nodeSelector, "
+                 "an NVIDIA toleration, or an NVIDIA hostPath mount",
+        linter_only="generic node labels whose value names NVIDIA hardware without the word "
+                    "(`h100`, GPU instance types); DRA claims resolved to another vendor's device classes",
+    )
+
+
 RULE = Rule(
     id="GPU006",
     name="privileged-gpu",
@@ -182,4 +225,5 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.5",
+    admission=admission,
 )

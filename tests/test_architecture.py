@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = [
     "gpulint.__main__",
     "gpulint.cli",
+    "gpulint.admission",
     "gpulint.scan",
     "gpulint.fix",
     "gpulint.inputs",

@@ -586,17 +586,18 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
 _NGC_PREFIXES = ("nvidia/", "nim/")
 # "cuda" as a word of the repository or tag (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`),
 # or a CUDA version tag (`cu118`, `cu121`, `cu12`).
-_CUDA_WORD_RE = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cu1\d{1,2})(?:$|[^a-z])", re.IGNORECASE)
+CUDA_WORDS = r"cuda|cu1\d{1,2}"
+_CUDA_WORD_RE = re.compile(rf"(?:^|[^a-z0-9])(?:{CUDA_WORDS})(?:$|[^a-z])", re.IGNORECASE)
 # "gpu" as a word of the repository's name or tag (`mindspore-gpu`, `2.13.0-gpu`,
 # `:gpu`): how frameworks name their CUDA builds; not in another vendor's image,
 # nor in a name that says the image is a cluster component about GPUs
 # (`gpu-operator`, `kubevirt-gpu-device-plugin`, `nvidia_gpu_exporter`), which
 # need not be built on CUDA at all.
-_GPU_WORD_RE = re.compile(r"(?:^|[^a-z0-9])gpus?(?:$|[^a-z])", re.IGNORECASE)
-_COMPONENT_WORD_RE = lazy(
-    r"(?:^|[^a-z])(?:operator|plugin|exporter|scheduler|extender|controller|manager|discovery|monitor|"
-    r"label+er|validator|webhook|admission|driver|installer|toolkit|agent|feature)s?(?:$|[^a-z])",
-    re.IGNORECASE)
+GPU_WORDS = "gpus?"
+_GPU_WORD_RE = re.compile(rf"(?:^|[^a-z0-9]){GPU_WORDS}(?:$|[^a-z])", re.IGNORECASE)
+COMPONENT_WORDS = ("operator|plugin|exporter|scheduler|extender|controller|manager|discovery|monitor|"
+                   "label+er|validator|webhook|admission|driver|installer|toolkit|agent|feature")
+_COMPONENT_WORD_RE = lazy(rf"(?:^|[^a-z])(?:{COMPONENT_WORDS})s?(?:$|[^a-z])", re.IGNORECASE)
 
 
 def image_by_evidence(ref: ImageRef) -> ImageRule | None:

@@ -189,3 +189,9 @@ def node_path_of(pod: PodSpec, container: Container, container_path: str) -> str
         return None
     rest = path[len(best[0]):] if best[0] != "/" else path
     return normalize(best[1] + "/" + rest)
+
+
+# The tables above, for their admission form (knowledge/celforms.py).
+DEVICE_DIRS = tuple(directory for directory, _what in _DEVICE_DIRS)
+RUNTIME_SOCKETS = tuple(_RUNTIME_SOCKETS)
+RUNTIME_DIRS = tuple(_RUNTIME_DIRS)

@@ -134,3 +134,7 @@ def role_for(rule_id: str, roles: tuple[Role, ...]) -> Role | None:
     """The first of `roles` exempt from `rule_id`."""
     return next((role for role in roles if rule_id in role.exempt), None)
 
+
+
+# The mount signatures, for their admission form (gpulint/admission/exemptions.py).
+MOUNT_ROLES = _MOUNT_ROLES
