@@ -231,3 +231,16 @@ def test_a_plain_scan_leaves_the_patterns_of_input_it_did_not_meet_uncompiled() 
     proc = subprocess.run([sys.executable, "-c", probe, str(one)], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "NO_COLOR": "1"})
     assert proc.stdout.splitlines()[-1] == "compiled []", proc.stderr
+
+
+@pytest.mark.parametrize("pattern", ["amd.com/gpu", "gpu.intel.com/*", "aws.amazon.com/neuron*", "*", "", "a*b",
+                                     "registry*.aliyuncs.com/acs/x", "x?", "[ab]*", "a.b*", "a\nb*"])
+@pytest.mark.parametrize("name", ["amd.com/gpu", "amd.com/gpux", "gpu.intel.com/i915", "gpu.intel.com/",
+                                  "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "", "a", "ab", "a.bc",
+                                  "a\nbc", "xa", "a.b\n", "registry-vpc.aliyuncs.com/acs/x"])
+def test_globs_match_as_fnmatch_matches_them(name: str, pattern: str) -> None:
+    import fnmatch
+
+    from gpulint.lazypattern import glob_matches
+
+    assert glob_matches(name, pattern) is fnmatch.fnmatchcase(name, pattern)

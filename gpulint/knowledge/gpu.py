@@ -22,7 +22,7 @@ from gpulint.knowledge.vendors import (
     other_device_path,
     other_vendor_resource,
 )
-from gpulint.lazypattern import lazy
+from gpulint.lazypattern import glob_matches, lazy
 
 if TYPE_CHECKING:
     from gpulint.model.index import ConfigIndex
@@ -502,7 +502,7 @@ class ImageRule:
     except_tags: tuple[str, ...] = ()
 
     def matches(self, ref: ImageRef) -> bool:
-        if not fnmatch.fnmatchcase(ref.name, self.match):
+        if not glob_matches(ref.name, self.match):
             return False
         if not self.tags and not self.except_tags:
             return True
@@ -574,7 +574,7 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
         return None
     normalized = str(ref)
     for pattern in patterns:
-        if fnmatch.fnmatchcase(normalized, pattern) or fnmatch.fnmatchcase(image.strip(), pattern):
+        if glob_matches(normalized, pattern) or glob_matches(image.strip(), pattern):
             return ImageRule(pattern, "all", "configured gpu-images pattern")
     for rule in builtin_image_rules():
         if rule.matches(ref):

@@ -19,7 +19,7 @@ import functools
 import re
 from typing import Iterable
 
-from gpulint.lazypattern import lazy
+from gpulint.lazypattern import glob_matches, lazy
 
 # Resources other vendors' device plugins advertise (not NVIDIA's): valid names for GPU104,
 # never NVIDIA evidence.
@@ -124,7 +124,7 @@ def image_vendor(repository: str, tag: str | None) -> str | None:
 def other_vendor_resource(name: str) -> str | None:
     """The vendor of another accelerator's resource name (`amd.com/gpu` -> AMD), or None."""
     return next((vendor for pattern, vendor in OTHER_ACCELERATOR_RESOURCES.items()
-                 if fnmatch.fnmatchcase(name, pattern)), None)
+                 if glob_matches(name, pattern)), None)
 
 
 @functools.lru_cache(maxsize=64)
