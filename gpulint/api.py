@@ -10,6 +10,17 @@ Example / Use instead / Fix / References, and `check(workload, ctx)` yields
 `Violation`s. A violation may carry a `Fix`: edits by document path that the
 fix stage (gpulint/fix/) turns into text edits of the file the user wrote. Rules are registered only through the `gpulint.rules` entry-point
 group. A rule keeps no state: everything it needs comes in through its arguments.
+
+Besides workloads (`check`) and Dockerfiles (`check_dockerfile`), a rule may
+check what the scan meets in its input (input-level rules, GPU0xx): input that
+cannot be read (`check_input`), a chart or kustomization that cannot be rendered
+(`check_render`), an unrendered template (`check_template`), an input that is
+not read (`check_unread`), a suppression comment (`check_directive`) and a
+suppression that suppressed nothing (`check_suppression`). Findings of the rules
+with the last two hooks are about suppressions: a suppression comment never
+silences them. Each hook gets a typed event and yields `Violation`s at
+`LineAt` positions; for these, a violation's `severity` is the default for that
+case, and a severity configured for the rule still wins.
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Union
 
 if TYPE_CHECKING:
     from gpulint.load.dockerfile import Dockerfile
@@ -80,6 +91,97 @@ class LineAt:
 
 
 Where = Union[KeyAt, ValueAt, TextAt, LineAt]
+
+
+class SystemRole(str, enum.Enum):
+    """What a pod or image is recognised as by its role on the node (knowledge/roles.py).
+
+    A rule names the roles whose findings of it are system components' (`Rule.exempt_roles`):
+    those are reported as suppressed, never dropped."""
+
+    DEVICE_PLUGIN = "device plugin"
+    DRA_PLUGIN = "DRA kubelet plugin"
+    NRI_PLUGIN = "NRI plugin"
+    CDI_WRITER = "CDI spec writer"
+    DRIVER_INSTALLER = "driver installer"
+    MANAGEMENT_IMAGE = "GPU management image"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# --- what an input-level rule checks ----------------------------------------
+# Named tuples, not dataclasses: every scan imports this module, and a named tuple
+# costs a third of a frozen dataclass to define.
+
+
+class InputProblem(NamedTuple):
+    """Input that cannot be read as Kubernetes manifests: a syntax error, undecodable text,
+    a duplicate key, a value of the wrong type, an unreadable file (`check_input`)."""
+
+    message: str
+    where: LineAt
+
+
+class RenderProblem(NamedTuple):
+    """A chart or kustomization that cannot be rendered as it is (`check_render`). `severity`:
+    the renderer's judgement when it is not the rule's (info: nothing went unchecked)."""
+
+    message: str
+    where: LineAt
+    severity: Severity | None = None
+
+
+# What a finding about a template read as literal text says was checked (GPU010, GPU011).
+LITERAL_NOTE = "only its literal text was checked, each action read as a placeholder"
+
+
+class TemplateDocument(NamedTuple):
+    """A document of an unrendered template that failed to load as it is."""
+
+    line: int
+    column: int
+    message: str
+    literal_checked: bool    # read with its actions masked as placeholders, and checked so
+
+
+class UnrenderedTemplate(NamedTuple):
+    """A file outside any chart holding template actions (`check_template`): its documents that
+    failed to load, in order; `syntax` "go" (`{{ }}`) or "dollar" (`${}`); `helm`: it uses Helm's
+    objects."""
+
+    file: str
+    documents: tuple[TemplateDocument, ...]
+    syntax: str | None
+    helm: bool
+
+
+class UnreadInput(NamedTuple):
+    """An input the scan does not open (`check_unread`): a symlink out of the scanned directory
+    (`target`: its text) or a kernel filesystem directory (`target` None)."""
+
+    file: str
+    target: str | None
+
+
+class SuppressionComment(NamedTuple):
+    """A `# gpulint: ignore[...] reason` comment (`check_directive`): `text` as written, the codes
+    it names and its reason ("" when it gives none)."""
+
+    text: str
+    where: LineAt
+    codes: tuple[str, ...]
+    reason: str
+
+
+class UnusedSuppression(NamedTuple):
+    """A suppression some of whose codes suppressed nothing (`check_suppression`): `directive` names
+    it as a message would (`` `# gpulint: ignore[GPU003] why` ``, `gpulint.io/ignore (Pod ml/x)`);
+    `unused`: those codes, each with why (`GPU003 (no such finding here)`)."""
+
+    directive: str
+    where: LineAt
+    unused: tuple[str, ...]
 
 
 # --- how a violation is repaired --------------------------------------------
@@ -184,6 +286,12 @@ class RuleContext:
 
 WorkloadCheck = Callable[["Workload", RuleContext], Iterable[Violation]]
 DockerfileCheck = Callable[["Dockerfile", RuleContext], Iterable[Violation]]
+InputCheck = Callable[[InputProblem, RuleContext], Iterable[Violation]]
+RenderCheck = Callable[[RenderProblem, RuleContext], Iterable[Violation]]
+TemplateCheck = Callable[[UnrenderedTemplate, RuleContext], Iterable[Violation]]
+UnreadCheck = Callable[[UnreadInput, RuleContext], Iterable[Violation]]
+DirectiveCheck = Callable[[SuppressionComment, RuleContext], Iterable[Violation]]
+SuppressionCheck = Callable[[UnusedSuppression, RuleContext], Iterable[Violation]]
 
 
 @dataclass(frozen=True)
@@ -225,7 +333,19 @@ class Rule:
     doc: str
     check: WorkloadCheck | None = None
     check_dockerfile: DockerfileCheck | None = None
+    # Input-level hooks (see the module docstring).
+    check_input: InputCheck | None = None
+    check_render: RenderCheck | None = None
+    check_template: TemplateCheck | None = None
+    check_unread: UnreadCheck | None = None
+    check_suppression: SuppressionCheck | None = None
+    check_directive: DirectiveCheck | None = None
     enabled_by_default: bool = True
+    # On unless a layer of the selection ignores or disables it: selecting other rules
+    # (`--select GPU003`) leaves it on, so that nothing unread goes unsaid (GPU000, GPU010).
+    kept_when_selecting_others: bool = False
+    # The system-component roles whose findings of this rule are suppressed (knowledge/roles.py).
+    exempt_roles: frozenset[SystemRole] = frozenset()
     options: Mapping[str, Any] = field(default_factory=dict)
     # For SARIF / GitHub code scanning.
     tags: tuple[str, ...] = ("security", "gpu")

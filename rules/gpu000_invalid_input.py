@@ -37,7 +37,15 @@ None: what the input was meant to say is not known; the message says what the pa
 - YAML 1.2 specification, node anchors and duplicate keys: https://yaml.org/spec/1.2.2/
 """
 
-from gpulint.api import Rule, Severity
+from typing import Iterator
+
+from gpulint.api import InputProblem, Rule, RuleContext, Severity, Violation
+
+
+def check_input(problem: InputProblem, ctx: RuleContext) -> Iterator[Violation]:
+    """Every problem of the input is a finding where the parser or the type check found it."""
+    yield Violation(problem.message, problem.where)
+
 
 RULE = Rule(
     id="GPU000",
@@ -48,4 +56,6 @@ RULE = Rule(
     # A problem with the input or the tools, not a bypass: a code scanning
     # error at the file to fix, never a security alert.
     tags=("input",),
+    check_input=check_input,
+    kept_when_selecting_others=True,
 )

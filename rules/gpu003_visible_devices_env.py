@@ -94,7 +94,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
-from gpulint.api import Admission, Applicability, Edit, Fix, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Applicability, Edit, Fix, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
 from gpulint.knowledge.celforms import grants_devices, last_entry
 from gpulint.knowledge.envexpand import expanded_value
 from gpulint.knowledge.gpu import (
@@ -202,4 +202,6 @@ RULE = Rule(
     options={"none-is-hidden": True},
     security_severity="8.0",
     admission=admission,
+    # Roles whose built-in components (data/system_components.yaml) are all exempt from this rule.
+    exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER}),
 )

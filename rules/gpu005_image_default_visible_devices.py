@@ -114,7 +114,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from gpulint.api import Admission, Applicability, Edit, Fix, LineAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import (
+    Admission,
+    Applicability,
+    Edit,
+    Fix,
+    LineAt,
+    Rule,
+    RuleContext,
+    Severity,
+    SystemRole,
+    ValueAt,
+    Violation,
+)
 from gpulint.knowledge import celforms
 from gpulint.knowledge.envresolve import describe_env_from, resolve
 from gpulint.knowledge.gpu import (
@@ -197,4 +209,7 @@ RULE = Rule(
     check_dockerfile=check_dockerfile,
     security_severity="6.5",
     admission=admission,
+    # Roles whose built-in components (data/system_components.yaml) are all exempt from this rule.
+    exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER,
+                            SystemRole.NRI_PLUGIN, SystemRole.MANAGEMENT_IMAGE}),
 )

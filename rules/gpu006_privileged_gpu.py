@@ -120,7 +120,19 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
-from gpulint.api import Admission, Applicability, Edit, Fix, KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import (
+    Admission,
+    Applicability,
+    Edit,
+    Fix,
+    KeyAt,
+    Rule,
+    RuleContext,
+    Severity,
+    SystemRole,
+    ValueAt,
+    Violation,
+)
 from gpulint.knowledge.celforms import (
     VOID_RE,
     cel_string,
@@ -226,4 +238,7 @@ RULE = Rule(
     check=check,
     security_severity="8.5",
     admission=admission,
+    # Roles whose built-in components (data/system_components.yaml) are all exempt from this rule.
+    exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER,
+                            SystemRole.NRI_PLUGIN, SystemRole.DRIVER_INSTALLER}),
 )

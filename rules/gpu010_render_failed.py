@@ -79,7 +79,16 @@ None: the chart or kustomization has to be repaired so that it renders.
 - Chart.yaml fields, dependencies, conditions and tags: https://helm.sh/docs/topics/charts/
 """
 
-from gpulint.api import Rule, Severity
+from typing import Iterator
+
+from gpulint.api import RenderProblem, Rule, RuleContext, Severity, Violation
+
+
+def check_render(problem: RenderProblem, ctx: RuleContext) -> Iterator[Violation]:
+    """Every render problem is one finding, at the severity the renderer judged (info when nothing
+    went unchecked), where the renderer placed it."""
+    yield Violation(problem.message, problem.where, severity=problem.severity)
+
 
 RULE = Rule(
     id="GPU010",
@@ -88,4 +97,6 @@ RULE = Rule(
     summary="A Helm chart or kustomization that could not be rendered as it is (reported by the engine).",
     doc=__doc__ or "",
     tags=("maintainability",),
+    check_render=check_render,
+    kept_when_selecting_others=True,
 )

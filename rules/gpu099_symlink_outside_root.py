@@ -38,7 +38,18 @@ None: the link is not followed, and where it should point is not known.
 - Git, how symbolic links are stored: https://git-scm.com/docs/git-config#Documentation/git-config.txt-coresymlinks
 """
 
-from gpulint.api import Rule, Severity
+from typing import Iterator
+
+from gpulint.api import LineAt, Rule, RuleContext, Severity, UnreadInput, Violation
+
+
+def check_unread(unread: UnreadInput, ctx: RuleContext) -> Iterator[Violation]:
+    if unread.target is None:
+        message = "kernel filesystem directory (/proc, /sys or /dev): not scanned"
+    else:
+        message = f"symlink to {unread.target} points outside the scanned directory: not followed"
+    yield Violation(message, LineAt(1, 1, 1, 1))
+
 
 RULE = Rule(
     id="GPU099",
@@ -47,4 +58,5 @@ RULE = Rule(
     summary="A symlink in a scanned directory that points outside it (or into /proc, /sys, /dev): not followed.",
     doc=__doc__ or "",
     tags=("maintainability",),
+    check_unread=check_unread,
 )

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpulint.cli.runconfig import CliOptions, choose_rules
 from gpulint.config.settings import ProjectConfig, default_config
 from gpulint.inputs.discovery import discover
 from gpulint.results.scanning import ScanConfig
 from gpulint.scan.engine import scan
 from gpulint.scan.registry import load_rules
+from gpulint.scan.runconfig import CliOptions, choose_rules
 from gpulint.suppress.config_exemptions import ConfigExemptions
 from gpulint.suppress.core import pipeline
 from gpulint.suppress.systemcomponents import system_component_suppressor
@@ -53,7 +53,7 @@ def scan_objects(paths: list[str], project: ProjectConfig | None = None) -> tupl
     """(objects with their findings, objects left out because their identity repeats in a file)."""
     project = project or default_config()
     rules = load_rules()
-    chosen, _ = choose_rules(rules, project, CliOptions())
+    chosen = choose_rules(rules, project, CliOptions())
     collector = _Collector()
     config = ScanConfig(
         rules=chosen, all_rules=rules,
@@ -61,7 +61,7 @@ def scan_objects(paths: list[str], project: ProjectConfig | None = None) -> tupl
         severities={rid: rc.severity for rid, rc in project.rules.items() if rc.severity is not None},
         settings=project.settings,
         suppressors=pipeline(config=ConfigExemptions(project.exemptions, project.root) if project.exemptions else None,
-                             system=system_component_suppressor(settings=project.settings)),
+                             system=system_component_suppressor(settings=project.settings, rules=rules)),
         hooks=[collector],
     )
     found = discover(paths)

@@ -333,10 +333,10 @@ def test_a_bug_while_fixing_one_file_leaves_it_and_fixes_the_others(tmp_path: Pa
 
     real = fixcmd.fix_file
 
-    def fails_on_a(display: str, *args: object) -> object:
+    def fails_on_a(display: str, *args: object, **kwargs: object) -> object:
         if display.endswith("a.yaml"):
             raise KeyError("a bug")
-        return real(display, *args)
+        return real(display, *args, **kwargs)
 
     monkeypatch.setattr(fixcmd, "fix_file", fails_on_a)
     source = (GOLDEN / "GPU007" / "runtime-class.yaml").read_bytes()

@@ -1,4 +1,4 @@
-"""One scan, every report: `-o FILE` and repeatable `-o FORMAT:FILE` (gpulint/report/outputs.py)."""
+"""One scan, every report: `-o FILE` and repeatable `-o FORMAT:FILE` (gpulint/report/destinations.py)."""
 
 from __future__ import annotations
 

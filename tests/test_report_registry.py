@@ -56,9 +56,9 @@ def toy_format(monkeypatch: pytest.MonkeyPatch) -> Reporter:
     monkeypatch.setitem(sys.modules, module.__name__, module)
     real = registry.format_modules
     monkeypatch.setattr(registry, "format_modules", lambda: [*real(), "count"])
-    registry.reporters.cache_clear()
+    registry.reporter.cache_clear()
     yield module.REPORTER
-    registry.reporters.cache_clear()
+    registry.reporter.cache_clear()
 
 
 def test_a_format_module_is_all_a_new_format_needs(toy_format: Reporter, tmp_path: Path) -> None:

@@ -116,11 +116,24 @@ def test_a_pod_requesting_gpus_has_no_role(limits: str) -> None:
 
 def test_roles_are_never_wider_than_the_list() -> None:
     """Every role is exempt from rule families only, never GPU002/GPU008 or request validity."""
+    from gpulint.scan.registry import load_rules
+
     roles = (DEVICE_PLUGIN, DRA_REGISTRATION, DRA_PLUGINS, NRI_PLUGIN, CDI_WRITER, INSTALLER_ROOT, INSTALLER_DEV)
     listed = set().union(*(c.exempt for c in builtin_components()))
+    rules = load_rules()
     for role in roles:
-        assert role.exempt <= listed - {"GPU002", "GPU008"}, role.name
-        assert all(rule.startswith("GPU00") for rule in role.exempt)
+        exempt = {rule.id for rule in rules.values() if role.name in rule.exempt_roles}
+        assert exempt and exempt <= listed - {"GPU002", "GPU008"}, role.name
+        assert all(rule.startswith("GPU00") for rule in exempt)
+    # Which rules each role is exempt from, as the rules declare it (Rule.exempt_roles).
+    assert {role.name.value: sorted(rule.id for rule in rules.values() if role.name in rule.exempt_roles)
+            for role in roles} == {
+        "device plugin": ["GPU001", "GPU003", "GPU005", "GPU006"],
+        "DRA kubelet plugin": ["GPU001", "GPU003", "GPU005", "GPU006"],
+        "NRI plugin": ["GPU001", "GPU005", "GPU006"],
+        "CDI spec writer": ["GPU001", "GPU003", "GPU005", "GPU006"],
+        "driver installer": ["GPU001", "GPU006"],
+    }
 
 
 def test_suppressed_roles_leave_a_clean_exit(tmp_path: Path) -> None:

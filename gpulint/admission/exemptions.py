@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from gpulint.api import Rule
 from gpulint.config.settings import Exemption
 from gpulint.knowledge.celforms import TAG_DIGEST, alternatives, cel_list, cel_string, glob_regex, repository_regex, within_regex
-from gpulint.knowledge.roles import DRIVER_DIRS, INSTALLER_DEV, MOUNT_ROLES
+from gpulint.knowledge.roles import DRIVER_DIRS, INSTALLER_DEV, MOUNT_ROLES, Role
 from gpulint.suppress.systemcomponents import SystemComponent
 
 # The namespace of the request, read from the namespace object: `namespace` is a reserved word in CEL,
@@ -51,18 +52,24 @@ def system_component(rule_id: str) -> str:
             "(!s.workloadBase || !variables.podRequestsGpu) && c.image.matches(s.images))")
 
 
-def role_exemptions() -> str:
-    """CEL: the rule ids the pod's roles exempt it from (a list), from the hostPath volumes it mounts."""
+def role_exemptions(rules: Iterable[Rule]) -> str:
+    """CEL: the rule ids the pod's roles exempt it from (a list), from the hostPath volumes it mounts;
+    which rules a role exempts, `rules` declare (Rule.exempt_roles)."""
+    rules = list(rules)
+
+    def exempt(role: Role) -> list[str]:
+        return sorted(rule.id for rule in rules if role.name in rule.exempt_roles)
+
     parts = []
     for directory, role in MOUNT_ROLES:
         regex = "^" + within_regex(directory) + "$"
         parts.append(f"(variables.mountedHostPaths.exists(p, p.matches({cel_string(regex)})) ? "
-                     f"{cel_list(sorted(role.exempt))} : [])")
+                     f"{cel_list(exempt(role))} : [])")
     drivers = alternatives(within_regex(d) for d in DRIVER_DIRS)
     host = "^/+$|^/+dev/*$"
     parts.append(f'(object.kind == "DaemonSet" && ' f"variables.mountedHostPaths.exists(p, p.matches({cel_string(drivers)})) "
                  f"&& variables.mountedHostPaths.exists(p, p.matches({cel_string(host)})) ? "
-                 f"{cel_list(sorted(INSTALLER_DEV.exempt))} : [])")
+                 f"{cel_list(exempt(INSTALLER_DEV))} : [])")
     return "variables.podRequestsGpu ? [] : " + " + ".join(parts)
 
 

@@ -93,7 +93,7 @@ def variables(plan: Plan, exported: Sequence[Exported]) -> list[dict[str, str]]:
             pairs.append((name, expression))
     ids = [item.rule.id for item in exported]
     pairs.append(("systemComponents", system_components(plan.components, ids)))
-    pairs.append(("roleExemptions", role_exemptions() if plan.roles else "[]"))
+    pairs.append(("roleExemptions", role_exemptions(plan.rules) if plan.roles else "[]"))
     return [{"name": name, "expression": expression} for name, expression in pairs]
 
 

@@ -80,7 +80,9 @@ class _TextReader(InputReader):
 def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: InputReader,
                rules_policy: Policy) -> FixRun:
     """Fix every input whose findings have fixes the policy allows (nothing is written here)."""
-    from gpulint.scan.engine import ScanContext, build_index, scan_input
+    from gpulint.scan.dispatch import scan_input
+    from gpulint.scan.indexing import build_index
+    from gpulint.scan.violations import ScanContext
 
     run = FixRun()
     by_display = {item.display: item for item in inputs if item.kind in (InputKind.MANIFEST, InputKind.STDIN)}
@@ -109,6 +111,11 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
         rule = config.all_rules.get(finding.rule_id)
         return rule is not None and not rule.enabled_by_default
 
+    def unreadable(finding: Finding) -> bool:
+        """A finding saying the text is not readable as manifests (a rule's input hook: GPU000)."""
+        rule = config.all_rules.get(finding.rule_id)
+        return rule is not None and rule.check_input is not None
+
     contexts = ScanContext(rescan_config, index, [item for _report, item in todo])
     for report, item in todo:
         held = {identity(f) for f in report.findings if f.suppressed is not None}
@@ -130,7 +137,7 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
             return rules_policy.allows(finding) and identity(finding) not in held
 
         try:
-            outcome = fix_file(item.display, source.text, mine, rescan, allowed, opt_in)
+            outcome = fix_file(item.display, source.text, mine, rescan, allowed, opt_in, unreadable=unreadable)
         except Exception as error:  # a bug in gpulint or a plugin: this file stays as it is, the others go on
             from gpulint.results.findings import internal_error_message
 

@@ -13,8 +13,8 @@ from typing import Mapping
 from gpulint.admission.policy import Plan, documents
 from gpulint.admission.render import export_text
 from gpulint.api import Rule
-from gpulint.cli.runconfig import CliOptions, choose_rules
 from gpulint.config.settings import ConfigError, default_config, find_config, load_config
+from gpulint.scan.runconfig import CliOptions, choose_rules
 from gpulint.suppress.systemcomponents import builtin_components
 
 
@@ -32,7 +32,7 @@ def plan_from_config(rules: Mapping[str, Rule], config_file: str | None, default
         project = load_config(path, rules) if path is not None else default_config()
     except ConfigError as error:
         raise PolicyError("\n".join(str(p) for p in error.problems)) from None
-    chosen, _invalid = choose_rules(rules, project, CliOptions())
+    chosen = choose_rules(rules, project, CliOptions())
     plan = Plan(
         rules=chosen,
         options={rid: dict(rc.options) for rid, rc in project.rules.items() if rc.options},

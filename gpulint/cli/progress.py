@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import IO, Any
+from typing import IO, Any, Iterable
 
 from gpulint.inputs.discovery import Input
 from gpulint.results.findings import (
@@ -27,7 +27,6 @@ from gpulint.results.findings import (
 )
 from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanResult
-from gpulint.scan.reader import InputReader
 
 PROGRESS_AFTER = 1.0     # seconds before the line appears: quick scans print nothing extra
 REDRAW_EVERY = 0.1       # seconds between redraws at most
@@ -47,15 +46,18 @@ class Progress:
         self.clock = clock
         self.started = clock()
         self.pid = os.getpid()
-        self.files = len(inputs)
-        self.renders = sum(1 for item in inputs if item.kind.rendered)
+        self.inputs_found(inputs)
         self.rendered = 0
         self.scanned = 0
         self.current = ""
         self._drawn = 0.0
         self._shown = False
 
-    # --- events --------------------------------------------------------------------------------
+    # --- events (a gpulint.scan.ScanObserver) ---------------------------------------------------
+
+    def inputs_found(self, inputs: list[Input]) -> None:
+        self.files = len(inputs)
+        self.renders = sum(1 for item in inputs if item.kind.rendered)
 
     def render_started(self, item: Input) -> None:
         self.current = f"rendering {item.display}"
@@ -74,7 +76,7 @@ class Progress:
         self.scanned = done
         self._draw()
 
-    def finished(self, result: ScanResult, skipped: list[tuple[str, str]] = ()) -> None:  # type: ignore[assignment]
+    def finished(self, result: ScanResult, skipped: Iterable[tuple[str, str]] = ()) -> None:
         """After the scan (and `erase`): --verbose names the files not scanned, with the reason:
         what discovery left out (`skipped`: excludes, special files) and what could not be scanned."""
         if self.verbose:
@@ -129,23 +131,3 @@ class Progress:
             self.stream.flush()
         except (OSError, ValueError):  # stderr went away: the scan goes on without it
             self.line = self.verbose = False
-
-
-class ObservedReader(InputReader):
-    """The scan's reader, telling `progress` when a chart or kustomization is rendered and how long it took
-    (once per directory, whatever its renders; from the scan's thread, in the scan's order)."""
-
-    def __init__(self, progress: Progress, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.progress = progress
-        self._seen: set[str] = set()
-
-    def render_started(self, item: Input) -> None:
-        if str(item.real) not in self._seen:
-            self.progress.render_started(item)
-
-    def render_done(self, item: Input, seconds: float, failed: bool) -> None:
-        key = str(item.real)
-        if key not in self._seen:
-            self._seen.add(key)
-            self.progress.render_done(item, seconds, failed)

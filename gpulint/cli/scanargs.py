@@ -45,10 +45,17 @@ def choice(*allowed: str) -> Callable[[str], str]:
 
 
 def _format(text: str) -> str:
-    """A --format value, checked without importing every format (they are listed on an error only)."""
-    if not formats.is_format(text):
-        choice(*formats.names())(text)
+    """A --format value: the name of a module of gpulint/report/formats/ (report/registry.py)."""
+    if text not in formats.format_modules():
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(formats.names())}")
     return text
+
+
+class _Formats:
+    """The formats with what each is, read when --help is shown (listing them imports every format)."""
+
+    def __str__(self) -> str:
+        return formats.help_text()
 
 
 def integer(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -89,8 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: '.').")
 
     out = parser.add_argument_group("output")
-    out.add_argument("-f", "--format", dest="output_format", type=_format, metavar="FORMAT",
-                     help=_FORMATS + " (default: github when GITHUB_ACTIONS=true, else text).")
+    listed = out.add_argument("-f", "--format", dest="output_format", type=_format, metavar="FORMAT",
+                              help="%(formats)s (default: github when GITHUB_ACTIONS=true, else text).")
+    setattr(listed, "formats", _Formats())   # `%(formats)s` above, expanded when help is shown
     out.add_argument("-o", "--output", action="append", metavar="[FORMAT:]FILE",
                      help="Write the report to FILE (atomically; missing folders are created) instead of stdout; "
                           "FORMAT:FILE writes one more report in FORMAT from the same scan (e.g. -o "
@@ -191,17 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Stands for the list of formats in --format's help, written only when the help is shown.
-_FORMATS = "{formats}"
-
-
 class _Formatter(argparse.HelpFormatter):
     def __init__(self, prog: str) -> None:
         super().__init__(prog, max_help_position=30, width=100)
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = super()._get_help_string(action) or ""
-        return text.replace(_FORMATS, formats.help_text())
 
 
 def defaults() -> dict[str, Any]:

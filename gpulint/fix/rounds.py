@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from gpulint.fix.textedits import Lines, apply, disjoint
-from gpulint.results.findings import INVALID_INPUT, STATUS_SCANNED, FileReport, Finding
+from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
 
 MAX_ROUNDS = 10
 
@@ -46,14 +46,17 @@ class Outcome:
 
 
 def identity(finding: Finding) -> tuple:
-    """What makes a finding the same one after edits elsewhere moved its lines."""
-    if finding.field_path.startswith("line:") or finding.rule_id == INVALID_INPUT:
+    """What makes a finding the same one after edits elsewhere moved its lines (a finding placed
+    by line only, as every input problem is, by its message)."""
+    if finding.field_path.startswith("line:"):
         return (finding.rule_id, finding.message)
     return (finding.rule_id, finding.obj, finding.container, finding.field_path)
 
 
 def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowed: Allowed,
-             opt_in: Allowed = lambda finding: False) -> Outcome:
+             opt_in: Allowed = lambda finding: False, *, unreadable: Allowed) -> Outcome:
+    """`unreadable`: whether a finding says the text cannot be read as manifests (an input
+    problem, GPU000): a fix after which one appears broke the file."""
     outcome = Outcome(text, report)
     applied: set[tuple] = set()
     dropped: set[tuple] = set()
@@ -82,16 +85,16 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
                 taken += [(start, end) for start, end, _new in ranges]
         if not batch:
             break
-        accepted = _try(outcome, batch, rescan, opt_in, allowed)
+        accepted = _try(outcome, batch, rescan, opt_in, allowed, unreadable)
         if accepted is None:   # the round together failed: each fix on its own
             good, failed = [], []
             for item in batch:
-                problem = _check(outcome, [item], rescan, opt_in, allowed)[1]
+                problem = _check(outcome, [item], rescan, opt_in, allowed, unreadable)[1]
                 (good if problem is None else failed).append((item, problem))
             good = [item for item, _problem in good]
             for item, problem in failed:
                 # Some fixes only work together (a name renamed in requests and in limits).
-                if _check(outcome, good + [item], rescan, opt_in, allowed)[1] is None:
+                if _check(outcome, good + [item], rescan, opt_in, allowed, unreadable)[1] is None:
                     good.append(item)
                     continue
                 dropped.add(identity(item[0]))
@@ -102,7 +105,7 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
                     outcome.notes.append(f"{display}:{s.line}:{s.column}: the fix of {item[0].rule_id} was left "
                                          f"out: {problem}")
             batch = good
-            accepted = _try(outcome, batch, rescan, opt_in, allowed) if batch else None
+            accepted = _try(outcome, batch, rescan, opt_in, allowed, unreadable) if batch else None
             if accepted is None:
                 continue   # nothing kept this round; the dropped fixes are not offered again
         outcome.text, outcome.report = accepted
@@ -111,14 +114,14 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
     return outcome
 
 
-def _try(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed,
-         allowed: Allowed) -> tuple[str, FileReport] | None:
-    result, problem = _check(outcome, batch, rescan, opt_in, allowed)
+def _try(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed, allowed: Allowed,
+         unreadable: Allowed) -> tuple[str, FileReport] | None:
+    result, problem = _check(outcome, batch, rescan, opt_in, allowed, unreadable)
     return result if problem is None else None
 
 
-def _check(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed,
-           allowed: Allowed) -> tuple[tuple[str, FileReport] | None, _Problem | None]:
+def _check(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed, allowed: Allowed,
+           unreadable: Allowed) -> tuple[tuple[str, FileReport] | None, _Problem | None]:
     """The text and scan after `batch`, or why it may not be kept. A new finding that has a fix
     of its own the run applies is the next step of a chain (a GPU request renamed right, then
     given its limit), not a regression: its fix is checked in the next round."""
@@ -130,10 +133,10 @@ def _check(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed,
     after = Counter(identity(f) for f in report.findings)
     new = after - before
     added = [f for f in report.findings if identity(f) in new
-             and (f.rule_id == INVALID_INPUT or f.fix is None or not allowed(f))]
+             and (unreadable(f) or f.fix is None or not allowed(f))]
     if added:
         first = next((f for f in added if not opt_in(f)), added[0])
-        if first.rule_id == INVALID_INPUT:
+        if unreadable(first):
             return None, _Problem(f"after it the file does not load: {first.message}")
         said = f"it adds a {first.rule_id} finding at line {first.span.line}: {first.message}"
         return None, _Problem(said) if not opt_in(first) else _Conflict(said)

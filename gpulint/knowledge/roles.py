@@ -4,10 +4,11 @@ A pod that registers with the kubelet (a device plugin, a DRA kubelet plugin),
 plugs into the container runtime (an NRI plugin), writes CDI specs, or writes
 the NVIDIA driver onto the host (a driver installer) has to reach the node in
 ways gpulint reports on user workloads. Each role has a signature made of
-hostPath mounts only such a component needs, and each is exempt from as few
-rule families as the built-in allowlist's components of that kind
-(data/system_components.yaml): never the request-validity rules, never the
-container-runtime rule (GPU002), never CDI/device-request injection (GPU008).
+hostPath mounts only such a component needs. Which rules a role is exempt from
+is declared by each rule (`Rule.exempt_roles`), as few as the built-in
+allowlist's components of that kind (data/system_components.yaml) are exempt
+from: never the request-validity rules, never the container-runtime rule
+(GPU002), never CDI/device-request injection (GPU008).
 
 A pod whose own containers request GPUs is a workload, never infrastructure:
 a device plugin does not ask the scheduler for the devices it advertises.
@@ -18,20 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from gpulint.api import SystemRole
 from gpulint.knowledge.gpu import pod_requests_gpu
 from gpulint.knowledge.hostpaths import is_within, normalize
 from gpulint.model.workload import PodSpec, Workload
-
-# Exemptions per role, each the rule families every built-in component of that
-# kind is exempt from (the intersection, so a role is never wider than a name):
-#   device plugins (NVIDIA, GKE, ACK gpushare, HAMi)      GPU001 GPU003 GPU005 GPU006
-#   DRA kubelet plugins (NVIDIA DRA driver for GPUs)      GPU001 GPU003 GPU005 GPU006
-#   CDI spec writers (NVIDIA container toolkit)           GPU001 GPU003 GPU005 GPU006
-#   NRI plugins (device injectors: host devices only)     GPU001 GPU005 GPU006
-#   driver installers (NVIDIA driver, GKE installer)      GPU001 GPU006
-_PLUGIN_EXEMPT = frozenset({"GPU001", "GPU003", "GPU005", "GPU006"})
-_NRI_EXEMPT = frozenset({"GPU001", "GPU005", "GPU006"})
-_INSTALLER_EXEMPT = frozenset({"GPU001", "GPU006"})
 
 # Node directories a driver installer writes the NVIDIA driver into: the GPU
 # Operator's driver root, the classic install prefix, GKE's (and minikube's)
@@ -43,9 +34,8 @@ DRIVER_DIRS = ("/run/nvidia", "/usr/local/nvidia", "/home/kubernetes/bin/nvidia"
 class Role:
     """What a pod is recognised as, and the mount that shows it."""
 
-    name: str                 # "device plugin"
+    name: SystemRole          # what rules name in `exempt_roles`
     evidence: str             # "its kubelet device-plugin mount"
-    exempt: frozenset[str]    # rule ids
 
     @property
     def reason(self) -> str:
@@ -53,25 +43,21 @@ class Role:
         return f"{self.name}, by {self.evidence}"
 
 
-DEVICE_PLUGIN = Role("device plugin", "its kubelet device-plugin mount", _PLUGIN_EXEMPT)
-DRA_REGISTRATION = Role("DRA kubelet plugin", "its kubelet plugin-registration mount", _PLUGIN_EXEMPT)
-DRA_PLUGINS = Role("DRA kubelet plugin", "its kubelet plugins mount", _PLUGIN_EXEMPT)
-NRI_PLUGIN = Role("NRI plugin", "its NRI socket mount", _NRI_EXEMPT)
-CDI_WRITER = Role("CDI spec writer", "its CDI spec directory mount", _PLUGIN_EXEMPT)
-INSTALLER_ROOT = Role("driver installer", "its NVIDIA driver directory and host root mounts", _INSTALLER_EXEMPT)
-INSTALLER_DEV = Role("driver installer", "its NVIDIA driver directory and host /dev mounts", _INSTALLER_EXEMPT)
+DEVICE_PLUGIN = Role(SystemRole.DEVICE_PLUGIN, "its kubelet device-plugin mount")
+DRA_REGISTRATION = Role(SystemRole.DRA_PLUGIN, "its kubelet plugin-registration mount")
+DRA_PLUGINS = Role(SystemRole.DRA_PLUGIN, "its kubelet plugins mount")
+NRI_PLUGIN = Role(SystemRole.NRI_PLUGIN, "its NRI socket mount")
+CDI_WRITER = Role(SystemRole.CDI_WRITER, "its CDI spec directory mount")
+INSTALLER_ROOT = Role(SystemRole.DRIVER_INSTALLER, "its NVIDIA driver directory and host root mounts")
+INSTALLER_DEV = Role(SystemRole.DRIVER_INSTALLER, "its NVIDIA driver directory and host /dev mounts")
 
 # An image built to manage GPUs: it asks the NVIDIA runtime for the MIG configuration
 # or monitoring capability (NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES,
 # which need CAP_SYS_ADMIN and which only management tools such as a MIG manager or
 # DCGM set). Its NVIDIA_VISIBLE_DEVICES=all is what it needs, not a default it leaks.
-_MANAGEMENT_EXEMPT = frozenset({"GPU005"})
-MIG_CONFIG_IMAGE = Role("GPU management image", "its NVIDIA_MIG_CONFIG_DEVICES ENV", _MANAGEMENT_EXEMPT)
-MIG_MONITOR_IMAGE = Role("GPU management image", "its NVIDIA_MIG_MONITOR_DEVICES ENV", _MANAGEMENT_EXEMPT)
+MIG_CONFIG_IMAGE = Role(SystemRole.MANAGEMENT_IMAGE, "its NVIDIA_MIG_CONFIG_DEVICES ENV")
+MIG_MONITOR_IMAGE = Role(SystemRole.MANAGEMENT_IMAGE, "its NVIDIA_MIG_MONITOR_DEVICES ENV")
 _MANAGEMENT_ENV = (("NVIDIA_MIG_CONFIG_DEVICES", MIG_CONFIG_IMAGE), ("NVIDIA_MIG_MONITOR_DEVICES", MIG_MONITOR_IMAGE))
-
-# Every rule some role is exempt from (others need not look for roles at all).
-ROLE_RULES = _PLUGIN_EXEMPT | _NRI_EXEMPT | _INSTALLER_EXEMPT | _MANAGEMENT_EXEMPT
 
 # (node directory, role), first match wins; paths in their /run form.
 _MOUNT_ROLES: tuple[tuple[str, Role], ...] = (
@@ -130,9 +116,9 @@ def image_role(env: Mapping[str, str]) -> Role | None:
     return None
 
 
-def role_for(rule_id: str, roles: tuple[Role, ...]) -> Role | None:
-    """The first of `roles` exempt from `rule_id`."""
-    return next((role for role in roles if rule_id in role.exempt), None)
+def role_for(exempt: frozenset[SystemRole], roles: tuple[Role, ...]) -> Role | None:
+    """The first of `roles` that is one of `exempt` (a rule's `exempt_roles`)."""
+    return next((role for role in roles if role.name in exempt), None)
 
 
 

@@ -9,7 +9,7 @@ wrapper, which is exactly how overlays reach `../base`. Kustomize then writes
 the annotation from the text before any rule runs, so rendered positions are
 those of a plain `kustomize build DIR`.
 
-Before any build, every kustomization the target reaches is read (kustomization.audit):
+Before any build, every kustomization the target reaches is read (kustomizefile.audit):
 one naming a remote resource, base, component or Helm chart is not built at all
 (nothing is fetched), nor one naming a path that resolves outside the repository;
 their local resource and patch files are scanned as they are instead. A

@@ -180,7 +180,7 @@ def _kill_group(process: subprocess.Popen) -> None:
         pass
 
 
-# Defence in depth: gpulint never gives a renderer a remote reference (see kustomize.py and
+# Defence in depth: gpulint never gives a renderer a remote reference (see kustomizebuild.py and
 # helm.py), and a renderer that tries one anyway finds no network. Where the OS lets an
 # unprivileged process make a network namespace (`unshare --net --map-root-user`), the
 # renderer runs in one with no interface but a down loopback; everywhere, its proxy

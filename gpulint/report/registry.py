@@ -1,13 +1,13 @@
 """Report formats: one `Reporter` per `--format` value, found in gpulint/report/formats/.
 
-Each module of that folder (but `_*` ones) defines `REPORTER`, an instance of a
-`Reporter` subclass. The format list of `--format`, of `-o FORMAT:FILE` and of
-the help text is derived from them; the command line picks one by name and
-calls its `write`. Adding a format is adding one module there (and its test),
+Each module of that folder (but `_*` ones) is the format of its name and defines
+`REPORTER`, an instance of a `Reporter` subclass. The format list of `--format`,
+of `-o FORMAT:FILE` and of the help text is derived from them; the command line
+picks one by name and calls its `write`. Adding a format is adding one module there (and its test),
 see CONTRIBUTING.md.
 
-A format module stays cheap to import (no third-party import at its top): every
-scan lists the formats, and only the chosen reporter loads what it writes with.
+A scan imports only the modules of the formats it writes (--help imports them
+all); a format module keeps third-party imports out of its top all the same.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Mapping, Sequence
+from types import MappingProxyType
+from typing import IO, TYPE_CHECKING, Mapping, NamedTuple, Sequence
 
 if TYPE_CHECKING:
     from gpulint.api import Rule
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 FORMATS_PACKAGE = "gpulint.report.formats"
 
 
-@dataclass(frozen=True, repr=False)
-class ReportContext:
-    """Everything a report may depend on besides the scan's result."""
+class ReportContext(NamedTuple):
+    """Everything a report may depend on besides the scan's result. (A named tuple: every scan
+    defines it, and it costs a third of a frozen dataclass; `_replace` makes a changed copy.)"""
 
-    rules: Mapping[str, Rule] = field(default_factory=dict)   # every registered rule, run or not
+    rules: Mapping[str, Rule] = MappingProxyType({})   # every registered rule, run or not
     enabled: Sequence[str] = ()              # ids of the rules the scan ran
     show_suppressed: bool = False            # list suppressed findings too
     statistics: bool = False                 # --statistics: findings per rule instead of the findings
@@ -60,52 +60,34 @@ class Reporter:
         return None
 
 
-@functools.lru_cache(maxsize=None)
-def reporters() -> dict[str, Reporter]:
-    """Every format by name, in the order of --help."""
-    found: list[Reporter] = [importlib.import_module(f"{FORMATS_PACKAGE}.{name}").REPORTER
-                             for name in format_modules()]
-    found.sort(key=lambda reporter: (reporter.order, reporter.name))
-    return {reporter.name: reporter for reporter in found}
-
-
-@functools.lru_cache(maxsize=None)
 def format_modules() -> list[str]:
-    """The modules of gpulint/report/formats/ that define a format (listed, not imported: pkgutil
-    would cost every scan its import)."""
+    """The formats, by the names of the modules of gpulint/report/formats/ (listed, not imported:
+    pkgutil, or importing every format, would cost each scan's start-up)."""
     folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "formats")
     return sorted(entry[:-3] for entry in os.listdir(folder) if entry.endswith(".py") and not entry.startswith("_"))
+
+
+@functools.lru_cache(maxsize=None)
+def reporter(name: str) -> Reporter:
+    """The reporter of format `name`, its module imported now (KeyError for an unknown one: the
+    command line checks names first). A format module defines the format of its own name."""
+    if name not in format_modules():
+        raise KeyError(name)
+    found: Reporter = importlib.import_module(f"{FORMATS_PACKAGE}.{name}").REPORTER
+    if found.name != name:
+        raise ValueError(f"{FORMATS_PACKAGE}.{name} defines the format {found.name!r}, not {name!r}")
+    return found
+
+
+def reporters() -> dict[str, Reporter]:
+    """Every format by name, in the order of --help (each format's module imported)."""
+    found = sorted((reporter(name) for name in format_modules()), key=lambda r: (r.order, r.name))
+    return {found_reporter.name: found_reporter for found_reporter in found}
 
 
 def names() -> tuple[str, ...]:
     """The --format values, in the order of --help."""
     return tuple(reporters())
-
-
-def reporter(name: str) -> Reporter:
-    """The reporter of format `name` (KeyError for an unknown one: the command line checks names first)."""
-    return _own_module(name) or reporters()[name]
-
-
-def is_format(name: str) -> bool:
-    """Whether `name` is a --format value."""
-    return _own_module(name) is not None or name in reporters()
-
-
-def sort_key(name: str) -> tuple[int, str]:
-    """Where format `name` comes in names()."""
-    found = reporter(name)
-    return found.order, found.name
-
-
-def _own_module(name: str) -> Reporter | None:
-    """The reporter of the module named as the format (the usual case), imported alone: a scan
-    writes one format, and importing the others cost it about 5 % of a one-file scan."""
-    if name in format_modules():
-        found: Reporter = importlib.import_module(f"{FORMATS_PACKAGE}.{name}").REPORTER
-        if found.name == name:
-            return found
-    return None
 
 
 def help_text() -> str:

@@ -10,9 +10,9 @@ suppressor, only marked.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from gpulint.api import Rule, Severity
+from gpulint.api import LineAt, Rule, RuleContext, Severity
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
 from gpulint.results.findings import (
@@ -26,6 +26,7 @@ from gpulint.results.findings import (
 from gpulint.results.scanning import ScanConfig, SuppressionContext, Suppressor
 
 if TYPE_CHECKING:
+    from gpulint.api import Violation
     from gpulint.model.objects import KubeObject
 
 
@@ -57,17 +58,52 @@ def stored_finding(rule_id: str, rule_name: str, severity: Severity, message: st
                    mapped, rendered)
 
 
+# Which hook of a rule checks an event of the input (api.py: InputProblem -> Rule.check_input, ...).
+Hook = Callable[[Rule], "Callable[[Any, RuleContext], Iterable[Violation]] | None"]
+
+
 class Emitter:
     """Builds, suppresses and files the findings of one scan.
 
     `renders`: the name each chart or kustomization render of the scan gives its
     output (RenderedFrom.name) -> that render, so that a finding on rendered
     output carries where it comes from without anyone parsing its file name.
+    `rule_context`: each rule's context in this scan (default: its options and
+    the settings, with an empty index).
     """
 
-    def __init__(self, config: ScanConfig, renders: Mapping[str, RenderedFrom] | None = None) -> None:
+    def __init__(self, config: ScanConfig, renders: Mapping[str, RenderedFrom] | None = None,
+                 rule_context: Callable[[Rule], RuleContext] | None = None) -> None:
         self.config = config
         self.renders = renders or {}
+        self._rule_context = rule_context
+
+    def rule_context(self, rule: Rule) -> RuleContext:
+        if self._rule_context is not None:
+            return self._rule_context(rule)
+        from gpulint.model.index import ConfigIndex
+
+        return RuleContext({**rule.options, **self.config.options.get(rule.id, {})}, ConfigIndex(),
+                           self.config.settings)
+
+    def event(self, report: FileReport, ctx: SuppressionContext, hook: Hook, event: object, file: str, *,
+              obj: KubeObject | None = None, located_in: KubeObject | None = None, field_path: str | None = None,
+              mapped: list[MappedLocation] | None = None) -> None:
+        """Hand `event` (something of the input, api.py) to the enabled rules with that hook, and file
+        their violations at `file` (positions: LineAt). `obj`, `located_in`, `field_path`: as for
+        `finding`."""
+        for rule in self.config.rules:
+            check = hook(rule)
+            if check is None:
+                continue
+            for violation in check(event, self.rule_context(rule)):
+                where = violation.where
+                span = (Span(where.line, where.column, where.end_line, where.end_column)
+                        if isinstance(where, LineAt) else Span(1, 1, 1, 1))
+                finding = self.finding(rule, violation.message, file, span, default=violation.severity, obj=obj,
+                                       located_in=located_in, field_path=field_path,
+                                       mapped=list(mapped) if mapped is not None else None)
+                self.file(report, finding, ctx)
 
     def finding(self, rule: Rule, message: str, file: str, span: Span, *,
                 severity: Severity | None = None, default: Severity | None = None,

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from gpulint.api import Severity
 from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject, ObjectRef
-
-INVALID_INPUT = "GPU000"
-RENDER_FAILED = "GPU010"             # a chart or kustomization that could not be rendered as it is
-UNRENDERED_TEMPLATE = "GPU011"
-OUTSIDE_ROOT = "GPU099"
 
 # Outcome of one input, so the summary always accounts for every file.
 STATUS_SCANNED = "scanned"            # read and parsed (possibly with GPU000 findings)
@@ -68,8 +63,7 @@ class FindingFix:
     edits: tuple[TextEdit, ...]
 
 
-@dataclass(frozen=True, repr=False)
-class FindingSource:
+class FindingSource(NamedTuple):
     """The file of the repository an object of rendered output was written in.
 
     `role` is "template" (the Helm template named by `# Source:`) or "origin"
@@ -84,8 +78,7 @@ class FindingSource:
         return {self.role: self.path}
 
 
-@dataclass(frozen=True, repr=False)
-class RenderedFrom:
+class RenderedFrom(NamedTuple):
     """The chart or kustomization whose rendered output a finding is in.
 
     `target` is its directory as given; `values` names the values it was
@@ -97,7 +90,7 @@ class RenderedFrom:
     values: str = ""
 
     @classmethod
-    def of(cls, display: str, values_label: str | None = None) -> RenderedFrom:
+    def of(cls, display: str, values_label: str | None = None) -> "RenderedFrom":
         """The render of `display` with its defaults (`values_label` None) or with other values."""
         return cls(display.rstrip("/") or "/", "" if values_label is None else values_label or "no extra values")
 

@@ -70,7 +70,7 @@ class Steps:
 
     scan_input: Callable       # (input, config, index, reader, context) -> FileReport
     scan_context: Callable     # (config, index, inputs) -> what every input of the scan is checked with
-    scan_part: Callable        # (input, config, contexts, part) -> (FileReport, found objects); engine.scan_part
+    scan_part: Callable        # (input, config, contexts, part) -> (FileReport, found objects); dispatch.scan_part
 
 
 # One input's outcome: report, internal errors, hook states, ordered-suppressor keys.
@@ -275,8 +275,8 @@ class _Work:
         self.contexts = steps.scan_context(self.config, index, inputs)
 
     def scan_part(self, i: int, part: tuple[int, int, int, int]) -> tuple[Outcome, bool] | None:
-        """One part of input `i` (engine.scan_part): its outcome and whether it held objects;
-        None when the input must be scanned whole (engine.PartFailed, or a bug met)."""
+        """One part of input `i` (dispatch.scan_part): its outcome and whether it held objects;
+        None when the input must be scanned whole (dispatch.PartFailed, or a bug met)."""
         try:
             report, found = self.steps.scan_part(self.inputs[i], self.config, self.contexts, part)
         except Exception:  # noqa: BLE001 - PartFailed or a bug: the whole input is scanned again
@@ -324,7 +324,7 @@ class IndexHelper:
     """Half of a parallel scan's index pass, in one forked process, while the parent
     reads the other half: the pass reads every file and parses every ConfigMap and
     Secret before any worker can start, a tenth of a scan that would otherwise stay
-    serial. The helper sends back what it found (engine.Indexed: the objects, and the
+    serial. The helper sends back what it found (indexing.Indexed: the objects, and the
     bytes and parsed documents the scan's workers then inherit from the parent).
     """
 
@@ -387,7 +387,7 @@ def _deliver_index_share(send: Any, positions: list[int]) -> None:
 
 
 def _index_share(positions: list[int]) -> dict[int, tuple]:
-    """engine.index_input for each position; bytes and parsed documents only up to half
+    """indexing.index_input for each position; bytes and parsed documents only up to half
     of what the parent's reader keeps (the rest would be dropped there anyway)."""
     assert _INDEX_WORK is not None
     inputs, reader, limits, index_input = _INDEX_WORK
