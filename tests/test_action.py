@@ -216,8 +216,9 @@ def make_workspace(path: Path, files: dict[str, str]) -> Path:
 
 def test_action_declares_inputs_outputs_and_bash_steps() -> None:
     action = load_action(ROOT / "action.yml")
-    assert set(action["inputs"]) == {"paths", "format", "fail-on", "config", "sarif-file", "category",
-                                     "upload-sarif", "helm-dependency-build"}
+    assert set(action["inputs"]) == {"paths", "format", "fail-on", "config", "trusted-configuration", "sarif-file",
+                                     "category", "upload-sarif", "helm-dependency-build"}
+    assert action["inputs"]["trusted-configuration"]["default"] == "true"    # a pull request cannot disarm it
     assert action["inputs"]["upload-sarif"]["default"] == "auto"
     assert action["inputs"]["helm-dependency-build"]["default"] == "false"      # opt-in
     assert set(action["outputs"]) == {"sarif-file", "exit-code", "uploaded"}
@@ -303,6 +304,15 @@ def test_clean_workspace_passes(runner: Runner, tmp_path: Path) -> None:
     assert doc["runs"][0]["results"] == []
     assert doc["runs"][0]["automationDetails"] == {"id": "gpulint/"}
     assert run.step("Scan").summary.startswith("### gpulint: no findings")
+
+
+def test_the_trees_own_configuration_is_read_only_when_asked(runner: Runner, tmp_path: Path) -> None:
+    """A pull request's `.gpulint.yaml` that switches the check off is not read by default."""
+    workspace = make_workspace(tmp_path / "repo", {"k8s/pod.yaml": BAD, ".gpulint.yaml": "ignore: [GPU003]\n"})
+    run = runner.run(workspace, only=["install", "scan"])
+    assert run.outputs["exit-code"] == "1", run.log
+    run = runner.run(workspace, {"trusted-configuration": "false"}, only=["install", "scan"])
+    assert run.outputs["exit-code"] == "0", run.log
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ import os
 import time
 from typing import IO, Any, Iterable
 
+from gpulint.report.safetext import no_commands, printable, printable_path
 from gpulint.inputs.discovery import Input
 from gpulint.results.findings import (
     STATUS_BINARY,
@@ -60,7 +61,7 @@ class Progress:
         self.renders = sum(1 for item in inputs if item.kind.rendered)
 
     def render_started(self, item: Input) -> None:
-        self.current = f"rendering {item.display}"
+        self.current = f"rendering {printable_path(item.display)}"
         self._draw(force=True)
 
     def render_done(self, item: Input, seconds: float, failed: bool) -> None:
@@ -69,7 +70,7 @@ class Progress:
         if self.verbose:
             tool = "helm template" if item.kind is InputKind.CHART else "kustomize build"
             outcome = "failed" if failed else "rendered"
-            self._say(f"gpulint: {outcome} {item.display} ({tool}) in {seconds:.2f} s")
+            self._say(f"gpulint: {outcome} {printable_path(item.display)} ({tool}) in {seconds:.2f} s")
         self._draw(force=True)
 
     def file_scanned(self, done: int, total: int) -> None:
@@ -83,7 +84,7 @@ class Progress:
             left = [(report.file, _NOT_SCANNED[report.status]) for report in result.files
                     if report.status in _NOT_SCANNED]
             for path, reason in sorted([*left, *skipped]):
-                self._say(f"gpulint: not scanned: {path}: {reason}")
+                self._say(f"gpulint: not scanned: {printable_path(path)}: {printable(reason)}")
 
     # --- drawing -------------------------------------------------------------------------------
 
@@ -120,7 +121,7 @@ class Progress:
             return
         shown = self._shown
         self._erase()
-        self._write(message + "\n")
+        self._write(no_commands(message) + "\n")     # (names are the tree's: see report/safetext.py)
         if shown:
             self._draw(force=True)
 

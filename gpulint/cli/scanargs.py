@@ -159,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--stdin-filename", metavar="NAME",
                        help="The name of the input read from '-': shown in findings, and matched against the "
                             "configuration and excludes as that file would be.")
+    files.add_argument("--isolated", action="store_true",
+                       help="Read no configuration file from the scanned tree (.gpulint.yaml, pyproject.toml): only "
+                            "--config, else the defaults. For CI on pull requests, whose tree is untrusted.")
     files.add_argument("--config", dest="config_file", metavar="FILE",
                        help="Configuration file (.gpulint.yaml or pyproject.toml) instead of the one found from "
                             "the first path.")
@@ -183,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--render-timeout", type=integer(1, 3600), metavar="SECONDS",
                         help="Seconds one helm or kustomize run may take; it is then stopped and reported as GPU010 "
                              "(default: 30, or the configuration's render-timeout).")
+    render.add_argument("--render-memory", type=integer(64, 1 << 20), default=512, metavar="MIB",
+                        help="MiB of memory one helm or kustomize run may allocate; past it the run fails and is "
+                             "reported as GPU010 (default: 512).")
     render.add_argument("--kustomize", metavar="PATH",
                         help="kustomize or kubectl executable for building kustomizations (default: kustomize, "
                              "else kubectl, on PATH).")
@@ -193,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-alias-nodes", type=integer(0), default=1_000_000, metavar="N",
                         help="Most nodes YAML aliases may add to a document, bounding alias bombs "
                              "(default: 1000000).")
+    limits.add_argument("--max-file-size", type=integer(1, 1 << 30), default=256, metavar="MIB",
+                        help="Largest file read, in MiB; a larger one is reported as GPU000 and not opened "
+                             "(default: 256).")
     limits.add_argument("-j", "--jobs", type=integer(1), metavar="N",
                         help="Processes scanning files in parallel (default: one per idle CPU; small scans use "
                              "one). The report is the same whatever the number.")

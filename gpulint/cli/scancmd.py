@@ -39,7 +39,9 @@ def echo_err(message: str) -> None:
         return
     if not _isatty(stream):
         message = _ANSI_RE.sub("", message)
-    stream.write(message + "\n")
+    from gpulint.report.safetext import no_commands
+
+    stream.write(no_commands(message) + "\n")      # a CI runner reads stderr for commands too
     stream.flush()
 
 
@@ -50,9 +52,56 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI sends on cancel and timeout) or SIGHUP: stopped as Ctrl-C stops a scan
+    (renderer process groups killed, temporary directories removed), exit 128 + the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: Any) -> None:
+    import signal
+
+    for name in _STOP_SIGNALS:      # once: a second signal must not cut the cleanup short
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+_STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+def _handle_stop_signals() -> dict:
+    """Install _terminate for SIGTERM and SIGHUP (main thread only); the handlers it replaced."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {}
+    for name in _STOP_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None:
+            previous[number] = signal.signal(number, _terminate)
+    return previous
+
+
 def main(args: list[str]) -> int:
-    """`gpulint scan ARGS`: the exit code. Never a traceback: Ctrl-C exits 130, a reader
-    that went away (`gpulint scan | head`) 1, a bug 2 with a one-line message."""
+    """`gpulint scan ARGS`: the exit code. Never a traceback: Ctrl-C exits 130, SIGTERM 143 and
+    SIGHUP 129 (each stops the scan as Ctrl-C does), a reader that went away (`gpulint scan |
+    head`) 1, a bug 2 with a one-line message."""
+    import signal
+
+    previous = _handle_stop_signals()
+    try:
+        return _main(args)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _main(args: list[str]) -> int:
     from gpulint.cli import scanargs
 
     try:
@@ -67,6 +116,9 @@ def main(args: list[str]) -> int:
     except UsageError as error:
         echo_err(f"gpulint: error: {error}")
         return EXIT_ERROR
+    except Terminated as stopped:
+        echo_err(f"gpulint: terminated (signal {stopped.signum})")
+        return 128 + stopped.signum
     except KeyboardInterrupt:
         echo_err("gpulint: interrupted")
         return 130
@@ -222,6 +274,7 @@ def scan_request(v: dict[str, Any], report_files: tuple[str, ...] = (), observer
 
     return ScanRequest(
         paths=tuple(v["paths"] or ["."]), stdin_name=v["stdin_filename"], config_file=v["config_file"],
+        isolated=v["isolated"], render_memory=v["render_memory"], max_file_size=v["max_file_size"] << 20,
         select=tuple(split_codes(v["select"])) or None, extend_select=tuple(split_codes(v["extend_select"])),
         ignore=tuple(split_codes(v["ignore"])), exclude=tuple(v["exclude"]), respect_ignore=not v["no_ignore"],
         fail_on=v["fail_on"], baseline=v["baseline"], write_baseline=v["write_baseline"],

@@ -56,6 +56,9 @@ class Rendered:
     # A chart that did not render: its templates, read as literal text (each action a
     # placeholder, as a loose template is), (display path, real path, None); its failure says so.
     literal: list[tuple[str, Path, str | None]] = field(default_factory=list)
+    # A digest of every file the render read (chart copy, kustomization files): what a finding's
+    # template, values or origin lines depend on besides the rendered text (the result cache's key).
+    sources: str = ""
 
 
 def rendered_name(display: str) -> str:

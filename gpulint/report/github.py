@@ -16,7 +16,7 @@ from typing import IO
 from gpulint.api import Severity
 from gpulint.report import summary, visible
 from gpulint.report.repopath import Locator
-from gpulint.report.safetext import valid_text
+from gpulint.report.safetext import no_command, valid_text
 from gpulint.report.text import _summary_line as summary_line
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import ScanResult
@@ -81,8 +81,9 @@ def write(result: ScanResult, out: IO[str], show_suppressed: bool = False, locat
 
         out.write(f"::group::{escape_data(NOT_ANNOTATED_GROUP)} ({len(rest)})\n")
         for finding in rest:
-            # Plain text (and escaped): inside a group no line is a workflow command.
-            out.write(_no_command(text_line(finding, False)) + "\n")
+            # Plain text, escaped: the runner reads commands inside a group too (and trims a line
+            # before it looks for `::`), so no line may read as one.
+            out.write(no_command(text_line(finding, False)) + "\n")
         out.write("::endgroup::\n")
         count = len(rest)
         out.write(f"::notice title=gpulint::{escape_data(more_message(count))}\n")
@@ -93,11 +94,6 @@ def more_message(count: int) -> str:
     return (f"{count} more finding{'' if count == 1 else 's'} not annotated: GitHub shows {PER_KIND} error, "
             f"{PER_KIND} warning and {PER_KIND} notice annotations per step. See the log group "
             f"\"{NOT_ANNOTATED_GROUP}\", the job summary, or the code scanning alerts.")
-
-
-def _no_command(line: str) -> str:
-    """A log line that cannot be read as a workflow command (`::` at its start)."""
-    return " " + line if line.startswith("::") else line
 
 
 def _command(finding: Finding) -> str:

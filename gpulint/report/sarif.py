@@ -339,10 +339,12 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
                 "message": {"text": mapped.description or _MAPPED_ROLE_WORDS.get(mapped.role, mapped.role)},
                 "physicalLocation": _physical(locator.locate(mapped.file), mapped.span, bases),
             })
+    # Square brackets are escaped in every message (SARIF §3.11.6): text from the tree (a container's
+    # name, a file name) must never read as an embedded link `[text](url)`.
+    message = _escape_link(message)
     if related:
         # GitHub links related locations that the message embeds as [text](id).
         links = ", ".join(f"[{_escape_link(loc['message']['text'])}]({loc['id']})" for loc in related)
-        message = _escape_link(message)
         message += f"{'' if message.endswith('.') else '.'} See {links}."
 
     location: dict[str, Any] = {}
@@ -499,7 +501,7 @@ def _escape_link(text: str) -> str:
 
 
 def _notification(text: str, level: str) -> om.Notification:
-    return om.Notification(message=om.Message(text=text), level=level)
+    return om.Notification(message=om.Message(text=_escape_link(text)), level=level)
 
 
 class _BaseIds:

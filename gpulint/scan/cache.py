@@ -10,6 +10,16 @@ the result is scanned again. Entries are JSON (never pickle: a cache folder is
 writable by whoever shares it) and are checked field by field when read; an entry
 that is unreadable, malformed or recorded under another key is ignored.
 
+A rendered input is keyed by its rendered text and by the bytes of every file the render
+read (Rendered.sources) and of the files scanned instead of a render: a finding's template,
+values and origin lines come from those, and an edit can move them without changing the
+rendered text.
+
+The folder is trusted only when it is ours: not a symbolic link, owned by the user running
+gpulint, writable by nobody else (else anyone who can write there could plant an entry that
+turns a scan's errors into "No findings"); otherwise the cache is off and `problem` says why
+(the command line prints it once). Folders gpulint makes are private (0700).
+
 An answer from the cache costs reading every input (its key) and the entry: no
 input is parsed, the entry is not written again, and large files are hashed as
 streams (bench/run.py figure 6 measures it against a scan).
@@ -62,6 +72,7 @@ class ResultCache:
     def __init__(self, folder: str, context: str) -> None:
         self.folder = os.path.join(folder, f"v{FORMAT}")
         self.context = context
+        self.problem = _untrusted(folder) or _untrusted(self.folder)   # why the cache is off, or None
 
     def key(self, inputs: list[Input], config: ScanConfig, reader: InputReader) -> str:
         """The key of a scan of `inputs` (reading them; the reader keeps small files' bytes for the scan)."""
@@ -73,7 +84,9 @@ class ResultCache:
                 rendered = reader.rendered(item)
                 failure = rendered.failure
                 _add(digest, rendered.display, rendered.text if rendered.text is not None else "\0none",
-                     repr(failure) if failure is not None else "")
+                     repr(failure) if failure is not None else "", repr(rendered.problems), rendered.sources)
+                for display, path, given in (*rendered.plain, *rendered.literal):
+                    _add(digest, display, str(path), given if given is not None else _bytes_of(path))
             elif item.kind.manifests or item.kind is InputKind.DOCKERFILE:
                 try:
                     _add_content(digest, item, reader)
@@ -85,7 +98,10 @@ class ResultCache:
         return os.path.join(self.folder, key[:2], key + ".json")
 
     def load(self, key: str) -> ScanResult | None:
-        """The result stored under `key`, or None (absent, unreadable, malformed, foreign)."""
+        """The result stored under `key`, or None (absent, unreadable, malformed, foreign, or a
+        folder that is not ours)."""
+        if self.problem is not None or _untrusted(os.path.dirname(self._path(key))) is not None:
+            return None
         # The entry's objects hold no reference cycles: the cyclic collector, which
         # would walk them again and again while they are made, is paused meanwhile.
         collecting = gc.isenabled()
@@ -105,13 +121,15 @@ class ResultCache:
     def store(self, key: str, result: ScanResult) -> None:
         """Write the result under `key` (atomically); a scan that met a bug is not stored,
         and a folder that cannot be written is no error."""
-        if result.internal_errors:
+        if result.internal_errors or self.problem is not None:
             return
         path = self._path(key)
         import tempfile
 
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            if _untrusted(os.path.dirname(path)) is not None:
+                return
             fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -123,6 +141,38 @@ class ResultCache:
                 raise
         except OSError:
             return
+
+
+def _untrusted(folder: str) -> str | None:
+    """Why `folder` may not hold cache entries (a symbolic link, another owner, writable by others),
+    or None (also when it does not exist yet: gpulint makes it, private)."""
+    import stat
+
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"{folder} cannot be read ({error.strerror or error})"
+    if stat.S_ISLNK(info.st_mode):
+        return f"{folder} is a symbolic link"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{folder} is not a directory"
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        return f"{folder} belongs to another user"
+    if info.st_mode & 0o022:
+        return f"{folder} is writable by other users"
+    return None
+
+
+def _bytes_of(path: Any) -> str:
+    """A file scanned in place of a render, for the key (its digest, or why it was not read)."""
+    from gpulint.load.regular import read_regular
+
+    try:
+        return hashlib.sha256(read_regular(path)).hexdigest()
+    except OSError as error:
+        return f"\0unread {type(error).__name__} {error}"
 
 
 def _add(digest: Any, *parts: str) -> None:

@@ -77,6 +77,10 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         invalid_input(report, contexts, Span(1, 1, 1, 1), "cannot read directory")
         return report
     try:
+        if item.real is not None and config.limits.max_file_size is not None:
+            from gpulint.load.regular import check_size     # (an oversized file is never opened)
+
+            check_size(item.real, config.limits.max_file_size)
         data = reader.small(item)
         if data is not None:
             _scan_text(report, item, Text.of(data), config, contexts, reader)

@@ -93,8 +93,10 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
 
 def _read_quietly(path: Any) -> str:
     """A file's text for the index pass (the scan reports what is wrong with it)."""
+    from gpulint.load.regular import read_regular
+
     try:
-        return decode_lenient(path.read_bytes())[0]
+        return decode_lenient(read_regular(path, 256 << 20))[0]
     except (OSError, BinaryInput):
         return ""
 
@@ -112,6 +114,10 @@ def _keep(reader: InputReader, item: Input, indexed: Indexed) -> tuple[list[Conf
 def index_input(item: Input, reader: InputReader, limits: Limits) -> Indexed:
     """What the index pass finds in a manifest or stdin (nothing when it cannot be read)."""
     try:
+        if item.real is not None and limits.max_file_size is not None:
+            from gpulint.load.regular import check_size
+
+            check_size(item.real, limits.max_file_size)      # (the scan reports it)
         data = reader.small(item)
         if data is not None:
             return _index_text(item, Text.of(data), limits)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from gpulint.config.render import DEFAULT_RELEASE
+from gpulint.config.render import DEFAULT_MEMORY, DEFAULT_RELEASE
 
 if TYPE_CHECKING:
     from gpulint.api import Rule
@@ -62,6 +62,7 @@ class ScanRequest(NamedTuple):
     paths: tuple[str, ...] = (".",)           # files and directories; "-" is stdin
     stdin_name: str | None = None             # the name of the input read from "-"
     config_file: str | None = None            # None: the configuration found from the first path
+    isolated: bool = False                    # read no configuration file from the scanned tree
     # Rule selection, on top of the configuration's (config/selection.py).
     select: tuple[str, ...] | None = None     # None: the defaults
     extend_select: tuple[str, ...] = ()
@@ -81,9 +82,11 @@ class ScanRequest(NamedTuple):
     helm_namespace: str | None = None
     helm_skip_tests: bool = False
     render_timeout: int | None = None         # None: the configuration's, else the default
+    render_memory: int = DEFAULT_MEMORY       # MiB one renderer run may allocate
     # Loader limits.
     max_depth: int = DEFAULT_MAX_DEPTH
     max_alias_nodes: int = DEFAULT_MAX_ALIAS_NODES
+    max_file_size: int | None = 256 << 20     # bytes of the largest file read (None: no limit)
     jobs: int | None = None                   # processes (None: one per idle CPU); the result is the same
     cache: bool = True                        # read an unchanged scan's result from the result cache
     cache_dir: str | None = None

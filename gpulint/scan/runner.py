@@ -40,7 +40,7 @@ def run(request: ScanRequest) -> ScanOutcome:
     stdin_name = request.stdin_name
     # The configuration of stdin given a name is found, and its excludes applied, as for that file.
     project = project_config([stdin_name if p == "-" and stdin_name else p for p in paths], request.config_file,
-                             rules)
+                             rules, request.isolated)
     options = CliOptions(select=list(request.select) if request.select else None,
                          extend_select=list(request.extend_select), ignore=list(request.ignore),
                          exclude=list(request.exclude), fail_on=request.fail_on, baseline=request.baseline,
@@ -50,7 +50,8 @@ def run(request: ScanRequest) -> ScanOutcome:
                      system=system_component_suppressor(builtin=request.default_exemptions,
                                                         settings=project.settings, rules=rules),
                      render=render_options(request, paths, project.render_timeout),
-                     limits=Limits(max_depth=request.max_depth, max_expanded_nodes=request.max_alias_nodes))
+                     limits=Limits(max_depth=request.max_depth, max_expanded_nodes=request.max_alias_nodes,
+                                   max_file_size=request.max_file_size))
     except SelectionError as error:
         raise RequestError(str(error)) from None
     except Exception as error:
@@ -130,19 +131,31 @@ def result_cache(request: ScanRequest, project: ProjectConfig, writer: BaselineW
     # and the bytes of the configuration in effect (found from the stdin name too), the baselines
     # and the values files they name.
     shaping = {name: value for name, value in request._asdict().items() if name not in _NOT_SHAPING}
-    named = [str(project.file or ""), request.baseline or "", str(project.baseline or ""), *request.values]
+    named = [str(project.file or ""), request.baseline or "", str(project.baseline or ""), *request.values,
+             *(f for chart in project.charts for f in chart.values.files)]
     parts = [repr(shaping), os.getcwd()]
+    from gpulint.load.regular import read_regular
+
     for path in named:
         try:
-            with open(path, "rb") as handle:
-                parts.append(f"{path}\0{handle.read().hex()}")
+            parts.append(f"{path}\0{read_regular(path).hex()}")     # (never a named pipe: it would wait)
         except OSError:
             parts.append(f"{path}\0unreadable")
-    return ResultCache(request.cache_dir or default_dir(), "\n".join(parts))
+    cache = ResultCache(request.cache_dir or default_dir(), "\n".join(parts))
+    if cache.problem is not None:
+        # (the folder is the user's own choice: its name needs no escaping)
+        import sys
+
+        if sys.stderr is not None:
+            sys.stderr.write(f"gpulint: warning: result cache off: {cache.problem} (use a folder of your own "
+                             "with --cache-dir)\n")
+        return None
+    return cache
 
 
-def project_config(paths: list[str], config_file: str | None, rules: dict) -> ProjectConfig:
-    """The configuration given as `config_file`, or the one nearest to the first path."""
+def project_config(paths: list[str], config_file: str | None, rules: dict, isolated: bool = False) -> ProjectConfig:
+    """The configuration given as `config_file`, or the one nearest to the first path (none when
+    `isolated`: a configuration in the scanned tree is the pull request's own)."""
     from gpulint.config.settings import (
         ConfigError,
         default_config,
@@ -158,10 +171,12 @@ def project_config(paths: list[str], config_file: str | None, rules: dict) -> Pr
             raise RequestError(f"{config_file}: no such configuration file")
     try:
         if config_file is None:
+            if isolated:
+                return default_config()
             path = find_config(paths)  # refuses a configuration linked from outside the repository
         if path is None:
             return default_config()
-        return load_config(path, rules)
+        return load_config(path, rules, from_tree=config_file is None)
     except ConfigError as error:
         raise RequestError(*map(str, error.problems)) from None
 
@@ -185,4 +200,4 @@ def render_options(request: ScanRequest, paths: list[str], config_timeout: int |
                          release=release, namespace=request.helm_namespace or None,
                          skip_tests=request.helm_skip_tests, kustomize=request.kustomize,
                          timeout=float(request.render_timeout or config_timeout or DEFAULT_TIMEOUT),
-                         scan_roots=tuple(p for p in paths if p != "-"))
+                         memory=request.render_memory, scan_roots=tuple(p for p in paths if p != "-"))
