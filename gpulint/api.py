@@ -105,6 +105,15 @@ class SystemRole(str, enum.Enum):
     CDI_WRITER = "CDI spec writer"
     DRIVER_INSTALLER = "driver installer"
     MANAGEMENT_IMAGE = "GPU management image"
+    # Node agents recognised by what they mount and declare (docs/evidence.md).
+    GPU_NODE_AGENT = "GPU node agent"
+    DEVICE_DISCOVERER = "device discoverer"
+    DEVICE_MANAGER = "GPU device manager"
+    RUNTIME_HOOK = "runtime hook installer"
+    MANAGEMENT_AGENT = "GPU management agent"
+    # Device plugins and discoverers on a node agent, which map containers to devices through the runtime.
+    NODE_AGENT_PLUGIN = "device plugin on a node agent"
+    NODE_AGENT_DISCOVERER = "device discoverer on a node agent"
 
     def __str__(self) -> str:
         return self.value
@@ -270,6 +279,18 @@ class Violation:
     located_in: "KubeObject | None" = None
     fix: Fix | None = None
     no_fix: str | None = None
+
+    def __post_init__(self) -> None:
+        # A container parsed from a string (a pod-spec patch) has its paths in that string's
+        # document: a violation about it is located there unless the rule says otherwise.
+        if self.located_in is None and self.container is not None and self.container.origin is not None:
+            object.__setattr__(self, "located_in", self.container.origin)
+        # Edits land where the document says; a patch read from its value (an escaped or folded
+        # string) has no positions of the file to edit at.
+        patch_of = getattr(self.located_in, "patch_of", None)
+        if self.fix is not None and patch_of is not None and not patch_of[2]:
+            object.__setattr__(self, "fix", None)
+            object.__setattr__(self, "no_fix", "the patch string is escaped or folded: edit it by hand")
 
 
 @dataclass(repr=False)

@@ -55,7 +55,7 @@ RULE = Rule(
     doc=__doc__ or "",
     # A problem with the input or the tools, not a bypass: a code scanning
     # error at the file to fix, never a security alert.
-    tags=("input",),
+    tags=("maintainability", "input"),
     check_input=check_input,
     kept_when_selecting_others=True,
 )

@@ -203,5 +203,7 @@ RULE = Rule(
     security_severity="8.0",
     admission=admission,
     # Roles whose built-in components (data/system_components.yaml) are all exempt from this rule.
-    exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER}),
+    exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER,
+                            SystemRole.GPU_NODE_AGENT, SystemRole.DEVICE_DISCOVERER, SystemRole.DEVICE_MANAGER,
+                            SystemRole.RUNTIME_HOOK, SystemRole.MANAGEMENT_AGENT}),
 )

@@ -47,9 +47,11 @@ components (device plugins, GPU Operator operands, DCGM exporter, ACK gpushare,
 HAMi) legitimately run privileged: the built-in system-component allowlist
 reports their findings as suppressed (see `--show-suppressed` and
 `--no-default-exemptions`), and so does recognition by role for components in
-no list (device plugins, DRA kubelet plugins, NRI plugins and CDI spec writers
-by their hostPath mounts, driver installers by a driver directory and the host
-root or `/dev`), but never for a pod whose containers request GPUs. Kubernetes has no pod-level `privileged` field, so
+no list (device plugins, DRA kubelet plugins, NRI plugins, CDI spec writers,
+device discoverers and runtime hook installers by their hostPath mounts, GPU node
+agents by what they mount and declare, driver installers by a driver tree and the
+host root or `/dev`: see docs/evidence.md), but never for a pod whose containers
+request GPUs. Kubernetes has no pod-level `privileged` field, so
 only container `securityContext`s are read.
 
 ## Why is this bad
@@ -237,8 +239,12 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.5",
+    # A container is GPU-related by a GPU limit, but also by weaker evidence (its image, its node
+    # selection, its runtime class), and privileged may be there for another reason.
+    precision="medium",
     admission=admission,
     # Roles whose built-in components (data/system_components.yaml) are all exempt from this rule.
     exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER,
-                            SystemRole.NRI_PLUGIN, SystemRole.DRIVER_INSTALLER}),
+                            SystemRole.NRI_PLUGIN, SystemRole.DRIVER_INSTALLER, SystemRole.GPU_NODE_AGENT, SystemRole.DEVICE_DISCOVERER, SystemRole.DEVICE_MANAGER,
+                            SystemRole.RUNTIME_HOOK, SystemRole.MANAGEMENT_AGENT}),
 )

@@ -6,7 +6,9 @@ a known GPU resource, and suggests the closest known one:
 - typos: `nvidia.com/gpus`, `nvidia.com/GPU`, `nvidia/gpu`, `nvidia.com/gup`,
   `nvidia.com/mig1g.5gb`;
 - the removed legacy name `alpha.kubernetes.io/nvidia-gpu`;
-- any other name containing `gpu` that no configured device plugin provides.
+- a name containing `gpu` in a known vendor's domain (`nvidia.com/gpu-count`),
+  in a domain within two edits of one (`nvidia.co/gpu`), without a domain
+  (`gpu`, `nvidia/gpu`) or in Kubernetes' reserved domains.
 
 "Looks like a GPU" means: the name contains `gpu` (in any case), is a
 NVIDIA MIG-style name (`nvidia.com/mig...`), is a removed legacy GPU name, or
@@ -16,7 +18,15 @@ Intel, ACK GPU sharing, HAMi, MetaX, Moore Threads, Iluvatar by default).
 Other extended resources (`hugepages-2Mi`, `ephemeral-storage`, `rdma/*`,
 `smarter-devices/*`, `nvidia.com/hostdev`, `aws.amazon.com/neuron`) are never
 reported, nor are placeholder names of documentation domains
-(`example.com/gpu`). The finding points at the offending key. Names matching the
+(`example.com/gpu`), nor GPU resources of a device plugin or scheduler of
+its own: a domain of its own that is no misspelling of a known one, with `gpu`
+in the name (Volcano's `volcano.sh/vgpu-number`, `volcano.sh/gpu-memory`; a
+container requesting one gets GPUs, for the other rules too), nor DRA extended resources (KEP-5004): a DeviceClass
+requested under its implicit name `deviceclass.resource.kubernetes.io/<class>`
+(`…/gpu.nvidia.com`), or under the `extendedResourceName` a DeviceClass of the
+scan declares, is scheduler-visible, the scheduler allocates a DRA claim
+for it (a class part that is no DeviceClass name, e.g. upper case, is still
+reported). The finding points at the offending key. Names matching the
 option `ignore-resources` (shell globs) are skipped.
 
 ## Why is this bad
@@ -92,7 +102,9 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     ignored = tuple(ctx.option("ignore-resources") or ())
     names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
-        unknown = list(entries_named(container, names.is_unknown_gpu_like))
+        # (A name a DeviceClass of the scan declares is scheduler-visible: KEP-5004.)
+        unknown = [entry for entry in entries_named(container, names.is_unknown_gpu_like)
+                   if ctx.index is None or ctx.index.extended_resource_class(entry.name) is None]
         for entry in unknown:
             if not matches_any(entry.name, ignored):
                 meant = _meant(entry.name, names)
@@ -147,4 +159,6 @@ RULE = Rule(
     check=check,
     options={"ignore-resources": []},
     tags=("correctness", "gpu"),
+    # A name that looks like a GPU resource may be a device plugin gpulint does not know.
+    precision="medium",
 )

@@ -147,6 +147,11 @@ def _matches(regex: str, text: str) -> bool:
     return cel.evaluate(f"x.matches({celforms.cel_string(regex)})", {"x": text})
 
 
+def _host(form, lists: dict, path: str) -> bool:
+    """A host-path form (`celforms.gpu_host_path`, `container_runtime_path`) evaluated on `path`."""
+    return cel.evaluate(form("x"), {"x": path, "variables": {"knowledge": lists}})
+
+
 _DEVICES = st.lists(st.sampled_from(["all", "void", "none", "0", "1", " ", "", "GPU-ab12", "nvidia.com/gpu=0",
                                      "VOID", "none ", " void"]), max_size=4).map(",".join)
 
@@ -161,7 +166,9 @@ def test_visible_devices_classification_agrees(value: str) -> None:
 _PATH = st.lists(st.sampled_from(["", "dev", "nvidia0", "nvidiactl", "char", "run", "var", "nvidia", "driver",
                                   "usr", "local", "lib", "libnvidia-ml.so.1", "docker.sock", "containerd",
                                   "containerd.sock", "docker", "opt", "home", "kubernetes", "bin", "nvidia-smi",
-                                  "k3s", "crio", "crio.sock", "user", "1000", "podman", "podman.sock", "log"]),
+                                  "k3s", "crio", "crio.sock", "user", "1000", "podman", "podman.sock", "log",
+                                  "nvidia-docker", "nvidia_driver", "nvidia-535", "lib64", "x86_64-linux-gnu",
+                                  "etc", "proc", "kubelet", "containers", "libcuda.so.1", "data", "toolkit"]),
                  min_size=1, max_size=5).map(lambda parts: "/" + "/".join(parts))
 
 
@@ -169,8 +176,8 @@ _PATH = st.lists(st.sampled_from(["", "dev", "nvidia0", "nvidiactl", "char", "ru
 @given(_PATH)
 def test_host_path_forms_agree(path: str) -> None:
     lists = celforms.knowledge({})
-    assert _matches(lists["gpuHostPaths"], path) == (gpu_host_access(path) is not None), path
-    assert _matches(lists["runtimePaths"], path) == (container_runtime_access(path) is not None), path
+    assert _host(celforms.gpu_host_path, lists, path) == (gpu_host_access(path) is not None), path
+    assert _host(celforms.container_runtime_path, lists, path) == (container_runtime_access(path) is not None), path
     assert _matches(lists["nvidiaPaths"], path) == gpu_related_path(path), path
 
 
@@ -262,6 +269,36 @@ def _dra_claim_of_other_vendor(seen: Seen, rule: str) -> bool:
     return any((c.get("resources") or {}).get("claims") for c in _containers(seen.data))
 
 
+def _node_agent_role(seen: Seen, rule: str) -> bool:
+    """A role the linter recognises from what a node agent declares or writes (knowledge/roles.py:
+    pod-resources on GPU nodes, device information, MIG strategy or monitoring, a toolkit command,
+    the runtime's configuration, a device plugin's runtime access); the policy reads mounts only."""
+    from gpulint.knowledge import roles
+
+    agents = (roles.POD_RESOURCES_AGENT, roles.DEVICE_DISCOVERER, roles.DEVICE_INFO_WRITER,
+              roles.MIG_STRATEGY_AGENT, roles.RUNTIME_HOOK, roles.MANAGEMENT_AGENT, roles.CDI_BY_COMMAND,
+              roles.DISCOVERER_RUNTIME, roles.DEVICE_MANAGER_RUNTIME)
+    reasons = {"system component: " + role.reason for role in agents}
+    return any(r in reasons for r in seen.suppressed.get(rule, ()))
+
+
+def _runtime_state_read_only(seen: Seen, rule: str) -> bool:
+    """A runtime state directory the linter judges by its mounts (read-only, or the log tree): the
+    policy judges the volume."""
+    return any(re.match(r"/+var/+lib/+(?:docker|containerd)(?:/|$)", str((v.get("hostPath") or {}).get("path", "")))
+               for v in _spec(seen.data).get("volumes") or [] if isinstance(v, dict))
+
+
+def _scheduler_gpu_resource(seen: Seen, rule: str) -> bool:
+    """A scheduler's own GPU resource (gpu.scheduler_gpu_resource needs edit distances to the known domains)."""
+    from gpulint.knowledge.gpu import DEFAULT_SETTINGS, scheduler_gpu_resource
+
+    known = tuple(DEFAULT_SETTINGS["gpu-resources"])
+    return any(scheduler_gpu_resource(str(name), known)
+               for c in _containers(seen.data) for section in ("limits", "requests")
+               for name in ((c.get("resources") or {}).get(section) or {}))
+
+
 def _not_admissible(seen: Seen, rule: str) -> bool:
     """The API server refuses the object before any policy runs: wrong types, an unrendered template."""
     return bool({"GPU000", "GPU011"} & set(seen.rules)) or "___" in str(seen.data.get("metadata"))
@@ -276,6 +313,9 @@ DIFFERENCES: dict[str, tuple[tuple[str, ...], bool, Callable[[Seen, str], bool]]
     "unread-signals": (("GPU004", "GPU006"), False, _signals_out_of_reach),
     "dra-device-classes": (("GPU006",), True, _dra_claim_of_other_vendor),
     "placeholder-images": (("GPU001", "GPU003", "GPU006"), True, _placeholder_image),
+    "node-agent-roles": (("GPU001", "GPU002", "GPU003", "GPU005", "GPU006"), True, _node_agent_role),
+    "runtime-state-mounts": (("GPU002",), True, _runtime_state_read_only),
+    "scheduler-gpu-resources": (("GPU005",), True, _scheduler_gpu_resource),
 }
 
 
@@ -408,6 +448,8 @@ def test_system_components_in_their_namespaces_are_admitted(fixture_objects: lis
             continue
         if any(_placeholder_image(seen, rule) for rule in seen.suppressed):
             continue   # an operator's template: never applied as written
+        if any(_node_agent_role(seen, rule) for rule in seen.suppressed):
+            continue   # a role the policy does not read (`node-agent-roles`)
         namespace = seen.namespace or "gpu-operator"
         verdict = evaluate(policies, seen.data, namespace)
         assert verdict == Verdict({}), (seen.file, seen.data["metadata"]["name"], verdict)
@@ -575,8 +617,9 @@ def test_host_path_forms_are_sound_on_paths_written_oddly(path: str) -> None:
     so a path with `.` or `..` components is refused whatever it names: the `dot-segments` difference)."""
     lists = celforms.knowledge({})
     dotted = _matches(celforms.DOT_SEGMENT_RE, path)
-    for regex, linter in ((lists["gpuHostPaths"], gpu_host_access), (lists["runtimePaths"], container_runtime_access)):
-        refused = _matches(regex, path) or dotted
+    for form, linter in ((celforms.gpu_host_path, gpu_host_access),
+                         (celforms.container_runtime_path, container_runtime_access)):
+        refused = _host(form, lists, path) or dotted
         reported = linter(path) is not None
         assert refused if reported else (refused == dotted), path
 

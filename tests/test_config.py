@@ -405,18 +405,18 @@ def test_init_refuses_when_a_yml_config_exists(repo: Path) -> None:
     assert not (repo / ".gpulint.yaml").exists()
 
 
-# --- the README stays true ---------------------------------------------------------
+# --- the documentation stays true -----------------------------------------------------
 
 
-def _readme_block(heading: str, language: str) -> str:
-    text = (ROOT / "README.md").read_text()
+def _docs_block(page: str, heading: str, language: str) -> str:
+    text = (ROOT / "docs" / page).read_text()
     section = text[text.index(heading):]
     start = section.index(f"```{language}\n") + len(language) + 4
     return section[start: section.index("```", start)]
 
 
-def test_readme_sample_configuration_validates(repo: Path) -> None:
-    (repo / ".gpulint.yaml").write_text(_readme_block("### Sample configuration", "yaml"))
+def test_documented_sample_configuration_validates(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text(_docs_block("configuration.md", "## Sample configuration", "yaml"))
     # The chart and values file its `charts:` entry names.
     (repo / "charts" / "inference").mkdir(parents=True)
     (repo / "charts" / "inference" / "Chart.yaml").write_text("apiVersion: v2\nname: inference\nversion: 0.1.0\n")
@@ -432,10 +432,10 @@ def test_readme_sample_configuration_validates(repo: Path) -> None:
         "monitoring reads every GPU and allocates none"]
 
 
-def test_readme_baseline_example_is_the_real_format() -> None:
+def test_documented_baseline_example_is_the_real_format() -> None:
     from gpulint.suppress.baseline import VERSION, Key
 
-    example = json.loads(_readme_block("### Baseline", "json"))
+    example = json.loads(_docs_block("suppressions.md", "## Baseline", "json"))
     assert example["version"] == VERSION
     key = Key.from_entry(example["entries"][0])
     assert key.as_entry(1) == {**example["entries"][0]}

@@ -34,7 +34,7 @@ def test_every_option_reaches_the_scan_under_its_name() -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--fail-on", "bogus"], "--fail-on: 'bogus' is not one of error, warning, info, never"),
-    (["--format", "JSON"], "-f/--format: 'JSON' is not one of text, full, concise, json, sarif, github, rdjson"),
+    (["--format", "JSON"], "-f/--format: 'JSON' is not one of text, full, concise, json, sarif, github, rdjson, junit, gitlab"),
     (["--max-depth", "0"], "--max-depth: 0 is out of range (allowed: from 1 to 10000)"),
     (["--max-depth", "1.5"], "--max-depth: '1.5' is not a whole number"),
     (["--jobs"], "-j/--jobs: expected one argument"),

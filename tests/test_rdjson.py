@@ -7,6 +7,8 @@ from pathlib import Path
 
 from conftest import run_cli
 
+from gpulint import __version__
+
 POD = """apiVersion: v1
 kind: Pod
 metadata: {name: "träin"}
@@ -36,7 +38,7 @@ def test_diagnostics_and_suggestions(tmp_path: Path) -> None:
                                                                   "end": {"line": 6, "column": key + 14}}}
     assert first["severity"] == "ERROR"
     assert first["code"] == {"value": "GPU101",
-                             "url": "https://github.com/gpulint/gpulint/blob/main/docs/rules/GPU101.md"}
+                             "url": f"https://github.com/gpulint/gpulint/blob/v{__version__}/docs/rules/GPU101.md"}
     assert first["message"].endswith("[fix: add nvidia.com/gpu to resources.limits, equal to the request]")
     after = line.encode("utf-8").index(b"1}}") + 3    # after `requests: {...}`, inside `resources: {...}`
     assert first["suggestions"] == [{"range": {"start": {"line": 6, "column": after},

@@ -26,9 +26,10 @@ def test_the_formats_are_the_modules_of_the_formats_folder_in_their_declared_ord
     folder = Path(registry.__file__).parent / "formats"
     modules = {path.stem for path in folder.glob("*.py") if not path.name.startswith("_")}
     assert set(registry.names()) == modules == set(registry.format_modules())
-    assert registry.names()[:6] == ("text", "full", "concise", "json", "sarif", "github")
+    assert registry.names() == ("text", "full", "concise", "json", "sarif", "github", "rdjson", "junit", "gitlab")
     assert registry.help_text().startswith("text (full on a terminal, concise otherwise), full (")
-    assert registry.help_text().endswith(", json, sarif, github or rdjson (reviewdog, fixes as suggestions)")
+    assert registry.help_text().endswith(", json, sarif, github, rdjson (reviewdog, fixes as suggestions), junit "
+                                          "(JUnit XML for CI test reports) or gitlab (GitLab Code Quality JSON)")
 
 
 def test_every_reporter_writes_an_empty_scan() -> None:
@@ -46,7 +47,7 @@ def toy_format(monkeypatch: pytest.MonkeyPatch) -> Reporter:
     class CountReporter(Reporter):
         name = "count"
         help = "count (the number of findings)"
-        order = 70
+        order = 100
 
         def write(self, result: ScanResult, out: io.TextIOBase, context: ReportContext) -> None:  # type: ignore[override]
             out.write(f"{len(result.findings)}\n")
@@ -63,7 +64,7 @@ def toy_format(monkeypatch: pytest.MonkeyPatch) -> Reporter:
 
 def test_a_format_module_is_all_a_new_format_needs(toy_format: Reporter, tmp_path: Path) -> None:
     assert registry.names()[-1] == "count"
-    assert registry.help_text().endswith(", rdjson (reviewdog, fixes as suggestions) or count (the number of findings)")
+    assert registry.help_text().endswith("gitlab (GitLab Code Quality JSON) or count (the number of findings)")
     assert plan(["count:n.txt"], "text") == [Target("count", "n.txt"), Target("text", None)]
     (tmp_path / "bad.yaml").write_text(BAD_POD)
     code, out, _err = run_cli("scan", "--format", "count", str(tmp_path / "bad.yaml"))

@@ -50,7 +50,8 @@ def test_the_json_report_is_what_json_dumps_makes() -> None:
     rules = load_rules()
     for target in (FIXTURES, FIXTURES / "core" / "not-kubernetes.yaml"):
         result = scan(discover([str(target)]).inputs, ScanConfig(rules=select_rules(rules, ["ALL"]), all_rules=rules))
-        doc = {"version": __version__, "findings": [json_report.as_dict(f) for f in result.findings],
+        doc = {"version": __version__, "schema_version": json_report.SCHEMA_VERSION,
+               "findings": [json_report.as_dict(f) for f in result.findings],
                "summary": summary(result)}
         expected = json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
         assert json_report.render(result) == expected

@@ -14,6 +14,7 @@ import pytest
 import sarif_check
 from conftest import ACK_EXAMPLE_POD, FIXTURES, ROOT, rendered_from, run_cli, scan_json
 
+from gpulint import __version__
 from gpulint.api import Severity
 from gpulint.inputs.discovery import discover
 from gpulint.load.locations import Span
@@ -156,8 +157,6 @@ def test_every_registered_rule_is_described(monkeypatch: pytest.MonkeyPatch, tmp
     rules = load_rules()
     driver = doc["runs"][0]["tool"]["driver"]
     assert [r["id"] for r in driver["rules"]] == sorted(rules)
-    from gpulint import __version__
-
     assert (driver["version"], driver["semanticVersion"]) == (__version__, __version__)
     for described in driver["rules"]:
         rule = rules[described["id"]]
@@ -169,7 +168,8 @@ def test_every_registered_rule_is_described(monkeypatch: pytest.MonkeyPatch, tmp
         # help is the rule's own documentation: exactly what `gpulint explain` prints.
         _, explained, _ = run_cli("explain", rule.id)
         assert described["help"] == {"text": explained, "markdown": explained}
-        assert described["helpUri"] == f"https://github.com/gpulint/gpulint/blob/main/docs/rules/{rule.id}.md"
+        # The page of this very version: its release tag, never a branch that moves on.
+        assert described["helpUri"] == f"https://github.com/gpulint/gpulint/blob/v{__version__}/docs/rules/{rule.id}.md"
         assert (ROOT / "docs" / "rules" / f"{rule.id}.md").is_file(), "run `python scripts/gen_rule_docs.py`"
         level = {"error": "error", "warning": "warning", "info": "note"}[rule.severity.value]
         assert described["defaultConfiguration"] == {"level": level, "enabled": rule.enabled_by_default}
@@ -183,13 +183,17 @@ def test_every_registered_rule_is_described(monkeypatch: pytest.MonkeyPatch, tmp
             assert props["problem.severity"] == {"error": "error", "warning": "warning",
                                                  "info": "recommendation"}[rule.severity.value]
             assert "security-severity" not in props
-        if "input" in rule.tags:        # GPU000: trouble with the input or the tools, never a security alert
-            assert "security" not in props["tags"] and props["problem.severity"] == "error"
-        elif rule.id < "GPU090" and "maintainability" not in rule.tags:
-            # bypass rules; GPU09x are about suppressions themselves, and a rule about rendering
-            # (GPU010) or templates (GPU011) says what could not be checked, not a bypass.
-            assert "security" in props["tags"]
         assert props["precision"] == rule.precision
+    # Only the policy's bypass rules are security alerts; what could not be read, rendered or
+    # checked (GPU000, GPU010, GPU011), suppressions (GPU09x) and symlinks (GPU099) are maintainability.
+    by_id = {d["id"]: d["properties"] for d in driver["rules"]}
+    assert sorted(i for i, p in by_id.items() if "security" in p["tags"]) == [
+        "GPU001", "GPU002", "GPU003", "GPU004", "GPU005", "GPU006", "GPU007", "GPU008"]
+    tooling = ["GPU000", "GPU010", "GPU011", "GPU090", "GPU091", "GPU092", "GPU099"]
+    assert all("maintainability" in by_id[i]["tags"] and "security-severity" not in by_id[i] for i in tooling)
+    # Precision from each rule's evidence: weaker evidence, lower precision.
+    assert {i: p["precision"] for i, p in by_id.items() if p["precision"] != "high"} == {
+        "GPU005": "medium", "GPU006": "medium", "GPU104": "medium"}
 
 
 def test_rule_docs_pages_are_up_to_date() -> None:
@@ -667,7 +671,7 @@ def test_input_problems_are_not_security_alerts(monkeypatch: pytest.MonkeyPatch,
     assert (code, result["ruleId"], result["level"]) == (1, "GPU000", "error")
     assert "security" not in rule["properties"]["tags"] and "security-severity" not in rule["properties"]
     assert rule["properties"]["problem.severity"] == "error"
-    assert rule["helpUri"] == "https://github.com/gpulint/gpulint/blob/main/docs/rules/GPU000.md"
+    assert rule["helpUri"] == f"https://github.com/gpulint/gpulint/blob/v{__version__}/docs/rules/GPU000.md"
 
 
 def test_non_utf8_and_newline_file_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -149,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--no-ignore", action="store_true",
                        help="Also scan files git ignores (by default a directory walk inside a git work tree passes "
                             "over them; paths named on the command line are always scanned).")
+    files.add_argument("--changed", action="store_true",
+                       help="The paths are files a commit changes (what the pre-commit hook passes): each scans "
+                            "the chart or the kustomizations that read it, reporting the builds' findings on the "
+                            "changed files; other files that are no manifest or Dockerfile are left out.")
     files.add_argument("--fail-if-empty", action="store_true",
                        help="Exit 2 when there is no file to scan (always said on stderr).")
     files.add_argument("--no-cache", action="store_true",

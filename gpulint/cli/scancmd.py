@@ -236,7 +236,9 @@ def _scan(v: dict[str, Any]) -> int:
 
     for path in outcome.missing:
         echo_err(f"gpulint: error: {path}: no such file or directory")
-    empty = _nothing_scanned(outcome.inputs, list(request.paths)) if not outcome.missing else None
+    # A commit changing no file gpulint reads is nothing to warn about.
+    empty = _nothing_scanned(outcome.inputs, list(request.paths)) if not outcome.missing and not request.changed \
+        else None
     if empty is not None:
         echo_err(f"gpulint: {'error' if v['fail_if_empty'] else 'warning'}: {empty}")
         if v["fail_if_empty"]:
@@ -277,6 +279,7 @@ def scan_request(v: dict[str, Any], report_files: tuple[str, ...] = (), observer
         isolated=v["isolated"], render_memory=v["render_memory"], max_file_size=v["max_file_size"] << 20,
         select=tuple(split_codes(v["select"])) or None, extend_select=tuple(split_codes(v["extend_select"])),
         ignore=tuple(split_codes(v["ignore"])), exclude=tuple(v["exclude"]), respect_ignore=not v["no_ignore"],
+        changed=v["changed"],
         fail_on=v["fail_on"], baseline=v["baseline"], write_baseline=v["write_baseline"],
         default_exemptions=not v["no_default_exemptions"],
         helm=v["helm"], kustomize=v["kustomize"], values=tuple(v["values"]), set_values=tuple(v["set_values"]),

@@ -33,12 +33,21 @@ from gpulint.knowledge.gpu import (
     VISIBLE_DEVICES,
     ImageRule,
     builtin_image_rules,
+    DRA_EXTENDED_PREFIX,
+    GPU_INSTANCE_TYPES,
+    NGC_RELEASE_TAG,
+    SHARE_ANNOTATION_SHAPE,
+    ngc_families,
     ngc_mirror_names,
     setting,
 )
 from gpulint.knowledge.hostpaths import (
     DEVICE_DIRS,
-    RUNTIME_DIRS,
+    NOT_TREES,
+    RUNTIME_LOG_DIRS,
+    SOFTWARE_PARENTS,
+    RUNTIME_RUN_DIRS,
+    RUNTIME_STATE_DIRS,
     RUNTIME_SOCKETS,
 )
 from gpulint.knowledge.vendors import GENERIC_ACCELERATOR_KEYS, OTHER_ACCELERATOR_RESOURCES, OTHER_IMAGE_WORDS
@@ -188,15 +197,31 @@ def image_evidence() -> dict[str, str]:
     vendor = _word("|".join(words for words, _vendor in OTHER_IMAGE_WORDS), "a-z0-9", "a-z")
     mirrors = "|".join(sorted(escape(name) for name in ngc_mirror_names()))
     return {
-        "imageNgc": "^(?i:nvcr\\.io)/(?:nvidia|nim)/",
+        "imageNgc": ngc_regex(),
         "imageCuda": f"(?i:{_in_name(cuda)}|{_in_tag(cuda)})",
         "imageVendor": f"(?i:{_in_component(vendor)}|{_in_tag(vendor)})",
         "imageMirror": f"(?:^|/)(?:{mirrors})(?::[^/:@]*)?{_DIGEST}$",
+        "imageCpuTag": f"(?i::{_word('cpu', 'a-z', 'a-z')}(?:@.*)?$)",
         "imageGpu": f"(?i:{_in_name(gpu)}|{_in_tag(gpu)})",
         "imageComponent": f"(?i:{_in_name(component)})",
         # What parse_image refuses: a template, blanks.
         "imageNotReference": r"^\s*$|[\s{}$<>]",
     }
+
+
+def ngc_regex() -> str:
+    """`image_by_evidence` on NGC: a NIM microservice, an image of a CUDA family (data/gpu_images.yaml
+    `ngc-families`: the path under nvcr.io/nvidia/, or its last component), an NGC release tag."""
+    families = ngc_families()
+    paths = "|".join(sorted(escape(f) for f in families if "/" in f))
+    names = "|".join(sorted(escape(f) for f in families if "/" not in f))
+    ngc = "^(?i:nvcr\\.io)/"
+    return alternatives([
+        f"{ngc}nim/.*",
+        f"{ngc}nvidia/(?:{paths})(?::[^/:@]*)?{_DIGEST}",
+        f"{ngc}nvidia/(?:[^:@]*/)?(?:{names})(?::[^/:@]*)?{_DIGEST}",
+        f"{ngc}nvidia/[^:@]*:{NGC_RELEASE_TAG}{_DIGEST}",
+    ]).replace("^(?:(?:^", "^(?:(?:")
 
 
 def image_rules() -> str:
@@ -224,7 +249,8 @@ def gpu_image(container: str) -> str:
     image = f"{container}.image"
     k = "variables.knowledge"
     evidence = (f"{image}.matches({k}.imageNgc) || {image}.matches({k}.imageCuda) || "
-                f"(!{image}.matches({k}.imageVendor) && ({image}.matches({k}.imageMirror) || "
+                f"(!{image}.matches({k}.imageVendor) && (({image}.matches({k}.imageMirror) && "
+                f"!{image}.matches({k}.imageCpuTag)) || "
                 f"({image}.matches({k}.imageGpu) && !{image}.matches({k}.imageComponent))))")
     listed = f"variables.imageRules.exists(r, {image}.matches(r[0]) && !{image}.matches(r[1]))"
     return (f"(has({image}) && !{image}.matches({k}.imageNotReference) && ({image}.matches({k}.configuredImages) "
@@ -294,9 +320,12 @@ def asks(container: str, key_condition: str) -> str:
 
 
 def requests_gpu(container: str) -> str:
-    """CEL: `requests_gpu` without the pod's share annotations (variables.podRequestsGpu has them)."""
+    """CEL: `requests_gpu` without the pod's share annotations (variables.podRequestsGpu has them); a
+    KEP-5004 DRA extended resource is a device request too (a scheduler's own GPU resource, which
+    needs the edit distance to the known domains, is the linter's)."""
     claims = f"(has({container}.resources) && has({container}.resources.claims) && size({container}.resources.claims) > 0)"
-    return f"({asks(container, 'k.matches(variables.knowledge.gpuResources)')} || {claims})"
+    keys = "(k.matches(variables.knowledge.gpuResources) || k.matches(variables.knowledge.draExtendedResources))"
+    return f"({asks(container, keys)} || {claims})"
 
 
 _NVIDIA_KEY = "k.matches(variables.knowledge.gpuResources) && !k.matches(variables.knowledge.otherResources)"
@@ -341,9 +370,19 @@ def targets_gpu_nodes() -> str:
 
 
 def share_annotation() -> str:
-    """CEL: the pod carries a GPU-share annotation (KAI, HAMi)."""
+    """CEL: the pod carries a GPU-share annotation (KAI, HAMi, or one shaped like them)."""
+    k = "variables.knowledge"
     return ("(has(variables.meta.annotations) && "
-            "variables.meta.annotations.exists(k, k.matches(variables.knowledge.gpuRequestAnnotations)))")
+            f"variables.meta.annotations.exists(k, k.matches({k}.gpuRequestAnnotations) || "
+            f"k.matches({k}.shareAnnotationShape)))")
+
+
+def serverless_gpu_instance() -> str:
+    """CEL: the pod runs on a serverless GPU instance of its own (gpu.serverless_gpu_instance)."""
+    k = "variables.knowledge"
+    return ("(has(variables.meta.annotations) && "
+            f"variables.meta.annotations.exists(k, k.matches({k}.instanceSpecsKey) && "
+            f"string(variables.meta.annotations[k]).matches({k}.gpuInstanceTypes)))")
 
 
 # --- host paths (gpu_host_access, container_runtime_access, gpu_related_path) ----------
@@ -370,11 +409,49 @@ DOT_SEGMENT_RE = r"(?:^|/)\.\.?(?:/|$)"
 
 
 def gpu_host_path_regex() -> str:
-    """Node paths `gpu_host_access` reports (after normalisation)."""
-    forms = ["/+", "/+dev/*", "/+dev/+nvidia.*", "/+(?:var/+)?run/+nvidia/*", "/+home/+kubernetes/+bin/+nvidia.*",
-             r"(?:.*/)?[^/]*libnvidia-[^/]*/*", "(?:.*/)?nvidia-smi/*"]
+    """Node paths `gpu_host_access` reports whatever area they are in: the root, `/dev`, NVIDIA
+    device nodes, `/dev/char`, the GPU Operator's driver root."""
+    forms = ["/+", "/+dev/*", "/+dev/+nvidia.*", "/+(?:var/+)?run/+nvidia/*", within_regex("/run/nvidia/driver")]
     forms += [within_regex(directory) for directory in DEVICE_DIRS]
     return alternatives(forms)
+
+
+def driver_file_regex() -> str:
+    """`hostpaths._DRIVER_FILE_RE` on the path's last component (outside /proc and /sys)."""
+    return r"^(?:.*/)?(?:libnvidia-[^/]+|libcuda\.so[^/]*|nvidia-smi)/*$"
+
+
+def nvidia_tree_regex() -> str:
+    """`hostpaths.nvidia_tree` without its areas (`no_tree_regex` says where no tree is)."""
+    tree_name = (r"(?i:nvidia[-_](?:\d+(?:\.\d+)*|drivers?|docker|container(?:[-_](?:toolkit|runtime))?|"
+                 r"toolkit|current|legacy))")
+    parents = "|".join(escape(p) for p in SOFTWARE_PARENTS) + r"|[^/]*-linux-gnu"
+    child = r"(?:lib(?:32|64|x32)?|bin|sbin|drivers?|toolkit|current|\d+(?:\.\d+)*)"
+    return alternatives([
+        f"(?:.*/)?{tree_name}(?:/.*)?",
+        f"(?:.*/)?(?i:{parents})/+(?i:nvidia)(?:/.*)?",
+        "/+var/+lib/+(?i:nvidia)(?:/.*)?",
+        f"(?:.*/)?(?i:nvidia)/+{child}(?:/.*)?",
+    ])
+
+
+def no_tree_regex() -> str:
+    """Areas that hold no NVIDIA tree (`hostpaths._NOT_TREES`), and daemons' state under /run."""
+    return alternatives([within_regex(area) for area in NOT_TREES] + [within_regex("/run")])
+
+
+def gpu_host_path(path: str) -> str:
+    """CEL: `gpu_host_access` reports the node path `path` (an expression) as written."""
+    k = "variables.knowledge"
+    return (f"({path}.matches({k}.gpuHostPaths) || "
+            f"({path}.matches({k}.driverFiles) && !{path}.matches({k}.procSysPaths)) || "
+            f"({path}.matches({k}.nvidiaTrees) && !{path}.matches({k}.noTreePaths)))")
+
+
+def container_runtime_path(path: str) -> str:
+    """CEL: `container_runtime_access` reports `path` (mounted writable: a policy judges the volume)."""
+    k = "variables.knowledge"
+    return f"({path}.matches({k}.runtimePaths) && !{path}.matches({k}.runtimeLogPaths))"
 
 
 def runtime_path_regex() -> str:
@@ -385,7 +462,7 @@ def runtime_path_regex() -> str:
         parts = [p for p in socket.split("/") if p]
         for end in range(1, len(parts) + 1):
             forms.add(path_regex("/" + "/".join(parts[:end])) + "/*")
-    forms.update(within_regex(directory) for directory in RUNTIME_DIRS)
+    forms.update(within_regex(directory) for directory in RUNTIME_RUN_DIRS + RUNTIME_STATE_DIRS)
     forms.add(r"/+(?:var/+)?run/+user/+[^/]+/+(?:docker\.sock|podman(?:/+podman\.sock)?)")
     return alternatives(sorted(forms))
 
@@ -413,8 +490,17 @@ def knowledge(settings: Mapping[str, Any]) -> dict[str, str]:
         "gpuNodeLabels": globs_regex(setting(settings, "gpu-node-labels")),
         "genericAcceleratorLabels": globs_regex(GENERIC_ACCELERATOR_KEYS),
         "gpuTolerations": globs_regex(setting(settings, "gpu-tolerations")),
+        "draExtendedResources": "^" + escape(DRA_EXTENDED_PREFIX) + r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$",
+        "shareAnnotationShape": SHARE_ANNOTATION_SHAPE,
+        "instanceSpecsKey": r"(?:^|/)eci-use-specs$",
+        "gpuInstanceTypes": GPU_INSTANCE_TYPES,
         "gpuHostPaths": gpu_host_path_regex(),
+        "driverFiles": driver_file_regex(),
+        "procSysPaths": alternatives([within_regex("/proc"), within_regex("/sys")]),
+        "nvidiaTrees": nvidia_tree_regex(),
+        "noTreePaths": no_tree_regex(),
         "runtimePaths": runtime_path_regex(),
+        "runtimeLogPaths": alternatives(within_regex(d) for d in RUNTIME_LOG_DIRS),
         "nvidiaPaths": nvidia_path_regex(),
         "voidImages": void_images_regex(),
         "configuredImages": configured_images_regex(setting(settings, "gpu-images")),
@@ -459,7 +545,8 @@ def shared_variables(lists: Mapping[str, str]) -> list[tuple[str, str]]:
         ("mountedHostPaths", "variables.hostVolumes.filter(v, variables.containers.exists(c, "
                              "has(c.volumeMounts) && c.volumeMounts.exists(m, m.name == v.name))).map(v, v.hostPath.path)"),
         ("shareAnnotation", share_annotation()),
-        ("podRequestsGpu", f"variables.containers.exists(c, {requests_gpu('c')}) || variables.shareAnnotation"),
+        ("podRequestsGpu", f"variables.containers.exists(c, {requests_gpu('c')}) || variables.shareAnnotation "
+                           f"|| {serverless_gpu_instance()}"),
         ("imageRules", image_rules()),
         ("nvidiaRuntime", "has(variables.spec.runtimeClassName) && "
                           "variables.spec.runtimeClassName.matches(variables.knowledge.runtimeClasses)"),

@@ -117,6 +117,18 @@ class Kustomization:
             refs.append(openapi["path"])
         return {p for p in self._local(refs) if p.is_file()} | {real_path(self.file)}
 
+    def object_files(self) -> set[Path]:
+        """The files whose lines a finding on the build can point at: resources, patches and the
+        kustomization file itself (inline patches). Generator inputs and configurations shape the
+        output without a line of it coming from them."""
+        data = self.data
+        refs = _strings(data.get("resources")) + _strings(data.get("bases"))
+        refs += [s for s in _strings(data.get("patchesStrategicMerge")) if "\n" not in s]
+        for key in ("patches", "patchesJson6902"):
+            refs += [entry["path"] for entry in _list(data.get(key))
+                     if isinstance(entry, dict) and isinstance(entry.get("path"), str)]
+        return {p for p in self._local(refs) if p.is_file()} | {real_path(self.file)}
+
     def patches(self) -> list[Patch]:
         """Patches in the order kustomize applies them (later ones win)."""
         data = self.data
@@ -194,6 +206,20 @@ def plan(directories: list[Path]) -> Plan:
         if k is not None:
             consumed |= {real_path(p) for p in k.referenced_files()}
     return Plan(roots, consumed)
+
+
+def files_read(root: Path) -> tuple[set[Path], set[Path]]:
+    """Every local file building `root` reads, and those of them a finding can point at
+    (Kustomization.object_files); resolved, from `root` and the kustomizations it builds on
+    inside its repository."""
+    read: set[Path] = set()
+    pointed: set[Path] = set()
+    for directory in _reach([real_path(root)], {}):
+        k = load(directory)
+        if k is not None:
+            read |= {real_path(p) for p in k.referenced_files()}
+            pointed |= {real_path(p) for p in k.object_files()}
+    return read, pointed
 
 
 def _reach(starts: list[Path], loaded: dict[Path, Kustomization]) -> set[Path]:

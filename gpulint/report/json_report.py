@@ -44,6 +44,12 @@ def as_dict(finding: Finding) -> dict:
     }
 
 
+# The report's own version, apart from the tool's: raised only by a change a reader must handle
+# (a field removed, renamed or given another type or meaning); fields are added without raising it.
+# The policy and the schema: docs/json-report.md.
+SCHEMA_VERSION = 1
+
+
 def fix_dict(finding: Finding) -> dict | None:
     """The finding's fix (applicability and text edits), or null with the reason it has none."""
     fix = finding.fix
@@ -55,7 +61,8 @@ def fix_dict(finding: Finding) -> dict | None:
 
 
 def render(result: ScanResult) -> str:
-    """The report: what `json.dumps({"version", "findings", "summary"}, indent=2, ensure_ascii=False)` gives."""
+    """The report: what `json.dumps({"version", "schema_version", "findings", "summary"}, indent=2,
+    ensure_ascii=False)` gives."""
     import io
 
     out = io.StringIO()
@@ -72,7 +79,8 @@ def write(result: ScanResult, out: IO[str]) -> None:
     def emit(text: str) -> None:
         out.write(json_safe(text))   # a name that is not UTF-8: \udcNN escapes, never invalid UTF-8
 
-    emit('{\n  "version": ' + jsonstream.dumps(__version__) + ',\n  "findings": ')
+    emit('{\n  "version": ' + jsonstream.dumps(__version__) + ',\n  "schema_version": ' + str(SCHEMA_VERSION)
+         + ',\n  "findings": ')
     head = "[\n    "
     for finding in result.findings:
         emit(head + finding_text(finding))

@@ -47,7 +47,7 @@ class Reporter:
 
     name: str = ""            # the --format value
     help: str = ""            # its entry in --help's list, e.g. "json" or "text (full on a terminal, ...)"
-    order: int = 100          # its place in that list (the built-in ones are 10 to 60)
+    order: int = 100          # its place in that list (the built-in ones are 10 to 80)
     statistics: bool = False  # whether it can write --statistics instead of the findings
 
     def write(self, result: ScanResult, out: IO[str], context: ReportContext) -> None:

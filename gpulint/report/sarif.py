@@ -34,7 +34,6 @@ scanning" section says it for users):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -48,6 +47,7 @@ from gpulint import __version__
 from gpulint.api import Rule, Severity
 from gpulint.load.locations import Span
 from gpulint.report import RULE_DOCS_URI
+from gpulint.report.fingerprint import Fingerprints
 from gpulint.report.linehash import FileLineHashes
 from gpulint.report.repopath import Locator, RepoPath
 from gpulint.report.safetext import json_safe
@@ -160,7 +160,7 @@ def build(
         suppressed, findings = len(findings) - len(active), active
     kept = _cap(findings, max_results)
     bases = _BaseIds(locator)
-    fingerprints = _Fingerprints()
+    fingerprints = Fingerprints()
     line_hashes = _LineHashes()
     results = _Ready(_result(f, index, bases, fingerprints, line_hashes) for f in kept)
 
@@ -303,7 +303,7 @@ def _cap(findings: list[Finding], limit: int) -> list[Finding]:
 
 
 def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
-            fingerprints: "_Fingerprints", line_hashes: "_LineHashes") -> dict[str, Any]:
+            fingerprints: Fingerprints, line_hashes: "_LineHashes") -> dict[str, Any]:
     """One result as JSON data (keys in SARIF's sorted order, as to_json writes sarif-om objects).
 
     Results are the bulk of a log: they are written as plain data, not through
@@ -540,28 +540,6 @@ class _BaseIds:
     def declarations(self) -> dict[str, om.ArtifactLocation]:
         # A base URI must end with a slash (SARIF §3.14.14).
         return {name: om.ArtifactLocation(uri=root.as_uri().rstrip("/") + "/") for root, name in self._ids.items()}
-
-
-class _Fingerprints:
-    """A line-independent identity: rule, file, object, container, field path.
-
-    Two results with the same identity (e.g. two commands in one script) get
-    `:1`, `:2`... in report order, as GitHub's own fingerprints do.
-    """
-
-    def __init__(self) -> None:
-        self._seen: dict[str, int] = {}
-
-    def of(self, finding: Finding, uri: str) -> str:
-        obj = finding.obj
-        identity = "\0".join([
-            finding.rule_id, uri,
-            "" if obj is None else f"{obj.kind}/{obj.namespace or ''}/{obj.name}",
-            finding.container or "", finding.field_path,
-        ])
-        digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
-        count = self._seen[digest] = self._seen.get(digest, 0) + 1
-        return f"{digest}:{count}"
 
 
 # --- serialisation -----------------------------------------------------------

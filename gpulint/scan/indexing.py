@@ -18,8 +18,9 @@ from gpulint.results.findings import internal_error_message
 from gpulint.scan.reader import InputReader
 
 
-# (Substrings of the documents to index: "ResourceClaim" covers ResourceClaimTemplate too.)
-_INDEXED_KINDS = ("ConfigMap", "Secret", "ResourceClaim")
+# (Substrings of the documents to index: "ResourceClaim" covers ResourceClaimTemplate too;
+# "DeviceClass" for the extended resource names of KEP-5004.)
+_INDEXED_KINDS = ("ConfigMap", "Secret", "ResourceClaim", "DeviceClass")
 
 
 _INDEXED_KINDS_UTF8 = tuple(kind.encode() for kind in _INDEXED_KINDS)

@@ -69,6 +69,9 @@ class ScanRequest(NamedTuple):
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()             # globs, added to the configuration's exclude
     respect_ignore: bool = True               # pass over what git ignores in a walk
+    # The paths are files a commit changes: each is scanned through the chart or the kustomizations
+    # that read it, and those builds report their findings on the changed files (inputs/changed.py).
+    changed: bool = False
     fail_on: str | None = None                # None: the configuration's, else "warning"
     baseline: str | None = None               # findings recorded there are suppressed
     write_baseline: str | None = None         # record the findings there (see ScanOutcome.baseline)

@@ -60,8 +60,18 @@ def run(request: ScanRequest) -> ScanOutcome:
         if isinstance(error, BaselineError):
             raise RequestError(str(error)) from None
         raise
-    found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
-                     respect_ignore=request.respect_ignore, stdin_name=stdin_name)
+    focus: dict = {}
+    if request.changed:
+        if request.write_baseline:   # a baseline records a whole scan, not a commit's part of it
+            raise RequestError("--write-baseline: not with --changed (write it from a scan of the repository)")
+        from gpulint.inputs.changed import discover_changed
+
+        changed = discover_changed(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
+                                   respect_ignore=request.respect_ignore, stdin_name=stdin_name)
+        found, focus = changed.discovery, changed.focus
+    else:
+        found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
+                         respect_ignore=request.respect_ignore, stdin_name=stdin_name)
     for path in request.report_files:
         refuse_to_overwrite_an_input(path, request, found, project)
     found.inputs = with_chart_values(found.inputs, project.charts)
@@ -72,6 +82,10 @@ def run(request: ScanRequest) -> ScanOutcome:
     result = scan(found.inputs, setup.scan, reader=reader, jobs=request.jobs,
                   progress=observer.file_scanned if observer is not None else None,
                   cache=result_cache(request, project, setup.writer))
+    if focus:
+        from gpulint.inputs.changed import keep_changed
+
+        keep_changed(result, focus, frozenset(rule.id for rule in rules.values() if rule.check_render is not None))
     enabled = sorted(rule.id for rule in setup.scan.rules)
     return ScanOutcome(result, rules, enabled, setup.fail_on, found.inputs, found.missing, found.skipped,
                        setup.writer, setup.scan, project, reader)

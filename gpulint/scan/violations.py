@@ -26,6 +26,7 @@ from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, LoadError, Problem
 from gpulint.model.index import ConfigIndex
 from gpulint.model.objects import KubeObject
+from gpulint.model.podpatch import outer_text
 from gpulint.model.workload import Container, Workload
 from gpulint.results.emit import Emitter
 from gpulint.results.findings import STATUS_TEMPLATE, FileReport, Finding, RenderedFrom, stable_path
@@ -170,6 +171,11 @@ def mapped_locations(mapper: Mapper | None, display: str, obj: KubeObject, where
     if mapper is None or obj.file != display:  # e.g. a ConfigMap of another input
         return []
     try:
+        if obj.patch_of is not None:   # a pod-spec patch: mapped as text of the string holding it
+            outer = outer_text(obj, tuple(getattr(where, "path", ())))
+            if outer is None:
+                return []
+            obj, where = outer[0], TextAt(outer[1], outer[2], outer[3])
         return mapper.map(obj, where)
     except Exception:  # noqa: BLE001 - a mapping bug must not hide the finding itself
         return []

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE, Rule
 from gpulint.knowledge.gpu import pod_requests_gpu, settings_with
-from gpulint.knowledge.roles import Role, image_role, pod_roles, role_for
+from gpulint.knowledge.roles import Role, image_role, mounted_host_paths, pod_roles, role_for
 from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
@@ -259,6 +259,17 @@ class SystemComponentSuppressor:
         return self._components
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
+        verdict = self._decide(finding, ctx)
+        # (Not for a finding about no container: a volume nothing mounts is to be removed.)
+        # (Only for the rules GPU infrastructure is exempt from: those that exempt some role.)
+        if verdict is None and self.roles and ctx.workload is not None and ctx.container is not None \
+                and finding.rule_id in self._exempt_roles:
+            hint = exemption_hint(finding.rule_id, ctx.workload, self._settings)
+            if hint:
+                finding.message += hint
+        return verdict
+
+    def _decide(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
         if workload is None and ctx.image_env is not None and self.roles:
             role = image_role(ctx.image_env)   # a Dockerfile: the image it builds
@@ -320,6 +331,35 @@ class SystemComponentSuppressor:
             matching = self._matching[repository] = frozenset(
                 id(c) for c in self.components if c.matches_repository(repository))
         return id(component) in matching
+
+
+def exemption_hint(rule_id: str, workload: Workload, settings: Mapping[str, Any]) -> str:
+    """For an active finding on what looks like GPU infrastructure (a pod with a role this rule
+    does not exempt, or a node agent: a DaemonSet requesting no GPUs), one line saying how to
+    exempt it in .gpulint.yaml; "" otherwise."""
+    roles = [role for pod in workload.pod_specs for role in pod_roles(workload, pod, settings)]
+    if roles:
+        what = roles[0].name
+    elif _node_agent(workload, settings):
+        what = "node agent"
+    else:
+        return ""
+    where = f"kind: {workload.kind}, name: {workload.name}" if workload.name else f"kind: {workload.kind}"
+    return (f" [GPU infrastructure ({what})? exempt it in .gpulint.yaml: "
+            f"exemptions: [{{rules: [{rule_id}], {where}, reason: \"<why it needs this>\"}}]]")
+
+
+_NODE_CRITICAL = frozenset({"system-node-critical", "system-cluster-critical"})
+
+
+def _node_agent(workload: Workload, settings: Mapping[str, Any]) -> bool:
+    """A DaemonSet requesting no GPUs that works on the node itself (a mounted hostPath, the
+    host's PID or network namespace, a node-critical priority): what infrastructure looks like.
+    (A DaemonSet that merely runs everywhere, a GPU burn-in setting NVIDIA_VISIBLE_DEVICES, is not.)"""
+    if workload.kind != "DaemonSet" or any(pod_requests_gpu(pod, settings) for pod in workload.pod_specs):
+        return False
+    return any(mounted_host_paths(pod) or pod.host_pid or pod.host_network
+               or pod.raw.get("priorityClassName") in _NODE_CRITICAL for pod in workload.pod_specs)
 
 
 def _targets(workload: Workload, container: Container | None) -> list[tuple[PodSpec, Container]]:
