@@ -57,21 +57,21 @@ RULE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 # --- where a violation points ----------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class KeyAt:
     """The mapping key at the end of `path` (e.g. the `privileged` key)."""
 
     path: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ValueAt:
     """The node at `path`: a scalar value, a list entry, a mapping."""
 
     path: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TextAt:
     """Characters `start:end` of the string scalar at `path` (e.g. a command in a script)."""
 
@@ -80,7 +80,7 @@ class TextAt:
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LineAt:
     """A position in a file that has no data tree (Dockerfiles); 1-based, end exclusive."""
 
@@ -210,7 +210,7 @@ class Applicability(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CopyOf:
     """A value written exactly as the scalar at `path` is (a limit copied from its request keeps
     its quoting)."""
@@ -218,7 +218,7 @@ class CopyOf:
     path: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Edit:
     """One change by document path; the fix stage turns it into a text edit of the file.
 
@@ -256,7 +256,7 @@ class Edit:
         return cls("append", tuple(path), value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Fix:
     """A repair of one violation: every edit is applied, or none."""
 
@@ -265,7 +265,7 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Violation:
     """What a rule's check yields: a message and the node it is about.
 
@@ -298,7 +298,7 @@ class Violation:
             object.__setattr__(self, "no_fix", "the patch string is escaped or folded: edit it by hand")
 
 
-@dataclass
+@dataclass(repr=False)
 class RuleContext:
     """What a check may consult besides the workload itself."""
 
@@ -349,8 +349,9 @@ class Admission:
 AdmissionForm = Callable[[Mapping[str, Any]], "Admission | None"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Rule:
+    """A registered rule: its identity, documentation and check."""
     id: str
     name: str
     severity: Severity

@@ -13,7 +13,7 @@ DEFAULT_TIMEOUT = 30.0  # seconds per renderer run; one that takes longer is sto
 DEFAULT_MEMORY = 512    # MiB a renderer run may allocate (beyond the Go runtime's reservation, render/tools.py)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RenderOptions:
     """Command-line settings for rendering charts and kustomizations."""
 
@@ -33,7 +33,7 @@ class RenderOptions:
     scan_roots: tuple[str, ...] = ()    # the command-line paths: the repository outside a git work tree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ChartValues:
     """Values for one more render of a chart (besides its defaults): values files and --set pairs.
 
@@ -56,7 +56,7 @@ class ChartValues:
         return cls(files, shown, sets, label)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ConfiguredChart:
     """A `charts:` entry of the configuration: the chart directory and one render's values."""
 

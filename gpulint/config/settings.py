@@ -32,8 +32,9 @@ EXEMPTION_MATCHERS = ("path", "namespace", "kind", "name", "container", "image")
 Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ConfigProblem:
+    """A configuration error at file:line:column."""
     file: str
     line: int | None
     column: int | None
@@ -56,14 +57,15 @@ class ConfigError(Exception):
         super().__init__("\n".join(str(p) for p in problems))
 
 
-@dataclass
+@dataclass(repr=False)
 class RuleConfig:
+    """The configuration of one rule (None: not set)."""
     severity: Severity | None = None
     enabled: bool | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Exemption:
     """Findings a project accepts, and why. A matcher left out matches anything."""
 
@@ -77,8 +79,9 @@ class Exemption:
     image: tuple[str, ...] | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class ProjectConfig:
+    """The project's configuration file, read (or the defaults)."""
     file: Path | None = None                     # None: no configuration, defaults
     root: str | Path = field(default_factory=os.getcwd)  # relative paths are relative to this
     select: list[str] | None = None

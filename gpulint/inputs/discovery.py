@@ -44,7 +44,7 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 KERNEL_FS = ("/proc", "/sys", "/dev")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
@@ -70,8 +70,9 @@ class Input:
             object.__setattr__(self, "kind", InputKind(self.kind))
 
 
-@dataclass
+@dataclass(repr=False)
 class Discovery:
+    """The inputs found under the command-line paths."""
     inputs: list[Input]
     missing: list[str]        # command-line paths that do not exist
     # (path, reason) of what was left out on purpose (excludes, special files), for --verbose
@@ -376,8 +377,9 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
 KERNEL_FS_NAMES = frozenset(os.path.basename(path) for path in KERNEL_FS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class _Escape:
+    """A symlink that leads outside the scanned root."""
     kind: str                 # "dir" or "file" (a dangling link counts as a file)
     target: str | None        # the link's text, None for a directory that is no symlink
 

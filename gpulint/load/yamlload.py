@@ -29,7 +29,7 @@ from gpulint.load.locations import LocNode, Span
 fastevents.install()  # cheaper parser events, the same values: see fastevents.py
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Limits:
     """Bounds that keep hostile input from exhausting time or memory.
 
@@ -83,7 +83,7 @@ class LoadError(Exception):
         self.infrastructure: bool | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class Problem:
     """A non-fatal defect found while loading (e.g. a duplicate key).
 
@@ -414,9 +414,14 @@ _MERGED = 3    # keys a merge (`<<: *base`) added, in order, each with the mappi
 _ITEMS = 4     # where the children start
 
 
+# Span(...) through tuple.__new__ directly: the same Span without the Python-level __new__ a
+# NamedTuple has (a location tree makes one per node it expands).
+_new_span = tuple.__new__
+
+
 def _span(event: Any, line_offset: int) -> Span:
     s, e = event.start_mark, event.end_mark
-    return Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1)
+    return _new_span(Span, (s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1))
 
 
 def _build(next_event: Any, line_offset: int, keep: bool,
@@ -637,8 +642,8 @@ def _loc(raw: Any, line_offset: int, ends: dict) -> LocNode:
     """
     if type(raw) is not list:
         s, e = raw.start_mark, raw.end_mark
-        return LocNode(Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1),
-                       s.index, e.index, raw.style)
+        span = _new_span(Span, (s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1))
+        return LocNode(span, s.index, e.index, raw.style)
     span, end = _extent(raw, line_offset, ends)
     return LocNode(span, raw[_START].start_mark.index, end, None, _Expander(raw, line_offset, ends))
 
@@ -659,7 +664,7 @@ def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
         last = ends[id(node)]
     else:
         e = node.end_mark
-        last = (Span(0, 0, e.line + line_offset + 1, e.column + 1), e.index)
+        last = (_new_span(Span, (0, 0, e.line + line_offset + 1, e.column + 1)), e.index)
     for item in reversed(chain):
         s = item[_START].start_mark
         end_event = item[_END]
@@ -667,9 +672,11 @@ def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
         if last is not None and e.index > last[1] and end_event.start_mark.index == e.index:
             # Block style: the end event is empty and sits at the next token.
             last_span = last[0]
-            last = (Span(s.line + line_offset + 1, s.column + 1, last_span.end_line, last_span.end_column), last[1])
+            last = (_new_span(Span, (s.line + line_offset + 1, s.column + 1, last_span.end_line,
+                                     last_span.end_column)), last[1])
         else:
-            last = (Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1), e.index)
+            last = (_new_span(Span, (s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1,
+                                     e.column + 1)), e.index)
         ends[id(item)] = last
     return last  # type: ignore[return-value]
 

@@ -22,7 +22,7 @@ HELM_VALUES_KIND = "HelmValues"
 _SOURCE_RE = re.compile(r"^# Source: *(\S[^\n]*)", re.M)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ObjectRef:
     """Identity of an object, as shown in messages and output."""
 
@@ -38,7 +38,7 @@ class ObjectRef:
         return f"{self.kind} {ns}{self.name}"
 
 
-@dataclass
+@dataclass(repr=False)
 class KubeObject:
     """One Kubernetes object inside a document (the document itself or a List item)."""
 
