@@ -41,7 +41,9 @@ def test_a_kustomize_patch_alone_builds_its_overlay_and_reports_on_the_patch(rep
     assert code == 1
     # The dev overlay holds five more findings (base, component, inline patch): not this change's.
     assert _found(report) == [("GPU003", "kustomize/overlays/dev/devices.json-patch.yaml", 6, 7)]
-    assert [f["path"] for f in report["findings"]] == ["kustomize/overlays/dev (rendered)"]
+    # The finding's path is the file a user edits; the render it was met in is beside it.
+    assert [(f["path"], f["rendered"]["path"]) for f in report["findings"]] == [
+        ("kustomize/overlays/dev/devices.json-patch.yaml", "kustomize/overlays/dev (rendered)")]
     # Without --changed the patch alone is not Kubernetes: nothing found.
     code, report = scan_json("kustomize/overlays/dev/devices.json-patch.yaml")
     assert code == 0 and report["summary"]["not_kubernetes"] == 1
@@ -52,7 +54,7 @@ def test_a_base_file_builds_every_overlay_that_includes_it(repo: Path) -> None:
     code, report = scan_json("--changed", "kustomize/base/deployment.yaml")
     assert code == 1
     assert _found(report) == [("GPU003", "kustomize/base/deployment.yaml", 25, 15)] * 2
-    assert sorted(f["path"] for f in report["findings"]) == [
+    assert sorted(f["rendered"]["path"] for f in report["findings"]) == [
         "kustomize/overlays/dev (rendered)", "kustomize/overlays/prod (rendered)"]
 
 
@@ -68,7 +70,7 @@ def test_a_helper_template_scans_its_chart(repo: Path) -> None:
     code, report = scan_json("--changed", "charts/gpu-app/templates/_helpers.tpl")
     assert code == 1
     assert ("GPU003", "charts/gpu-app/templates/_helpers.tpl", 10, 3) in _found(report)
-    assert {f["path"] for f in report["findings"]} == {"charts/gpu-app (rendered)"}
+    assert {f["rendered"]["path"] for f in report["findings"]} == {"charts/gpu-app (rendered)"}
 
 
 def test_files_nothing_reads_are_left_out_and_manifests_scanned_alone(repo: Path) -> None:

@@ -109,7 +109,8 @@ def test_a_schema_with_a_byte_order_mark_is_audited_too(helm: str, listener: Lis
     _without_defences(monkeypatch)
     code, report = scan_json("--helm", helm, str(repo))
     assert listener.connections == 0
-    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("GPU003", 12)]
+    # The template's own line (BAD_POD's env entry); the rendered stream's is beside it.
+    assert [(f["rule"], f["line"], f["rendered"]["line"]) for f in report["findings"]] == [("GPU003", 10, 12)]
     assert code == 1
 
 
@@ -263,7 +264,8 @@ def test_a_named_pipe_as_a_charts_values_file_does_not_stall_the_scan(helm: str,
     done = subprocess.run([sys.executable, "-m", "gpulint", "scan", "--format", "json", "--helm", helm, str(repo)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stderr
-    assert [(f["rule"], f["line"]) for f in json.loads(done.stdout)["findings"]] == [("GPU003", 12)]
+    assert [(f["rule"], f["line"], f["rendered"]["line"])
+            for f in json.loads(done.stdout)["findings"]] == [("GPU003", 10, 12)]
 
 
 def test_a_named_pipe_a_kustomization_reads_is_never_handed_to_kustomize(kustomize: str, tmp_path: Path) -> None:
