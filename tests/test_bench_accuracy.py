@@ -153,6 +153,18 @@ def test_rendered_findings_are_keyed_by_the_file_a_user_edits():
     assert files == 2
     assert [(f.path, f.line, f.rule, f.suppressed) for f in found] == [
         (".", 1, "GPU010", False), ("app/ds.yaml", 69, "GPU001", True), ("chart/templates/deploy.yaml", 31, "GPU005", False)]
+    assert found[2].others == (("chart/values.yaml", 3),)
+
+
+def test_a_judgement_still_matches_when_the_finding_moves_to_another_place_it_names():
+    judged = [acc.Judgement("o/r", "chart/templates/deploy.yaml", 31, "GPU005", "true", "", ""),
+              acc.Judgement("o/r", "chart/values.yaml", 40, "GPU003", "miss", "outside-values", "")]
+    moved = [acc.Found("chart/values.yaml", 3, "GPU005", "warning", False, "m", (("chart/templates/deploy.yaml", 31),)),
+             acc.Found("chart/templates/env.yaml", 9, "GPU003", "error", False, "m", (("chart/values.yaml", 41),))]
+    cmp = acc.compare("o/r", 1, moved, judged)
+    assert [(j.path, f.path) for j, f in cmp.still["true"]] == [("chart/templates/deploy.yaml", "chart/values.yaml")]
+    assert [(j.path, f.path) for j, f in cmp.fixed_misses] == [("chart/values.yaml", "chart/templates/env.yaml")]
+    assert cmp.new == [] and cmp.regressions == []
 
 
 def test_bad_verdict_is_a_clear_error(tmp_path):

@@ -71,6 +71,12 @@ class Found:
     severity: str
     suppressed: bool
     message: str
+    # Other places the finding names (template, values, origin): a judgement made at one of them still
+    # matches when a change of gpulint moves the primary location from one to another.
+    others: tuple[tuple[str, int], ...] = ()
+
+    def places(self) -> tuple[tuple[str, int], ...]:
+        return ((self.path, self.line), *self.others)
 
 
 @dataclass
@@ -123,14 +129,19 @@ def normalise(report: dict, root: str) -> tuple[int, list[Found]]:
     """The summary's file count and the findings of a JSON report, paths relative to the scanned root,
     one per (path, line, rule, suppressed)."""
     root = root.rstrip("/")
+
+    def relative(path: str) -> str:
+        if path == root:
+            return "."
+        return path[len(root) + 1:] if path.startswith(root + "/") else path
+
     seen: dict[tuple, Found] = {}
     for f in report.get("findings", []):
         path, line = _user_file(f)
-        if path == root:
-            path = "."
-        elif path.startswith(root + "/"):
-            path = path[len(root) + 1:]
-        found = Found(path, int(line), f["rule"], f["severity"], bool(f["suppressed"]), f["message"])
+        others = tuple(dict.fromkeys((relative(m["path"]), int(m["line"])) for m in f.get("mapped") or []
+                                     if " (" not in m["path"]))
+        found = Found(relative(path), int(line), f["rule"], f["severity"], bool(f["suppressed"]), f["message"],
+                      tuple(o for o in others if o != (relative(path), int(line))))
         seen.setdefault((found.path, found.line, found.rule, found.suppressed), found)
     findings = sorted(seen.values(), key=lambda x: (x.path, x.line, x.rule, x.suppressed))
     return int(report.get("summary", {}).get("files", 0)), findings
@@ -140,17 +151,20 @@ def normalise(report: dict, root: str) -> tuple[int, list[Found]]:
 
 
 def _take(candidates: list[Judgement], found: Found, used: set[int], rules: set[str] | None = None):
-    """The judgement for a finding: same path and rule (or one of `rules`), the nearest line within
-    LINE_SLACK, exact first; each judgement matches one finding."""
-    best = None
+    """The judgement for a finding: same rule (or one of `rules`), same file as any place the finding
+    names, the nearest line within LINE_SLACK (the primary place on a tie); each judgement matches once."""
+    best, best_dist = None, None
     for j in candidates:
-        if id(j) in used or j.path != found.path:
+        if id(j) in used:
             continue
         if (j.rule != found.rule) if rules is None else (found.rule not in rules):
             continue
-        dist = abs(j.line - found.line)
-        if dist <= LINE_SLACK and (best is None or dist < abs(best.line - found.line)):
-            best = j
+        for rank, (path, line) in enumerate(found.places()):
+            if path != j.path or abs(j.line - line) > LINE_SLACK:
+                continue
+            dist = (abs(j.line - line), rank)  # nearest line first, then the primary place
+            if best_dist is None or dist < best_dist:
+                best, best_dist = j, dist
     if best is not None:
         used.add(id(best))
     return best
