@@ -137,6 +137,17 @@ def test_a_miss_is_fixed_by_any_bypass_rule_at_its_place_and_suppressed_true_is_
     assert [x.path for x in cmp.misses_left] == ["far.yaml"]
 
 
+def test_a_dup_counts_as_true_but_never_as_a_bypass_or_a_regression():
+    judged = [acc.Judgement("o/r", "values.yaml", 35, "GPU003", "miss", "outside-values", ""),
+              acc.Judgement("o/r", "chart/templates/d.tpl", 103, "GPU003", "dup", "", "same bypass as values.yaml:35"),
+              acc.Judgement("o/r", "other/templates/d.tpl", 7, "GPU003", "dup", "", "same bypass as x")]
+    found = [acc.Found("values.yaml", 35, "GPU003", "error", False, "m"),
+             acc.Found("chart/templates/d.tpl", 103, "GPU003", "error", False, "m")]
+    cmp = acc.compare("o/r", 2, found, judged)
+    assert cmp.count("true") == 1 and cmp.new == [] and cmp.regressions == []
+    assert acc.bypass_rate([cmp], judged, debatable=True) == (1, 1)
+
+
 def test_rendered_findings_are_keyed_by_the_file_a_user_edits():
     report = {"summary": {"files": 2}, "findings": [
         {"rule": "GPU005", "severity": "warning", "message": "m", "suppressed": False,

@@ -8,7 +8,9 @@ finding judged by hand and per bypass gpulint missed (repo, path, line, rule, ve
 
 - `true`: a finding a user must and can fix; `false`: a finding whose claim is wrong; `noise`: a warning or
   error nobody can act on; `exempt`: a finding correctly reported as suppressed (infrastructure);
-- `miss`: a real bypass gpulint did not report (the rule is the one that should have fired).
+- `miss`: a real bypass gpulint did not report (the rule is the one that should have fired);
+- `dup`: a true finding that reports again a bypass counted at another row (named in the reason): counted as
+  true in the table, never as a bypass of its own, and not a regression when a version does not report it.
 
 A repository's tree comes, in this order, from `--trees DIR/<owner>+<name>` (already unpacked), from a bare
 git mirror `--mirrors DIR/<owner>+<name>[/repo]` (blobs missing from a partial mirror are left out and
@@ -42,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 
 BYPASS_RULES = {f"GPU00{i}" for i in range(1, 9)}
-VERDICTS = ("true", "false", "noise", "exempt", "miss")
+VERDICTS = ("true", "false", "noise", "exempt", "miss", "dup")
 # A judged line still matches a finding this many lines away (a fix may move the reported node, e.g. from
 # the `value:` line to the `- name:` line of one env entry).
 LINE_SLACK = 2
@@ -93,7 +95,8 @@ class Comparison:
     regressions: list[tuple[Judgement, str]] = field(default_factory=list)
 
     def count(self, verdict: str) -> int:
-        return len(self.still.get(verdict, []))
+        extra = len(self.still.get("dup", [])) if verdict == "true" else 0
+        return len(self.still.get(verdict, [])) + extra
 
 
 # ---------------------------------------------------------------- inputs
