@@ -113,12 +113,12 @@ def test_main_prints_the_table_and_writes_json(tmp_path, capsys):
     assert code == 0
     lines = capsys.readouterr().out.splitlines()
     assert [c.strip() for c in lines[0].split("|")[1:-1]] == [
-        "repository", "files", "findings", "true", "false", "noise", "new", "misses", "suppressed"]
-    assert [c.strip() for c in lines[2].split("|")[1:-1]] == ["owner/demo", "3", "3", "1", "0", "0", "1", "1", "0"]
+        "repository", "files", "findings", "true", "false", "noise", "new", "misses", "info", "suppressed"]
+    assert [c.strip() for c in lines[2].split("|")[1:-1]] == ["owner/demo", "3", "3", "1", "0", "0", "1", "1", "0", "0"]
     assert "real bypasses found (all): 1/3 = 33.3 %" in lines
     assert json.loads(out.read_text())["measured"] == [{
         "repo": "owner/demo", "files": 3, "findings": 3, "true": 1, "false": 0, "noise": 0, "new": 1, "misses": 1,
-        "suppressed": 0, "fixed_misses": 0, "regressions": 2}]
+        "info": 0, "suppressed": 0, "fixed_misses": 0, "regressions": 2}]
 
 
 def test_a_miss_is_fixed_by_any_bypass_rule_at_its_place_and_suppressed_true_is_a_regression():
@@ -135,6 +135,18 @@ def test_a_miss_is_fixed_by_any_bypass_rule_at_its_place_and_suppressed_true_is_
     assert [(x.path, why) for x, why in cmp.regressions] == [("ds.yaml", "true finding no longer reported (now suppressed)")]
     assert [(f.path, f.line) for f in cmp.new] == [("far.yaml", 4)]
     assert [x.path for x in cmp.misses_left] == ["far.yaml"]
+
+
+def test_info_findings_are_counted_apart_never_judged():
+    judged = [acc.Judgement("o/r", "t.yaml", 1, "GPU011", "noise", "template-noise", ""),
+              acc.Judgement("o/r", "e.yaml", 10, "GPU003", "true", "", "")]
+    found = [acc.Found("t.yaml", 1, "GPU011", "info", False, "m"),
+             acc.Found("e.yaml", 10, "GPU003", "info", False, "m"),
+             acc.Found("u.yaml", 3, "GPU011", "info", False, "m")]
+    cmp = acc.compare("o/r", 3, found, judged)
+    assert (cmp.active, cmp.new, len(cmp.info)) == ([], [], 3)
+    assert [j.path for j in cmp.resolved] == ["t.yaml"]
+    assert [(j.path, why) for j, why in cmp.regressions] == [("e.yaml", "true finding no longer reported (now info)")]
 
 
 def test_a_dup_counts_as_true_but_never_as_a_bypass_or_a_regression():

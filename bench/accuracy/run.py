@@ -20,8 +20,9 @@ a temporary folder), never into this repository: only coordinates and judgements
 
 Each tree is scanned whole with `gpulint scan --no-cache -f json --exit-zero`. A finding is keyed by the
 file a user edits (for rendered input, its template or kustomize origin), line and rule; findings repeated by
-several renders count once. The comparison prints, per repository: files, findings (active, unique),
-true/false/noise among them, new (not judged yet), misses left, suppressed; then every new finding, fixed
+several renders count once. The comparison prints, per repository: files, findings (active warnings and
+errors, unique), true/false/noise among them, new (not judged yet), misses left, info findings (never judged:
+they fail no CI run), suppressed; then every new finding, fixed
 miss, resolved false/noise finding and regression (a true finding lost, an exempt one now active). Real
 bypasses are the `true` findings of the bypass rules (GPU001-GPU008) plus the misses; the rate found is
 printed with and without the rows whose reason starts with "debatable".
@@ -85,7 +86,8 @@ class Found:
 class Comparison:
     repo: str
     files: int = 0
-    active: list[Found] = field(default_factory=list)
+    active: list[Found] = field(default_factory=list)  # warnings and errors
+    info: list[Found] = field(default_factory=list)
     suppressed: list[Found] = field(default_factory=list)
     still: dict[str, list[tuple[Judgement, Found]]] = field(default_factory=dict)  # verdict -> still reported
     new: list[Found] = field(default_factory=list)
@@ -176,7 +178,10 @@ def _take(candidates: list[Judgement], found: Found, used: set[int], rules: set[
 def compare(repo: str, files: int, findings: list[Found], judgements: list[Judgement]) -> Comparison:
     mine = [j for j in judgements if j.repo == repo]
     cmp = Comparison(repo, files)
-    cmp.active = [f for f in findings if not f.suppressed]
+    # Info findings never fail a CI run (the issue allows uncertainty reported as info): they are counted
+    # apart, never judged; a judged false/noise finding that became info is resolved, a true one lost.
+    cmp.active = [f for f in findings if not f.suppressed and f.severity != "info"]
+    cmp.info = [f for f in findings if not f.suppressed and f.severity == "info"]
     cmp.suppressed = [f for f in findings if f.suppressed]
     judged = [j for j in mine if j.verdict != "miss"]
     misses = [j for j in mine if j.verdict == "miss"]
@@ -198,6 +203,11 @@ def compare(repo: str, files: int, findings: list[Found], judgements: list[Judge
             cmp.still.setdefault(j.verdict, []).append((j, f))
     for f in cmp.suppressed:
         _take([j for j in judged if id(j) not in matched_active], f, used)
+    as_info: set[int] = set()
+    for f in cmp.info:
+        j = _take([j for j in judged if id(j) not in matched_active], f, used)
+        if j is not None:
+            as_info.add(id(j))
     for j in mine:
         if id(j) in matched_active:
             continue
@@ -206,8 +216,8 @@ def compare(repo: str, files: int, findings: list[Found], judgements: list[Judge
         elif j.verdict in ("false", "noise"):
             cmp.resolved.append(j)
         elif j.verdict == "true":
-            cmp.regressions.append((j, "true finding no longer reported" +
-                                    (" (now suppressed)" if id(j) in used else "")))
+            now = " (now info)" if id(j) in as_info else " (now suppressed)" if id(j) in used else ""
+            cmp.regressions.append((j, "true finding no longer reported" + now))
     return cmp
 
 
@@ -316,12 +326,12 @@ def scan(tree: Path, gpulint: list[str]) -> dict:
 
 
 def table(comparisons: list[Comparison], unmeasured: dict[str, str]) -> list[str]:
-    head = ("repository", "files", "findings", "true", "false", "noise", "new", "misses", "suppressed")
+    head = ("repository", "files", "findings", "true", "false", "noise", "new", "misses", "info", "suppressed")
     rows = [head]
     total = [0] * (len(head) - 1)
     for c in comparisons:
         cells = [c.files, len(c.active), c.count("true"), c.count("false"),
-                 c.count("noise"), len(c.new), len(c.misses_left), len(c.suppressed)]
+                 c.count("noise"), len(c.new), len(c.misses_left), len(c.info), len(c.suppressed)]
         total = [a + b for a, b in zip(total, cells)]
         rows.append((c.repo, *map(str, cells)))
     rows.append(("all", *map(str, total)))
@@ -391,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps({
             "measured": [{"repo": c.repo, "files": c.files, "findings": len(c.active), "true": c.count("true"),
                           "false": c.count("false"), "noise": c.count("noise"), "new": len(c.new),
-                          "misses": len(c.misses_left), "suppressed": len(c.suppressed),
+                          "misses": len(c.misses_left), "info": len(c.info), "suppressed": len(c.suppressed),
                           "fixed_misses": len(c.fixed_misses), "regressions": len(c.regressions)}
                          for c in comparisons],
             "not_measured": unmeasured}, indent=2, sort_keys=True) + "\n")
