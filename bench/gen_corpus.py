@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 from pathlib import Path
 
 IMAGES = ["registry.example.com/app:1.2.3", "nvidia/cuda:12.4.1-base-ubuntu22.04", "python:3.12-slim",
@@ -253,6 +254,77 @@ def generate_references(out: Path, docs: int, seed: int = 13) -> int:
         written += len(texts)
         part += 1
     return written
+
+
+def generate_cold(out: Path, docs: int, seed: int = 23) -> int:
+    """A first-scan corpus of about `docs` documents, shaped like a repository gpulint meets cold:
+    workloads of every kind in files of 1-12 documents, a third of them reading ConfigMaps and
+    Secrets (envFrom, valueFrom, volumes) that sit in other files, scripts kept in ConfigMaps and
+    run by the workloads that mount them, `kubectl get -o json` lists, and one `helm template`-
+    style stream holding a fifth of the documents. Charts and kustomizations are left out: the
+    floor a cold figure is compared with (PyYAML composing the same files) has nothing to set
+    against a `helm`/`kustomize` process, which figure 7 measures. Returns the document count.
+    """
+    rng = random.Random(seed)
+    written = 0
+    stream_docs = docs // 5
+    n = 0
+    while written < docs - stream_docs:
+        texts = []
+        for _ in range(min(rng.randint(1, 12), docs - stream_docs - written)):
+            n += 1
+            r = rng.random()
+            if r < 0.55:
+                kind = KINDS[n % len(KINDS)]
+                text = workload(rng, kind, n)
+                if r < 0.15:   # reads a ConfigMap of another file
+                    text = re.sub(r"^( *)- name: LOG_LEVEL\n +value: info$",
+                                  lambda m: (f"{m[1]}- name: LOG_LEVEL\n{m[1]}  valueFrom:\n{m[1]}    configMapKeyRef:\n"
+                                             f"{m[1]}      name: env-{rng.randrange(max(1, n))}\n"
+                                             f"{m[1]}      key: LOG_LEVEL"), text, count=1, flags=re.M)
+                texts.append(text if text.endswith("\n") else text + "\n")
+            elif r < 0.75:
+                texts.append(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: env-{n}\n  namespace: ml\n"
+                             f"data:\n  LOG_LEVEL: info\n  NVIDIA_VISIBLE_DEVICES: {rng.choice(['void', 'none', 'all'])}\n")
+            elif r < 0.85:
+                script = ("#!/bin/sh\nset -e\necho preparing\n"
+                          + ("docker run --rm --gpus all trainer:1\n" if rng.random() < 0.1 else
+                             "python -m train --epochs 3\n"))
+                texts.append(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: scripts-{n}\n  namespace: ml\n"
+                             "data:\n  run.sh: |\n" + indent(script, 4) + "\n")
+                texts.append(f"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: job-{n}\n  namespace: ml\n"
+                             "spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
+                             f"      - name: run\n        image: {rng.choice(IMAGES)}\n"
+                             "        command: [\"sh\", \"/scripts/run.sh\"]\n        volumeMounts:\n"
+                             "        - name: scripts\n          mountPath: /scripts\n      volumes:\n"
+                             f"      - name: scripts\n        configMap:\n          name: scripts-{n}\n")
+            elif r < 0.95:
+                texts.extend(extras(rng, n) or [f"apiVersion: v1\nkind: Service\n{meta('Service', n)}"
+                                                "spec:\n  ports:\n  - port: 80\n"])
+            else:
+                texts.append(f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: token-{n}\n  namespace: ml\n"
+                             "type: Opaque\ndata:\n  TOKEN: c2VjcmV0\n")
+        if n % 97 == 0:
+            items = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{n}-{j}", "namespace": "ml"},
+                      "spec": {"containers": [{"name": "c", "image": rng.choice(IMAGES),
+                                               "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+                     for j in range(len(texts))]
+            path = out / "json" / f"list-{n:06d}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n")
+            written += len(items) + 1
+            continue
+        path = out / "manifests" / f"{n // 500:03d}" / f"{n:06d}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("---\n".join(texts))
+        written += len(texts)
+    (out / "rendered").mkdir(parents=True, exist_ok=True)
+    with open(out / "rendered" / "stream.yaml", "w") as handle:
+        for i in range(stream_docs):
+            kind = KINDS[i % 9]
+            handle.write(f"---\n# Source: big-chart/templates/{kind.lower()}-{i}.yaml\n")
+            handle.write(workload(rng, kind, 500000 + i) + "\n")
+    return written + stream_docs
 
 
 def big_stream(path: Path, megabytes: int, configmap_share: float = 0.28, seed: int = 11) -> None:

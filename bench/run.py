@@ -40,6 +40,13 @@ in the same run, on the same files:
    `--jobs 2` (target: the default never slower than `--jobs 1`). Needs helm
    and kubectl or kustomize on PATH (or in .ci/bin); skipped, saying so, without.
    `--only 7` runs this figure alone.
+8. cold first scan: `--no-cache --jobs 1` against the floor of figure 1 on
+   first-scan corpora of 1k, 5k, 20k and 50k documents (gen_corpus.generate_cold:
+   workloads reading ConfigMaps of other files, scripts in ConfigMaps, JSON lists,
+   a large stream; `--cold-sizes`), timed in turn, medians of `--repeat` rounds with
+   their spread (target >= 0.60 of the floor's speed at every size), peak RSS, and
+   8b. the cost per document at the largest size against the smallest (target
+   within 10 %). `--only 8` runs it alone.
 
 Figures 1-4 pass `--no-cache` (when the gpulint timed has it): they time scans.
 
@@ -67,7 +74,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from gen_corpus import big_stream, generate, generate_references, generate_repository  # noqa: E402
+from gen_corpus import big_stream, generate, generate_cold, generate_references, generate_repository  # noqa: E402
 
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS")}
 ENV["NO_COLOR"] = "1"
@@ -389,6 +396,45 @@ def _renders_figure(gpulint: str, work: Path, repeat: int) -> tuple[str, str, bo
             "(target: default never slower than --jobs 1, >= 0.97x)", one / default >= 0.97)
 
 
+def _cold_figure(gpulint: str, work: Path, sizes: list[int], repeat: int) -> list[tuple[str, str, bool | None]]:
+    """Figure 8: a first scan, cold (`--no-cache --jobs 1`, JSON to /dev/null), against the floor
+    (PyYAML's C compose of the same files in one fresh interpreter, its start-up excluded) at each
+    size of `sizes` documents (gen_corpus.generate_cold), the two timed in turn, `repeat` rounds,
+    medians; then the cost per document (a one-file scan's time taken off) at the largest size
+    against the smallest, and each size's peak RSS. Wall time, as a user waits for it."""
+    results: list[tuple[str, str, bool | None]] = []
+    per_doc: list[tuple[int, float]] = []
+    one_dir = work / "cold-one"
+    generate_cold(one_dir, 1)
+    one = next(p for p in one_dir.rglob("*.yaml") if p.stat().st_size)
+    start = _timed([gpulint, "scan", "--no-cache", "--jobs", "1", "--format", "json", str(one)], max(5, repeat))
+    for size in sizes:
+        corpus = work / f"cold-{size}"
+        docs = generate_cold(corpus, size)
+        files = sorted(p for p in corpus.rglob("*") if p.is_file())
+        cmd = [gpulint, "scan", "--no-cache", "--jobs", "1", "--format", "json", str(corpus)]
+        _run(cmd)   # warm-up (bytecode)
+        floors, scans = [], []
+        for _ in range(repeat):
+            floors.append(_floor_seconds(files, 1)[0])
+            scans.append(_run(cmd))
+        floor, scan = statistics.median(floors), statistics.median(scans)
+        spread = sorted(f / s for f, s in zip(floors, scans))
+        rss = _peak_rss_mb(cmd)
+        per_doc.append((docs, (scan - start) / docs))
+        results.append((f"8. cold first scan vs PyYAML C compose, {docs} docs ({len(files)} files)",
+                        f"{floor / scan:.2f} of its speed, rounds {spread[0]:.2f}-{spread[-1]:.2f} ({scan:.2f} s vs "
+                        f"{floor:.2f} s; peak RSS {rss:.0f} MB; target >= 0.60)", floor / scan >= 0.60))
+        shutil.rmtree(corpus, ignore_errors=True)
+    if len(per_doc) > 1:
+        (small, small_cost), (large, large_cost) = per_doc[0], per_doc[-1]
+        growth = large_cost / small_cost
+        results.append((f"8b. cold cost per document, {large} vs {small} docs",
+                        f"{growth:.2f}x ({small_cost * 1e6:.0f} us vs {large_cost * 1e6:.0f} us, a one-file scan's "
+                        f"{start * 1000:.0f} ms taken off; target within 10 %)", growth <= 1.10))
+    return results
+
+
 def _print_results(results: list[tuple[str, str, bool | None]], check: bool) -> int:
     width = max(len(r[0]) for r in results)
     missed = False
@@ -415,7 +461,9 @@ def main() -> int:
     parser.add_argument("--checkov", help="checkov executable (default: checkov on PATH, if any)")
     parser.add_argument("--corpus", type=Path, help="an existing gen_corpus.py output to use instead")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    parser.add_argument("--only", help="only these figures, comma-separated (so far only `7` can be run alone)")
+    parser.add_argument("--only", help="only these figures, comma-separated (`7` and `8` can be run alone)")
+    parser.add_argument("--cold-sizes", default="1000,5000,20000,50000",
+                        help="document counts of the cold first-scan corpora (figure 8)")
     args = parser.parse_args()
 
     gpulint = args.gpulint or shutil.which("gpulint")
@@ -430,9 +478,15 @@ def main() -> int:
     results: list[tuple[str, str, bool | None]] = []
     print(f"machine: {machine()}", flush=True)
     only = set(args.only.split(",")) if args.only else None
-    if only is not None and only <= {"7"}:
+    cold_sizes = [int(n) for n in args.cold_sizes.split(",") if n]
+    if only is not None and only <= {"7", "8"}:
         try:
-            return _print_results([_renders_figure(gpulint, work, args.repeat)], args.check)
+            alone: list[tuple[str, str, bool | None]] = []
+            if "8" in only:
+                alone += _cold_figure(gpulint, work, cold_sizes, args.repeat)
+            if "7" in only:
+                alone.append(_renders_figure(gpulint, work, args.repeat))
+            return _print_results(alone, args.check)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     try:
@@ -502,6 +556,8 @@ def main() -> int:
                             None))
         if only is None or "7" in only:
             results.append(_renders_figure(gpulint, work, args.repeat))
+        if only is None or "8" in only:
+            results.extend(_cold_figure(gpulint, work, cold_sizes, args.repeat))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return _print_results(results, args.check)

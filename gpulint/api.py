@@ -6,9 +6,21 @@ A rule module (built-in under `rules/`, or any third-party module) defines
                 summary="...", doc=__doc__, check=check)
 
 where `doc` is Markdown with the headings What it does / Why is this bad /
-Example / Use instead / References, and `check(workload, ctx)` yields
-`Violation`s. Rules are registered only through the `gpulint.rules` entry-point
+Example / Use instead / Fix / References, and `check(workload, ctx)` yields
+`Violation`s. A violation may carry a `Fix`: edits by document path that the
+fix stage (gpulint/fix/) turns into text edits of the file the user wrote. Rules are registered only through the `gpulint.rules` entry-point
 group. A rule keeps no state: everything it needs comes in through its arguments.
+
+Besides workloads (`check`) and Dockerfiles (`check_dockerfile`), a rule may
+check what the scan meets in its input (input-level rules, GPU0xx): input that
+cannot be read (`check_input`), a chart or kustomization that cannot be rendered
+(`check_render`), an unrendered template (`check_template`), an input that is
+not read (`check_unread`), a suppression comment (`check_directive`) and a
+suppression that suppressed nothing (`check_suppression`). Findings of the rules
+with the last two hooks are about suppressions: a suppression comment never
+silences them. Each hook gets a typed event and yields `Violation`s at
+`LineAt` positions; for these, a violation's `severity` is the default for that
+case, and a severity configured for the rule still wins.
 """
 
 from __future__ import annotations
@@ -16,7 +28,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Union
 
 if TYPE_CHECKING:
     from gpulint.load.dockerfile import Dockerfile
@@ -35,7 +47,9 @@ class Severity(str, enum.Enum):
         return {"info": 1, "warning": 2, "error": 3}[self.value]
 
 
-DOC_HEADINGS = ("What it does", "Why is this bad", "Example", "Use instead", "References")
+DOC_HEADINGS = ("What it does", "Why is this bad", "Example", "Use instead", "Fix", "References")
+# A plugin written before fixes existed has no "Fix" heading; the built-in rules all do (tests/test_cli.py).
+REQUIRED_DOC_HEADINGS = tuple(heading for heading in DOC_HEADINGS if heading != "Fix")
 RULE_ID_RE = re.compile(r"GPU[01]\d\d\Z")
 RULE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 
@@ -79,6 +93,173 @@ class LineAt:
 Where = Union[KeyAt, ValueAt, TextAt, LineAt]
 
 
+class SystemRole(str, enum.Enum):
+    """What a pod or image is recognised as by its role on the node (knowledge/roles.py).
+
+    A rule names the roles whose findings of it are system components' (`Rule.exempt_roles`):
+    those are reported as suppressed, never dropped."""
+
+    DEVICE_PLUGIN = "device plugin"
+    DRA_PLUGIN = "DRA kubelet plugin"
+    NRI_PLUGIN = "NRI plugin"
+    CDI_WRITER = "CDI spec writer"
+    DRIVER_INSTALLER = "driver installer"
+    MANAGEMENT_IMAGE = "GPU management image"
+    # Node agents recognised by what they mount and declare (docs/evidence.md).
+    GPU_NODE_AGENT = "GPU node agent"
+    DEVICE_DISCOVERER = "device discoverer"
+    DEVICE_MANAGER = "GPU device manager"
+    RUNTIME_HOOK = "runtime hook installer"
+    MANAGEMENT_AGENT = "GPU management agent"
+    # Device plugins and discoverers on a node agent, which map containers to devices through the runtime.
+    NODE_AGENT_PLUGIN = "device plugin on a node agent"
+    NODE_AGENT_DISCOVERER = "device discoverer on a node agent"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# --- what an input-level rule checks ----------------------------------------
+# Named tuples, not dataclasses: every scan imports this module, and a named tuple
+# costs a third of a frozen dataclass to define.
+
+
+class InputProblem(NamedTuple):
+    """Input that cannot be read as Kubernetes manifests: a syntax error, undecodable text,
+    a duplicate key, a value of the wrong type, an unreadable file (`check_input`)."""
+
+    message: str
+    where: LineAt
+
+
+class RenderProblem(NamedTuple):
+    """A chart or kustomization that cannot be rendered as it is (`check_render`). `severity`:
+    the renderer's judgement when it is not the rule's (info: nothing went unchecked)."""
+
+    message: str
+    where: LineAt
+    severity: Severity | None = None
+
+
+# What a finding about a template read as literal text says was checked (GPU010, GPU011).
+LITERAL_NOTE = "only its literal text was checked, each action read as a placeholder"
+
+
+class TemplateDocument(NamedTuple):
+    """A document of an unrendered template that failed to load as it is."""
+
+    line: int
+    column: int
+    message: str
+    literal_checked: bool    # read with its actions masked as placeholders, and checked so
+
+
+class UnrenderedTemplate(NamedTuple):
+    """A file outside any chart holding template actions (`check_template`): its documents that
+    failed to load, in order; `syntax` "go" (`{{ }}`) or "dollar" (`${}`); `helm`: it uses Helm's
+    objects."""
+
+    file: str
+    documents: tuple[TemplateDocument, ...]
+    syntax: str | None
+    helm: bool
+
+
+class UnreadInput(NamedTuple):
+    """An input the scan does not open (`check_unread`): a symlink out of the scanned directory
+    (`target`: its text) or a kernel filesystem directory (`target` None)."""
+
+    file: str
+    target: str | None
+
+
+class SuppressionComment(NamedTuple):
+    """A `# gpulint: ignore[...] reason` comment (`check_directive`): `text` as written, the codes
+    it names and its reason ("" when it gives none)."""
+
+    text: str
+    where: LineAt
+    codes: tuple[str, ...]
+    reason: str
+
+
+class UnusedSuppression(NamedTuple):
+    """A suppression some of whose codes suppressed nothing (`check_suppression`): `directive` names
+    it as a message would (`` `# gpulint: ignore[GPU003] why` ``, `gpulint.io/ignore (Pod ml/x)`);
+    `unused`: those codes, each with why (`GPU003 (no such finding here)`)."""
+
+    directive: str
+    where: LineAt
+    unused: tuple[str, ...]
+
+
+# --- how a violation is repaired --------------------------------------------
+
+
+class Applicability(str, enum.Enum):
+    """SAFE: the manifest means the same to the scheduler and the workload, only made valid or
+    explicit (`--fix` applies it). UNSAFE: behaviour changes, e.g. which GPUs a container sees
+    (only with `--unsafe-fixes`)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class CopyOf:
+    """A value written exactly as the scalar at `path` is (a limit copied from its request keeps
+    its quoting)."""
+
+    path: tuple
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change by document path; the fix stage turns it into a text edit of the file.
+
+    `set`: the scalar at `path` gets `value`; `rename`: the key at the end of
+    `path` becomes `value`; `delete`: the mapping entry or list item at `path`
+    goes (a mapping or list left empty goes with it); `add`: the entry at `path`
+    (its last item a key) is added with `value`, with the mappings missing on
+    the way; `append`: `value` becomes the last item of the list at `path`
+    (made when missing). Values are plain data (str, int, bool, dict, list) or
+    a `CopyOf`.
+    """
+
+    op: str
+    path: tuple
+    value: Any = None
+
+    @classmethod
+    def set(cls, path: tuple, value: Any) -> "Edit":
+        return cls("set", tuple(path), value)
+
+    @classmethod
+    def rename(cls, path: tuple, key: str) -> "Edit":
+        return cls("rename", tuple(path), key)
+
+    @classmethod
+    def delete(cls, path: tuple) -> "Edit":
+        return cls("delete", tuple(path))
+
+    @classmethod
+    def add(cls, path: tuple, value: Any) -> "Edit":
+        return cls("add", tuple(path), value)
+
+    @classmethod
+    def append(cls, path: tuple, value: Any) -> "Edit":
+        return cls("append", tuple(path), value)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A repair of one violation: every edit is applied, or none."""
+
+    title: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+
 @dataclass(frozen=True)
 class Violation:
     """What a rule's check yields: a message and the node it is about.
@@ -87,7 +268,8 @@ class Violation:
     `severity` overrides the rule's default for this one violation (e.g. an
     unverifiable reference reported lower than a certain one). `located_in` is
     the object `where` refers to when it is not the workload itself (e.g. the
-    ConfigMap holding a script the workload runs).
+    ConfigMap holding a script the workload runs). `fix` repairs it; `no_fix`
+    says why a violation that usually has one has none here.
     """
 
     message: str
@@ -95,6 +277,20 @@ class Violation:
     container: "Container | None" = None
     severity: Severity | None = None
     located_in: "KubeObject | None" = None
+    fix: Fix | None = None
+    no_fix: str | None = None
+
+    def __post_init__(self) -> None:
+        # A container parsed from a string (a pod-spec patch) has its paths in that string's
+        # document: a violation about it is located there unless the rule says otherwise.
+        if self.located_in is None and self.container is not None and self.container.origin is not None:
+            object.__setattr__(self, "located_in", self.container.origin)
+        # Edits land where the document says; a patch read from its value (an escaped or folded
+        # string) has no positions of the file to edit at.
+        patch_of = getattr(self.located_in, "patch_of", None)
+        if self.fix is not None and patch_of is not None and not patch_of[2]:
+            object.__setattr__(self, "fix", None)
+            object.__setattr__(self, "no_fix", "the patch string is escaped or folded: edit it by hand")
 
 
 @dataclass
@@ -111,6 +307,41 @@ class RuleContext:
 
 WorkloadCheck = Callable[["Workload", RuleContext], Iterable[Violation]]
 DockerfileCheck = Callable[["Dockerfile", RuleContext], Iterable[Violation]]
+InputCheck = Callable[[InputProblem, RuleContext], Iterable[Violation]]
+RenderCheck = Callable[[RenderProblem, RuleContext], Iterable[Violation]]
+TemplateCheck = Callable[[UnrenderedTemplate, RuleContext], Iterable[Violation]]
+UnreadCheck = Callable[[UnreadInput, RuleContext], Iterable[Violation]]
+DirectiveCheck = Callable[[SuppressionComment, RuleContext], Iterable[Violation]]
+SuppressionCheck = Callable[[UnusedSuppression, RuleContext], Iterable[Violation]]
+
+
+@dataclass(frozen=True)
+class Admission:
+    """A rule's form at the cluster's door (`gpulint policy export`, gpulint/admission/).
+
+    CEL conditions, true when one object (a Pod or a pod-template workload)
+    breaks the rule: `container` over one container `c`, `volume` over one
+    hostPath volume `v` (its finding belongs to the first container mounting it,
+    or to the pod when none does), `pod` over the whole pod; any of them. They use the variables of gpulint/knowledge/celforms.py
+    (`variables.containers`, `variables.spec`, `variables.knowledge.*`, ...) and
+    the rule's own `variables` (name, CEL). `message` is the linter's finding
+    and fix in its words; the exporter adds the rule id, the container's name and
+    the exemptions. `enforced` and `linter_only` say, for the coverage table
+    (docs/admission.md), what admission can and cannot decide from the object.
+    """
+
+    message: str
+    container: str | None = None
+    pod: str | None = None
+    volume: str | None = None
+    variables: tuple[tuple[str, str], ...] = ()
+    enforced: str = ""
+    linter_only: str = ""
+
+
+# A rule's admission form for its options (defaults merged with the configuration's), or
+# None when the options leave nothing to enforce.
+AdmissionForm = Callable[[Mapping[str, Any]], "Admission | None"]
 
 
 @dataclass(frozen=True)
@@ -122,19 +353,33 @@ class Rule:
     doc: str
     check: WorkloadCheck | None = None
     check_dockerfile: DockerfileCheck | None = None
+    # Input-level hooks (see the module docstring).
+    check_input: InputCheck | None = None
+    check_render: RenderCheck | None = None
+    check_template: TemplateCheck | None = None
+    check_unread: UnreadCheck | None = None
+    check_suppression: SuppressionCheck | None = None
+    check_directive: DirectiveCheck | None = None
     enabled_by_default: bool = True
+    # On unless a layer of the selection ignores or disables it: selecting other rules
+    # (`--select GPU003`) leaves it on, so that nothing unread goes unsaid (GPU000, GPU010).
+    kept_when_selecting_others: bool = False
+    # The system-component roles whose findings of this rule are suppressed (knowledge/roles.py).
+    exempt_roles: frozenset[SystemRole] = frozenset()
     options: Mapping[str, Any] = field(default_factory=dict)
     # For SARIF / GitHub code scanning.
     tags: tuple[str, ...] = ("security", "gpu")
     precision: str = "high"
     security_severity: str | None = None
+    # Its form at admission (gpulint policy export); None: only the linter checks it.
+    admission: AdmissionForm | None = None
 
     def __post_init__(self) -> None:
         if not RULE_ID_RE.match(self.id):
             raise ValueError(f"rule id {self.id!r} must look like GPU0NN or GPU1NN")
         if not RULE_NAME_RE.match(self.name):
             raise ValueError(f"rule name {self.name!r} must be kebab-case")
-        missing = [h for h in DOC_HEADINGS if f"## {h}" not in self.doc]
+        missing = [h for h in REQUIRED_DOC_HEADINGS if f"## {h}" not in self.doc]
         if missing:
             raise ValueError(f"{self.id} documentation lacks heading(s): {', '.join(missing)}")
 

@@ -29,12 +29,23 @@ spec:
 Fix the syntax or type the message names. Render Helm charts before scanning
 (`helm template RELEASE CHART | gpulint scan -`) or let gpulint render them.
 
+## Fix
+None: what the input was meant to say is not known; the message says what the parser found.
+
 ## References
 - Kubernetes API conventions: https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md
 - YAML 1.2 specification, node anchors and duplicate keys: https://yaml.org/spec/1.2.2/
 """
 
-from gpulint.api import Rule, Severity
+from typing import Iterator
+
+from gpulint.api import InputProblem, Rule, RuleContext, Severity, Violation
+
+
+def check_input(problem: InputProblem, ctx: RuleContext) -> Iterator[Violation]:
+    """Every problem of the input is a finding where the parser or the type check found it."""
+    yield Violation(problem.message, problem.where)
+
 
 RULE = Rule(
     id="GPU000",
@@ -44,5 +55,7 @@ RULE = Rule(
     doc=__doc__ or "",
     # A problem with the input or the tools, not a bypass: a code scanning
     # error at the file to fix, never a security alert.
-    tags=("input",),
+    tags=("maintainability", "input"),
+    check_input=check_input,
+    kept_when_selecting_others=True,
 )

@@ -5,9 +5,18 @@ through the scheduler:
 
 - hostPath volumes of NVIDIA GPU device nodes (`/dev/nvidia*`, `/dev/nvidia-caps`,
   `/dev/nvidiactl`, `/dev/nvidia-uvm*`), `/dev/char`, the whole `/dev`, the
-  host root `/`, and NVIDIA driver paths
-  (`/usr/local/nvidia`, `/run/nvidia`, `/run/nvidia/driver...`,
-  `/home/kubernetes/bin/nvidia...`, `/opt/nvidia...`, any `libnvidia-*` file, `nvidia-smi`);
+  host root `/`, and NVIDIA driver and toolkit trees, recognised by the names
+  NVIDIA's installers give their directories wherever the node keeps them: a
+  bare `nvidia` directory below a software prefix or holding `lib64`/`bin`
+  (`/usr/local/nvidia`, `/opt/nvidia`, `/var/lib/nvidia`,
+  `/home/kubernetes/bin/nvidia`, `/mnt/disks/nvidia/lib64`), a versioned or
+  driver/toolkit directory (`/usr/lib/nvidia-535`,
+  `/var/lib/nvidia-docker/volumes/nvidia_driver/375.66`, a copy under
+  `/usr/local/nvidia-docker/…`, `nvidia-container-toolkit`), the GPU Operator's
+  `/run/nvidia` and `/run/nvidia/driver...`, and driver files (`libnvidia-*`,
+  `libcuda.so*`, `nvidia-smi`). A path that merely contains the word
+  (`/data/nvidia-models`, `/data/nvidia/datasets`, `/var/log/nvidia-installer`,
+  `/etc/nvidia-container-runtime`) is not a driver tree;
 - commands that enter the node: `nsenter` into PID 1 (`-t 1`, `--target 1`,
   `--mount=/proc/1/ns/mnt`) in a pod with `hostPID: true`, or into a host
   `/proc` mounted by hostPath; `chroot` into a hostPath mount of the host root
@@ -39,10 +48,16 @@ vendor's evidence (e.g. it requests `amd.com/gpu`, tolerates
 GPU Operator and device-plugin components need this access: they are
 recognised by the system-component allowlist, or by their role when their
 image is in no list (a pod mounting the kubelet's device-plugin or plugin
-directories, the NRI socket or the CDI spec directories; a DaemonSet mounting
-an NVIDIA driver directory with the host root or `/dev`, i.e. a driver
-installer), and reported as suppressed. A pod whose containers request GPUs
-is a workload, never such a component.
+directories, the NRI socket, the CDI spec directories, node-feature-discovery
+feature files or a device-information directory, or writing the runtime's
+configuration; a node agent (DaemonSet) on GPU nodes reading the kubelet's
+pod-resources, taking a MIG strategy or MIG monitoring, running a container
+toolkit's `cdi generate`, or mounting an NVIDIA driver tree with the host root
+or `/dev`, i.e. a driver installer: see docs/evidence.md), and reported as
+suppressed. A pod whose containers request GPUs is a workload, never such a
+component. An active finding on what looks like infrastructure (a pod with a
+role, or a DaemonSet requesting no GPUs that mounts the node) ends with the one-line exemption to
+add to `.gpulint.yaml`.
 
 ## Why is this bad
 Policy item 1 ([gpulint's policy](https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy)): running GPU applications directly on the node is
@@ -84,6 +99,10 @@ spec:
 ```
 The device plugin then mounts the allocated GPU and the driver libraries.
 
+## Fix
+None: what replaces a device or driver mount (how many GPUs to request, whether the
+workload needs the host at all) is a decision about the workload, not a rewrite of the manifest.
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 1: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy, item 1: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
@@ -94,9 +113,10 @@ The device plugin then mounts the allocated GPU and the driver libraries.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
+from gpulint.knowledge.celforms import DOT_SEGMENT_RE, cel_string, gpu_host_path
 from gpulint.knowledge.commands import RunCommand, container_commands
 from gpulint.knowledge.gpu import accelerator_fix
 from gpulint.knowledge.hostpaths import (
@@ -210,6 +230,19 @@ def _host_init_path(path: str, pod: PodSpec, container: Container, under: str) -
     return node_path is not None and is_within(node_path, under)
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    return Admission(
+        "has a hostPath volume of the node's GPU devices, NVIDIA driver, /dev or / (or a path with . or .. "
+        "that a policy cannot normalise): the pod can use GPUs the scheduler never allocated; remove it and "
+        "request nvidia.com/gpu in resources.limits instead",
+        volume=(f"{gpu_host_path('v.hostPath.path')} || "
+                f"v.hostPath.path.matches({cel_string(DOT_SEGMENT_RE)})"),
+        enforced="hostPath volumes of GPU devices, driver paths, /dev, /dev/char and /, mounted or not",
+        linter_only="commands that enter the node (nsenter, chroot), in argv, scripts or mounted ConfigMaps; "
+                    "a hostPath with . or .. components is refused without being normalised",
+    )
+
+
 RULE = Rule(
     id="GPU001",
     name="host-gpu-access",
@@ -218,4 +251,9 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.5",
+    admission=admission,
+    # Roles whose built-in components (data/system_components.yaml) are all exempt from this rule.
+    exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER,
+                            SystemRole.NRI_PLUGIN, SystemRole.DRIVER_INSTALLER, SystemRole.GPU_NODE_AGENT, SystemRole.DEVICE_DISCOVERER, SystemRole.DEVICE_MANAGER,
+                            SystemRole.RUNTIME_HOOK, SystemRole.MANAGEMENT_AGENT}),
 )

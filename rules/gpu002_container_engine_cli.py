@@ -14,7 +14,19 @@ CLI, and pods that mount a node's container runtime:
   (`/var/run/docker.sock`, `/run/containerd/containerd.sock`,
   `/run/k3s/containerd/containerd.sock`, `/run/podman/podman.sock`,
   `/var/run/crio/crio.sock`, `/var/run`, `/run/containerd`, `/run/docker`...),
-  and runtime state directories (`/var/lib/docker`, `/var/lib/containerd`).
+  whatever the mount's `readOnly` (a read-only socket still connects), and
+  runtime state directories (`/var/lib/docker`, `/var/lib/containerd`) mounted
+  writable. Judged by what the mount exposes: a read-only state mount (cAdvisor)
+  starts nothing, and the container log tree `/var/lib/docker/containers` that
+  log shippers read holds log files, no socket.
+
+GPU infrastructure that must reach the runtime is recognised by its role and
+reported suppressed: a pod writing the runtime's configuration or OCI hooks (a
+runtime hook installer, as the container toolkit), and node agents (DaemonSets)
+that register devices with the kubelet, discover devices or ask for MIG
+monitoring (vGPU managers and monitors map containers to devices through the
+runtime). Other findings on what looks like infrastructure end with the
+one-line exemption to add to `.gpulint.yaml` (see docs/evidence.md).
 
 Commands are found in command/args, `sh -c`/`bash -c` scripts (every command
 after `;`, `&&`, `||`, `|`, newlines, inside `if`/`for`/`case`, `$(...)`,
@@ -73,6 +85,10 @@ containers:
       nvidia.com/gpu: 1
 ```
 
+## Fix
+None: the command is part of the program the container runs; running its work as
+pods that request GPUs is a change of design.
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 2: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy, item 2: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
@@ -84,9 +100,10 @@ containers:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
-from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
+from gpulint.knowledge.celforms import DOT_SEGMENT_RE, cel_string, container_runtime_path
 from gpulint.knowledge.commands import RunCommand, container_commands
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -153,7 +170,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     runs_engine = bool(first)
 
     for item in host_path_volumes(workload):
-        what = container_runtime_access(item.host_path)
+        writable = not item.mounts or any(not mount.read_only for _pod, _container, mount in item.mounts)
+        what = container_runtime_access(item.host_path, writable)
         if what is None:
             continue
         where = ValueAt(item.volume.host_path_path)
@@ -302,6 +320,20 @@ def _gpu_signal(pods: list[PodSpec], ctx: RuleContext) -> str | None:
     return None
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    return Admission(
+        "has a hostPath volume of the node's container runtime (its socket, a directory holding it, or its "
+        "state directory): anything in the pod can start containers with GPUs the scheduler does not see; "
+        "run GPU work as Pods with nvidia.com/gpu in resources.limits instead",
+        volume=(f"{container_runtime_path('v.hostPath.path')} || "
+                f"v.hostPath.path.matches({cel_string(DOT_SEGMENT_RE)})"),
+        enforced="hostPath volumes of runtime sockets, the directories holding them and runtime state "
+                 "directories, mounted or not, whatever the pod's GPU signals",
+        linter_only="container engine commands (docker run, ctr run, ...) in argv, scripts or mounted "
+                    "ConfigMaps",
+    )
+
+
 RULE = Rule(
     id="GPU002",
     name="container-engine-cli",
@@ -310,4 +342,8 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.0",
+    admission=admission,
+    # Roles whose listed components reach the runtime: the container toolkit, HAMi's monitor.
+    exempt_roles=frozenset({SystemRole.RUNTIME_HOOK, SystemRole.MANAGEMENT_AGENT, SystemRole.NODE_AGENT_PLUGIN,
+                            SystemRole.NODE_AGENT_DISCOVERER}),
 )

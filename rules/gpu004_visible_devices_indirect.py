@@ -80,6 +80,10 @@ containers:
 To keep a container away from GPUs, set `NVIDIA_VISIBLE_DEVICES=void` (an `env`
 entry overrides anything `envFrom` provides).
 
+## Fix
+None: the value lives in a ConfigMap or Secret that other workloads may read too, and
+how many GPUs to request instead is not in the object.
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 4: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy, item 4: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
@@ -92,9 +96,11 @@ entry overrides anything `envFrom` provides).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.api import Admission, Rule, RuleContext, Severity, ValueAt, Violation
+from gpulint.knowledge import celforms
+from gpulint.knowledge.celforms import cel_string, last_entry, sets_variable
 from gpulint.knowledge.envresolve import LITERAL, EnvSetting, describe_env_from, resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -193,6 +199,31 @@ def _plausible_reason(container: Container, pod: PodSpec, ctx: RuleContext) -> s
     return None
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    """Strict: the value a valueFrom or a ConfigMap holds is not in the object, so any valueFrom
+    of the variable, and any envFrom whose prefix can form its name, is refused."""
+    name = cel_string(VISIBLE_DEVICES)
+    prefixed = (f"(has(c.envFrom) && c.envFrom.exists(s, has(s.prefix) && s.prefix != \"\" && "
+                f"{name}.startsWith(s.prefix)) && !{sets_variable('c')})")
+    # An envFrom without a prefix may hold the variable: refused where it would matter (`_plausible_reason`).
+    plausible = (f"(!{sets_variable('c')} && has(c.envFrom) && c.envFrom.exists(s, !has(s.prefix) || s.prefix == \"\") "
+                 f"&& !{celforms.requests_gpu('c')} && !variables.shareAnnotation && ({celforms.gpu_image('c')} || "
+                 "variables.nvidiaRuntime || variables.targetsGpuNodes))")
+    return Admission(
+        f"gets {VISIBLE_DEVICES} through valueFrom or envFrom (a prefix that forms its name, or a source that may "
+        f"hold it in a container that requests no GPU but runs a GPU image, the NVIDIA runtime or on GPU nodes), "
+        f"which requests GPUs through the variable and bypasses the scheduler; {_FIX}, or set "
+        f"{VISIBLE_DEVICES}=void in env",
+        container=f"({last_entry('c', 'has(e.valueFrom)')} || {prefixed} || {plausible})",
+        variables=(("targetsGpuNodes", celforms.targets_gpu_nodes()),),
+        enforced="every valueFrom of the variable, every envFrom whose prefix can form its name, and an "
+                 "envFrom without prefix in a container that requests no GPU but runs a GPU image, the NVIDIA "
+                 "runtime class or targets GPU nodes (strict: the value they hold is not in the object)",
+        linter_only="the value a ConfigMap or Secret of the scan holds (void is allowed by the linter); "
+                    "GPU nodes named without the word nvidia (`accelerator: h100`)",
+    )
+
+
 RULE = Rule(
     id="GPU004",
     name="visible-devices-indirect",
@@ -202,4 +233,5 @@ RULE = Rule(
     check=check,
     options={"none-is-hidden": True},
     security_severity="8.0",
+    admission=admission,
 )

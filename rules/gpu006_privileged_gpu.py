@@ -47,9 +47,11 @@ components (device plugins, GPU Operator operands, DCGM exporter, ACK gpushare,
 HAMi) legitimately run privileged: the built-in system-component allowlist
 reports their findings as suppressed (see `--show-suppressed` and
 `--no-default-exemptions`), and so does recognition by role for components in
-no list (device plugins, DRA kubelet plugins, NRI plugins and CDI spec writers
-by their hostPath mounts, driver installers by a driver directory and the host
-root or `/dev`), but never for a pod whose containers request GPUs. Kubernetes has no pod-level `privileged` field, so
+no list (device plugins, DRA kubelet plugins, NRI plugins, CDI spec writers,
+device discoverers and runtime hook installers by their hostPath mounts, GPU node
+agents by what they mount and declare, driver installers by a driver tree and the
+host root or `/dev`: see docs/evidence.md), but never for a pod whose containers
+request GPUs. Kubernetes has no pod-level `privileged` field, so
 only container `securityContext`s are read.
 
 ## Why is this bad
@@ -86,6 +88,25 @@ containers:
 Request the GPUs the container needs and drop `privileged`; add only the
 specific capabilities the program needs (never `SYS_ADMIN`).
 
+## Fix
+Unsafe (`--unsafe-fixes`), only for a container that already has a GPU limit:
+`privileged: true` is deleted (with `securityContext` when nothing else is in
+it), unless the container also adds `SYS_ADMIN`, which the runtime treats as
+privileged all the same. The container keeps the GPUs it requested and loses every other device
+of the host; a program that needed one of them, or a capability privileged
+mode gave, needs it granted explicitly. Without a GPU limit there is no fix:
+how many GPUs to request is yours to say.
+
+```diff
+ - name: train
+   image: nvcr.io/nvidia/pytorch:24.05-py3
+-  securityContext:
+-    privileged: true
+   resources:
+     limits:
+       nvidia.com/gpu: 1
+```
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling", prohibited operation 6: https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy, item 6: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
@@ -99,10 +120,31 @@ specific capabilities the program needs (never `SYS_ADMIN`).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, ValueAt, Violation
-from gpulint.knowledge.gpu import gpu_signals, requests_gpu
+from gpulint.api import (
+    Admission,
+    Applicability,
+    Edit,
+    Fix,
+    KeyAt,
+    Rule,
+    RuleContext,
+    Severity,
+    SystemRole,
+    ValueAt,
+    Violation,
+)
+from gpulint.knowledge.celforms import (
+    VOID_RE,
+    cel_string,
+    gpu_image,
+    last_entry,
+    nvidia_request,
+    sets_variable,
+    targets_gpu_nodes,
+)
+from gpulint.knowledge.gpu import VISIBLE_DEVICES, gpu_limits, gpu_signals, requests_gpu
 from gpulint.model.workload import Container, Workload
 
 # Capability names that give CAP_SYS_ADMIN (Kubernetes accepts both spellings).
@@ -117,10 +159,15 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
                 fix = ("drop privileged: the GPU limit alone gives it its GPUs"
                        if requests_gpu(container, pod, ctx.settings)
                        else "request nvidia.com/gpu in resources.limits and drop privileged")
+                path = container.path + ("securityContext", "privileged")
+                repair = None
+                if gpu_limits(container, ctx.settings) and _sys_admin_entry(container) is None:
+                    repair = Fix("delete privileged: true (the GPU limit gives the container its GPUs)",
+                                 Applicability.UNSAFE, (Edit.delete(path),))
                 yield Violation(
                     f"privileged: true on a GPU container ({'; '.join(signals)}) gives it every GPU of "
                     f"the node, unseen by the scheduler; {fix}",
-                    KeyAt(container.path + ("securityContext", "privileged")), container,
+                    KeyAt(path), container, fix=repair,
                 )
             continue
         added = _sys_admin_entry(container)
@@ -150,6 +197,40 @@ def _sys_admin_entry(container: Container) -> tuple[int, str] | None:
     return None
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    """The signals a policy can read from the object: a request, the variable, the runtime class,
+    NVIDIA node labels and taints, NVIDIA host paths."""
+    sc = "c.securityContext"
+    privileged = f"(has({sc}) && has({sc}.privileged) && {sc}.privileged == true)"
+    caps = f"{sc}.capabilities.add"
+    sys_admin_re = "^\\s*(?i:(?:CAP_)?(?:SYS_ADMIN|ALL))\\s*$"
+    sys_admin = (f"(has({sc}) && has({sc}.capabilities) && has({caps}) && "
+                 f"{caps}.exists(n, type(n) == string && n.matches({cel_string(sys_admin_re)})))")
+    setting = last_entry("c", "has(e.valueFrom) || (has(e.value) && "
+                                     f"!e.value.matches({cel_string(VOID_RE)}))")
+    signals = " || ".join((
+        nvidia_request("c"), setting, f"(!{sets_variable('c')} && {gpu_image('c')})",
+        "variables.nvidiaRuntime", "variables.targetsGpuNodes",
+        "(has(c.volumeMounts) && c.volumeMounts.exists(m, m.name in variables.nvidiaVolumes))",
+    ))
+    volumes = ("has(variables.spec.volumes) ? variables.spec.volumes.filter(v, has(v.hostPath) && "
+               "v.hostPath.path.matches(variables.knowledge.nvidiaPaths)).map(v, v.name) : []")
+    return Admission(
+        "is privileged (or adds CAP_SYS_ADMIN) and GPU-related (it requests GPUs, sets NVIDIA_VISIBLE_DEVICES, "
+        "runs a GPU image or the NVIDIA runtime, targets GPU nodes or mounts NVIDIA host paths), which gives it "
+        "every GPU of the node, unseen by the scheduler; request nvidia.com/gpu in resources.limits and drop "
+        "privileged",
+        container=f"({privileged} || {sys_admin}) && ({signals})",
+        variables=(("targetsGpuNodes", targets_gpu_nodes()), ("nvidiaVolumes", volumes)),
+        enforced=f"privileged or CAP_SYS_ADMIN with a GPU request, {VISIBLE_DEVICES} in env, an image "
+                 "defaulting it to all, node affinity or a nodeSelector on NVIDIA nodes, an NVIDIA runtime "
+                 "class, an NVIDIA node label key (or a generic key whose value says nvidia) in nodeSelector, "
+                 "an NVIDIA toleration, or an NVIDIA hostPath mount",
+        linter_only="generic node labels whose value names NVIDIA hardware without the word "
+                    "(`h100`, GPU instance types); DRA claims resolved to another vendor's device classes",
+    )
+
+
 RULE = Rule(
     id="GPU006",
     name="privileged-gpu",
@@ -158,4 +239,12 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.5",
+    # A container is GPU-related by a GPU limit, but also by weaker evidence (its image, its node
+    # selection, its runtime class), and privileged may be there for another reason.
+    precision="medium",
+    admission=admission,
+    # Roles whose built-in components (data/system_components.yaml) are all exempt from this rule.
+    exempt_roles=frozenset({SystemRole.DEVICE_PLUGIN, SystemRole.DRA_PLUGIN, SystemRole.CDI_WRITER,
+                            SystemRole.NRI_PLUGIN, SystemRole.DRIVER_INSTALLER, SystemRole.GPU_NODE_AGENT, SystemRole.DEVICE_DISCOVERER, SystemRole.DEVICE_MANAGER,
+                            SystemRole.RUNTIME_HOOK, SystemRole.MANAGEMENT_AGENT}),
 )

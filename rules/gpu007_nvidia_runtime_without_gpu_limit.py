@@ -47,6 +47,19 @@ spec:
 ```
 or drop `runtimeClassName` from pods that need no GPU.
 
+## Fix
+Unsafe (`--unsafe-fixes`): `runtimeClassName` is deleted, so the pod runs with
+the node's default runtime and no container sees a GPU. Pods that need GPUs
+should request them instead; that choice is yours, so the fix only removes
+the runtime class.
+
+```diff
+ spec:
+-  runtimeClassName: nvidia
+   containers:
+   - name: app
+```
+
 ## References
 - The GPU Operator creates RuntimeClass `nvidia`: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#container-engines-runtime-classes-and-node-access
 - Kubernetes, Runtime Class: https://kubernetes.io/docs/concepts/containers/runtime-class/
@@ -57,9 +70,10 @@ or drop `runtimeClassName` from pods that need no GPU.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.api import Admission, Applicability, Edit, Fix, KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.knowledge.celforms import hides_devices, last_entry, sets_variable
 from gpulint.knowledge.envresolve import resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
@@ -90,6 +104,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             f"runtimeClassName {pod.runtime_class_name} runs the NVIDIA runtime but no container of the pod "
             f"requests a GPU{detail}; request nvidia.com/gpu in resources.limits, or drop the runtime class",
             KeyAt(pod.field_path("runtimeClassName")),
+            fix=Fix(f"delete runtimeClassName {pod.runtime_class_name}: no container requests a GPU",
+                    Applicability.UNSAFE, (Edit.delete(pod.field_path("runtimeClassName")),)),
         )
 
 
@@ -106,6 +122,22 @@ def _may_see_gpus(container: Container, pod: PodSpec, workload: Workload, ctx: R
     return setting.value is None or classify_visible_devices(setting.value) == GRANTS
 
 
+def admission(options: Mapping[str, Any]) -> Admission:
+    """A container hides GPUs when each of its env entries of the variable hides them (`_may_see_gpus`)."""
+    hidden = "!has(e.valueFrom) && (!has(e.value) || " + hides_devices("e.value") + ")"
+    image_void = "(has(c.image) && c.image.matches(variables.knowledge.voidImages))"
+    hides = f"({sets_variable('c')} ? {last_entry('c', hidden)} : {image_void})"
+    return Admission(
+        "runs the NVIDIA runtime class but no container of the pod requests a GPU; request nvidia.com/gpu in "
+        "resources.limits, or drop the runtime class",
+        pod=("variables.nvidiaRuntime && !variables.podRequestsGpu && "
+             f"variables.containers.exists(c, !{hides})"),
+        enforced="an NVIDIA runtime class in a pod whose containers request no GPU, unless each container "
+                 "hides GPUs with a literal void or none, or runs an image known to set void",
+        linter_only="a void or none from a ConfigMap of the scan also hides GPUs for the linter",
+    )
+
+
 RULE = Rule(
     id="GPU007",
     name="nvidia-runtime-without-gpu-limit",
@@ -114,4 +146,5 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="5.5",
+    admission=admission,
 )

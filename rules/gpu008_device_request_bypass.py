@@ -57,6 +57,10 @@ spec:
 For devices that need more than a count, use DRA (`resources.claims` with a
 ResourceClaim), which the scheduler accounts for.
 
+## Fix
+None: how many GPUs to request instead of the named devices is a decision about the
+workload.
+
 ## References
 - Device-selection precedence in the NVIDIA container toolkit: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#device-selection-in-the-nvidia-container-toolkit
 - NVIDIA container toolkit, runtime configuration (CDI, volume-mounts strategy): https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/cmd/nvidia-container-runtime/README.md
@@ -69,9 +73,10 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.api import Admission, KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.knowledge.celforms import DOT_SEGMENT_RE, alternatives, cel_string, within_regex
 from gpulint.model.workload import Workload
 
 CDI_ANNOTATION_PREFIX = "cdi.k8s.io/"
@@ -126,6 +131,32 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
                 )
 
 
+# A CDI annotation value naming an NVIDIA device (`nvidia_cdi_devices`): a comma-separated token
+# `<vendor>/<class>=<device>` whose vendor is nvidia.com or one of its subdomains.
+CDI_NVIDIA_RE = r"(?:^|,)\s*(?:nvidia\.com|[^,=/]*\.nvidia\.com)(?:/[^,=]*)?=[^,]*[^,\s]"
+
+
+def admission(options: Mapping[str, Any]) -> Admission:
+    meta = "variables.meta.annotations"
+    prefix = cel_string(CDI_ANNOTATION_PREFIX)
+    mounts = alternatives(within_regex(directory) for directory in DEVICE_LIST_DIRS)
+    # A path with `.` or `..` components cannot be normalised by a policy: refused when it names the directory.
+    dotted = f"(m.mountPath.matches({cel_string(DOT_SEGMENT_RE)}) && m.mountPath.contains(\"nvidia-container-devices\"))"
+    return Admission(
+        "requests GPUs directly from the container runtime (a CDI annotation naming NVIDIA devices, or a "
+        "mount of the NVIDIA toolkit's nvidia-container-devices list) without the scheduler knowing; request "
+        "nvidia.com/gpu in resources.limits (or a DRA claim) instead",
+        pod=(f"has({meta}) && {meta}.exists(k, k.startsWith({prefix}) && type({meta}[k]) == string && "
+             f"{meta}[k].matches({cel_string(CDI_NVIDIA_RE)}))"),
+        container=(f"has(c.volumeMounts) && c.volumeMounts.exists(m, "
+                   f"m.mountPath.matches({cel_string(mounts)}) || {dotted})"),
+        enforced="CDI annotations naming NVIDIA devices on the pod (template); mounts at or under the "
+                 "nvidia-container-devices directories",
+        linter_only="nothing; a mount path with `.` or `..` components that names the directory is refused "
+                    "without being normalised",
+    )
+
+
 RULE = Rule(
     id="GPU008",
     name="device-request-bypass",
@@ -134,4 +165,5 @@ RULE = Rule(
     doc=__doc__ or "",
     check=check,
     security_severity="8.0",
+    admission=admission,
 )

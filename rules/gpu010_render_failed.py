@@ -7,12 +7,21 @@ Reports a Helm chart or kustomization gpulint could not render as it is
   (`https://...`, `github.com/org/repo//dir?ref=v1`, `git@...`, a `helmCharts`
   `repo`): gpulint never fetches, so it is not built; its local resources and
   patches are scanned as they are, so a bypass in them is still found;
-- a kustomization or chart that would read a file outside the repository;
+- a kustomization or chart that would read a file outside the repository
+  (generator and transformer configurations included), or a kustomization
+  gpulint cannot read exactly as kustomize would (a YAML tag such as
+  `!!binary`, text that does not parse, a named pipe it reads);
 - `helm template` or `kustomize build` failing (`fail`, `required`, a missing
-  dependency, a namespace the chart refuses), with the tool's first error line
-  and, when Helm names one, the template line;
-- a renderer that did not finish within `--render-timeout` seconds (it is
-  stopped), or that is not installed.
+  dependency or file, a plugin, a namespace the chart refuses), with the tool's
+  first error line and, when Helm names one, the template line;
+- a renderer that did not finish within `--render-timeout` seconds, or needed
+  more than `--render-memory` MiB (it is stopped), or that is not installed.
+
+A kustomization that is not built, for any of these reasons, is scanned as a
+chart that does not render is: its local resources and patches as plain
+manifests, their findings at their own severity, with ONE warning here saying
+why. A build is never retried in a less restricted mode (kustomize's load
+restrictor is never lifted).
 
 A chart Helm cannot load offline as it is, although its templates are fine, is
 rendered all the same from gpulint's private copy of it (the chart itself is
@@ -70,13 +79,25 @@ CHART` before the scan (the GitHub Action's `helm-dependency-build: true`) to
 have a chart's dependencies checked; a placeholder version can stay, or be
 suppressed where it is written (`# gpulint: ignore[GPU010] filled in by CI`).
 
+## Fix
+None: the chart or kustomization has to be repaired so that it renders.
+
 ## References
 - Kustomize remote targets: https://github.com/kubernetes-sigs/kustomize/blob/master/examples/remoteBuild.md
 - Helm template functions `fail` and `required`: https://helm.sh/docs/howto/charts_tips_and_tricks/
 - Chart.yaml fields, dependencies, conditions and tags: https://helm.sh/docs/topics/charts/
 """
 
-from gpulint.api import Rule, Severity
+from typing import Iterator
+
+from gpulint.api import RenderProblem, Rule, RuleContext, Severity, Violation
+
+
+def check_render(problem: RenderProblem, ctx: RuleContext) -> Iterator[Violation]:
+    """Every render problem is one finding, at the severity the renderer judged (info when nothing
+    went unchecked), where the renderer placed it."""
+    yield Violation(problem.message, problem.where, severity=problem.severity)
+
 
 RULE = Rule(
     id="GPU010",
@@ -85,4 +106,6 @@ RULE = Rule(
     summary="A Helm chart or kustomization that could not be rendered as it is (reported by the engine).",
     doc=__doc__ or "",
     tags=("maintainability",),
+    check_render=check_render,
+    kept_when_selecting_others=True,
 )

@@ -43,12 +43,57 @@ and scan the output, e.g. `helm template RELEASE CHART | gpulint scan -`.
 Turn this rule off (`--ignore GPU011`) if the templates are checked where
 they are rendered; parse errors in real manifests are still GPU000.
 
+## Fix
+None: the template has to be rendered by the program it is written for.
+
 ## References
 - Go text/template: https://pkg.go.dev/text/template
 - Terraform templatefile: https://developer.hashicorp.com/terraform/language/functions/templatefile
 """
 
-from gpulint.api import Rule, Severity
+import re
+from typing import Iterator
+
+from gpulint.api import LITERAL_NOTE, LineAt, Rule, RuleContext, Severity, UnrenderedTemplate, Violation
+
+HELM_RENDER_HINT = ("scan its chart directory, or render it first, e.g. "
+                    "`helm template RELEASE CHART | gpulint scan -`")
+# An operator's operand manifests are named for the order it applies them in (`0500_daemonset.yaml`).
+_APPLY_ORDER_RE = re.compile(r"(?:\A|[/\\])\d+[_-][^/\\]*\Z")
+
+
+def check_template(template: UnrenderedTemplate, ctx: RuleContext) -> Iterator[Violation]:
+    """One finding for the whole file, at its first document that failed to load."""
+    documents = template.documents
+    first = documents[0]
+    go = template.syntax != "dollar"
+    operator = go and not template.helm and _APPLY_ORDER_RE.search(template.file) is not None
+    if operator:
+        what = ("Go template of an operator's operand manifest (`{{ ... }}`, named for the order it is applied "
+                "in, using none of Helm's objects), rendered by the operator itself")
+        hint = ""
+    elif go and template.helm:
+        what = "unrendered Helm template (`{{ ... }}`) outside its chart"
+        hint = HELM_RENDER_HINT
+    elif go:
+        what = "unrendered Go template (`{{ ... }}`, not Helm: it uses none of Helm's objects)"
+        hint = "render it with the program it is written for, then scan the output"
+    else:
+        what = "unrendered template (`${...}`: Terraform templatefile, envsubst)"
+        hint = "render it (e.g. `terraform console`, `envsubst`), then scan the output"
+    if all(document.literal_checked for document in documents):
+        checked = LITERAL_NOTE
+    elif any(document.literal_checked for document in documents):
+        unread = [document for document in documents if not document.literal_checked]
+        checked = (f"{LITERAL_NOTE}; {len(unread)} of its {len(documents)} documents could not be read even "
+                   f"so (from line {unread[0].line}: {unread[0].message})")
+    else:
+        checked = f"it could not be read even with its actions masked, so it was not checked ({first.message})"
+    message = f"{what}: {checked}" + (f"; {hint}" if hint else "")
+    # An operator renders its own operands: nothing for the repository to fix, so info.
+    yield Violation(message, LineAt(first.line, first.column, first.line, first.column + 1),
+                    severity=Severity.INFO if operator else None)
+
 
 RULE = Rule(
     id="GPU011",
@@ -56,4 +101,7 @@ RULE = Rule(
     severity=Severity.WARNING,
     summary="A file outside any Helm chart that is an unrendered template (reported by the engine).",
     doc=__doc__ or "",
+    # What could not be checked as written, not a bypass: never a security alert.
+    tags=("maintainability",),
+    check_template=check_template,
 )

@@ -41,6 +41,9 @@ metadata:
   value: all
 ```
 
+## Fix
+None: the reason is yours to write.
+
 ## References
 - gpulint README, "Suppressing findings"
 - Ruff, error suppression (the model for inline codes): https://docs.astral.sh/ruff/linter/#error-suppression
@@ -50,7 +53,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.api import KeyAt, Rule, RuleContext, Severity, SuppressionComment, Violation
 from gpulint.model.ignores import IGNORE, IGNORE_REASON, ignores_of
 from gpulint.model.workload import Workload
 
@@ -65,6 +68,12 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             )
 
 
+def check_directive(comment: SuppressionComment, ctx: RuleContext) -> Iterator[Violation]:
+    if comment.codes and not comment.reason:
+        yield Violation(f"`{comment.text}` gives no reason; say after the codes why the finding is acceptable",
+                        comment.where)
+
+
 RULE = Rule(
     id="GPU090",
     name="suppression-without-reason",
@@ -72,5 +81,6 @@ RULE = Rule(
     summary="A gpulint.io/ignore annotation or `# gpulint: ignore[...]` comment that gives no reason.",
     doc=__doc__ or "",
     check=check,
+    check_directive=check_directive,
     tags=("maintainability",),
 )

@@ -27,6 +27,9 @@ env:
   value: all
 ```
 
+## Fix
+None: which rules the comment means is yours to say.
+
 ## References
 - gpulint README, "Suppressing findings"
 - Ruff, blanket noqa (PGH004): https://docs.astral.sh/ruff/rules/blanket-noqa/
@@ -36,7 +39,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.api import KeyAt, Rule, RuleContext, Severity, SuppressionComment, Violation
 from gpulint.model.ignores import IGNORE, ignores_of
 from gpulint.model.workload import Workload
 
@@ -50,6 +53,12 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             )
 
 
+def check_directive(comment: SuppressionComment, ctx: RuleContext) -> Iterator[Violation]:
+    if not comment.codes:
+        yield Violation(f"`{comment.text}` names no rule, so it suppresses nothing; list the codes it is for, "
+                        "e.g. `# gpulint: ignore[GPU003] reason`", comment.where)
+
+
 RULE = Rule(
     id="GPU091",
     name="suppression-without-codes",
@@ -57,5 +66,6 @@ RULE = Rule(
     summary="A `# gpulint: ignore` comment or gpulint.io/ignore annotation that names no rule.",
     doc=__doc__ or "",
     check=check,
+    check_directive=check_directive,
     tags=("maintainability",),
 )

@@ -26,11 +26,21 @@ reason that was about something else.
   value: void
 ```
 
+## Fix
+None: a suppression may be kept on purpose for a finding other inputs produce.
+
 ## References
 - Ruff, unused-noqa (RUF100), the model for this rule: https://docs.astral.sh/ruff/rules/unused-noqa/
 """
 
-from gpulint.api import Rule, Severity
+from typing import Iterator
+
+from gpulint.api import Rule, RuleContext, Severity, UnusedSuppression, Violation
+
+
+def check_suppression(unused: UnusedSuppression, ctx: RuleContext) -> Iterator[Violation]:
+    yield Violation(f"unused suppression: {', '.join(unused.unused)}; remove it from {unused.directive}", unused.where)
+
 
 RULE = Rule(
     id="GPU092",
@@ -40,4 +50,5 @@ RULE = Rule(
     doc=__doc__ or "",
     enabled_by_default=False,
     tags=("maintainability",),
+    check_suppression=check_suppression,
 )

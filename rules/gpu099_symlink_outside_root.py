@@ -30,12 +30,26 @@ Scan the directory the link points to as well (`gpulint scan k8s/ ../platform/ma
 or copy the manifests into the repository. Links inside the scanned directory
 are followed as usual.
 
+## Fix
+None: the link is not followed, and where it should point is not known.
+
 ## References
 - OWASP, path traversal: https://owasp.org/www-community/attacks/Path_Traversal
 - Git, how symbolic links are stored: https://git-scm.com/docs/git-config#Documentation/git-config.txt-coresymlinks
 """
 
-from gpulint.api import Rule, Severity
+from typing import Iterator
+
+from gpulint.api import LineAt, Rule, RuleContext, Severity, UnreadInput, Violation
+
+
+def check_unread(unread: UnreadInput, ctx: RuleContext) -> Iterator[Violation]:
+    if unread.target is None:
+        message = "kernel filesystem directory (/proc, /sys or /dev): not scanned"
+    else:
+        message = f"symlink to {unread.target} points outside the scanned directory: not followed"
+    yield Violation(message, LineAt(1, 1, 1, 1))
+
 
 RULE = Rule(
     id="GPU099",
@@ -44,4 +58,5 @@ RULE = Rule(
     summary="A symlink in a scanned directory that points outside it (or into /proc, /sys, /dev): not followed.",
     doc=__doc__ or "",
     tags=("maintainability",),
+    check_unread=check_unread,
 )

@@ -36,6 +36,20 @@ resources:
     nvidia.com/gpu: 1     # the request defaults to the limit
 ```
 
+## Fix
+Safe: adds the limit, written as the request is (`--fix`); no fix when the request
+is not a valid GPU quantity (GPU103 says why). Kubernetes defaults a
+missing limit of an extended resource to nothing, and a request without a limit
+is rejected, so the added limit only makes the manifest valid as written:
+
+```diff
+ resources:
+   requests:
+     nvidia.com/gpu: 1
++  limits:
++    nvidia.com/gpu: 1
+```
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling": https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
@@ -48,7 +62,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.api import Applicability, CopyOf, Edit, Fix, KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.knowledge.quantity import extended_resource_issue
 from gpulint.knowledge.resources import resource_names, validated_pairs
 from gpulint.model.workload import Workload
 
@@ -58,11 +73,16 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     for _pod, container in workload.containers():
         for pair in validated_pairs(container, names):
             if pair.request is not None and pair.limit is None:
+                # Copying a quantity the API server rejects (GPU103's finding) would make nothing valid.
+                fix = None if extended_resource_issue(pair.request.value) else Fix(
+                    f"add {pair.name} to resources.limits, equal to the request", Applicability.SAFE,
+                    (Edit.add(container.resources.limits_path(pair.name), CopyOf(pair.request.path)),))
                 yield Violation(
                     f"{pair.name} is requested but has no limit; the API server rejects it "
                     '("Limit must be set for non overcommitable resources"): '
                     f"set {pair.name} in resources.limits instead",
-                    KeyAt(pair.request.path), container,
+                    KeyAt(pair.request.path), container, fix=fix,
+                    no_fix=None if fix else "no fix: the requested quantity is not valid (see GPU103)",
                 )
 
 

@@ -35,6 +35,20 @@ resources:
     nvidia.com/gpu: 2     # the request defaults to the limit
 ```
 
+## Fix
+Safe: the request is made equal to the limit (`--fix`). The API server accepts
+only equal values, and the limit is what the scheduler and the device plugin
+use, so the Pod means what its limit says:
+
+```diff
+ resources:
+   requests:
+-    nvidia.com/gpu: 2
++    nvidia.com/gpu: 1
+   limits:
+     nvidia.com/gpu: 1
+```
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling": https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - gpulint's policy: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#the-policy
@@ -46,7 +60,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.api import KeyAt, Rule, RuleContext, Severity, Violation
+from gpulint.api import Applicability, CopyOf, Edit, Fix, KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.knowledge.quantity import (
     extended_resource_issue,
     format_amount,
@@ -72,6 +86,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
                 f"{written(pair.limit.value)}; the API server rejects it (\"must be equal to "
                 f"{pair.name} limit of {format_amount(limit)}\"): set only the limit",
                 KeyAt(pair.request.path), container,
+                fix=Fix(f"make the {pair.name} request equal to its limit", Applicability.SAFE,
+                        (Edit.set(pair.request.path, CopyOf(pair.limit.path)),)),
             )
 
 

@@ -55,6 +55,10 @@ resources:
     aliyun.com/gpu-mem: 4    # GiB of one shared GPU
 ```
 
+## Fix
+None: the intended count is unknown (a fraction of a GPU is not a count, and rounding
+either way changes what the workload gets).
+
 ## References
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - Kubernetes, resource quantities: https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/

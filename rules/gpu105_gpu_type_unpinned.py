@@ -51,6 +51,9 @@ spec:
         nvidia.com/gpu: 1
 ```
 
+## Fix
+None: which GPU model the workload needs is yours to say.
+
 ## References
 - ACK, "Use the default Kubernetes GPU scheduling" (label nodes and use a nodeSelector): https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-gpu-scheduling-in-ack-clusters
 - Kubernetes, Schedule GPUs, "Clusters containing different types of GPUs": https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/

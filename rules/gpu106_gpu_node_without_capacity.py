@@ -78,6 +78,10 @@ status:
 Check the device plugin (or the GPU Operator's `nvidia-device-plugin-daemonset`)
 Pod on the node and its logs, and the driver (`nvidia-smi` on the node).
 
+## Fix
+None: the node's GPUs come from its device plugin and driver, which no manifest edit
+repairs.
+
 ## References
 - gpulint's policy, GPU capacity on the nodes: https://github.com/gpulint/gpulint/blob/main/docs/policy.md#gpu-capacity-on-the-nodes
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/

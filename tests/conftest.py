@@ -6,9 +6,13 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from typer.testing import CliRunner
+
+if TYPE_CHECKING:
+    from action_runner import Runner
 
 # Tests never touch the user's result cache, and scan for real: a test of the cache turns it on
 # (deleting GPULINT_NO_CACHE) in a folder of its own.
@@ -143,3 +147,52 @@ def _no_colour(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     os.environ.pop("FORCE_COLOR", None)
+
+
+@pytest.fixture(scope="session")
+def committed_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This working tree committed once per session in a repository of its own: the clone
+    pre-commit installs the hook from (pinned by that commit) and the Action's checkout."""
+    from repo_copy import copy_as_repo
+
+    return copy_as_repo(tmp_path_factory.mktemp("checkout") / "gpulint")
+
+
+@pytest.fixture(scope="session")
+def runner(tmp_path_factory: pytest.TempPathFactory, committed_checkout: Path) -> Runner:
+    """The action checkout with gpulint installed by its own install step (for real, once a session)."""
+    base = tmp_path_factory.mktemp("action")
+    action_path = committed_checkout
+    runner_temp = base / "runner-temp"
+    runner_temp.mkdir()
+    # What the action's cache step restores on GitHub: a warm pip cache (this machine's own).
+    import subprocess
+    import sys
+
+    pip_cache = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True)
+    if pip_cache.returncode == 0 and os.path.isdir(pip_cache.stdout.strip()):
+        (runner_temp / "gpulint-pip-cache").symlink_to(pip_cache.stdout.strip())
+    from action_runner import Runner
+
+    the_runner = Runner(action_path, runner_temp)
+    installed = the_runner.run(base, only=["install"])
+    (step,) = installed.steps
+    assert step.status == 0, step.log
+    assert "Installing gpulint" in step.log
+    from gpulint import __version__
+
+    assert f"gpulint {__version__}" in step.log
+    assert step.outputs["gpulint"] == str(runner_temp / "gpulint-action-venv" / "bin" / "gpulint")
+    return the_runner
+
+
+def rendered_from(path: str) -> tuple[str, str] | None:
+    """(chart or kustomization, values) of a JSON finding's `path` on rendered output, read back from
+    its name (`charts/app (rendered)`, `charts/app (rendered with ci/x.yaml)`); None for other paths.
+    Reporters are given this as Finding.rendered; the tests check them against the name."""
+    if path.endswith(" (rendered)"):
+        return path[: -len(" (rendered)")], ""
+    at = path.rfind(" (rendered with ")
+    if at > 0 and path.endswith(")"):
+        return path[:at], path[at + len(" (rendered with "):-1]
+    return None

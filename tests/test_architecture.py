@@ -13,11 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Packages of gpulint from the top of the scan to its bottom. A package may import
 # those after it, never one before it (the engine strings the stages together; the
-# stages use shared knowledge, which uses the model, which uses loading).
+# stages use shared knowledge, which uses the model, which uses loading). Fixes sit
+# under the engine, which attaches them to findings, and over everything they read.
 LAYERS = [
     "gpulint.__main__",
     "gpulint.cli",
+    "gpulint.admission",
     "gpulint.scan",
+    "gpulint.fix",
     "gpulint.inputs",
     "gpulint.suppress",
     "gpulint.report",
@@ -119,3 +122,77 @@ def test_no_import_cycle() -> None:
         if node not in state:
             visit(node, [])
     assert cycles == [], "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+# --- one road for every finding, one list of input kinds --------------------------------------
+
+EMITTER = "gpulint.results.emit"
+INPUT_KINDS = "gpulint.results.inputkind"
+
+
+def _input_kind_names() -> set[str]:
+    from gpulint.results.inputkind import InputKind
+
+    return {kind.value for kind in InputKind}
+
+
+def _findings_built(source: str) -> list[int]:
+    """Lines of `source` that call `Finding(...)`."""
+    return [node.lineno for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+            and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "Finding"]
+
+
+def _kind_names_used(source: str) -> list[str]:
+    """Collections of two or more input kind names, and `.kind` compared with one, in `source`."""
+    names = _input_kind_names()
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            kinds = [e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in names]
+            if len(kinds) >= 2:
+                found.append(f"{node.lineno}: {kinds}")
+        elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "kind":
+            kinds = [c.value for c in node.comparators if isinstance(c, ast.Constant) and c.value in names]
+            if kinds:
+                found.append(f"{node.lineno}: .kind compared with {kinds}")
+    return found
+
+
+def test_findings_are_built_by_the_emitter_only() -> None:
+    """`Finding(...)` appears in results/emit.py only: every finding gets its severity, source,
+    render and suppressions the same way."""
+    built = [f"{module}:{line}" for module, path in _modules().items() if module != EMITTER
+             for line in _findings_built(path.read_text(encoding="utf-8"))]
+    assert built == [], "Finding built outside results/emit.py (use its Emitter):\n" + "\n".join(built)
+
+
+def test_input_kinds_are_the_enum_not_names() -> None:
+    """No collection of input kind names (`("chart", "kustomization")`) and no comparison of a
+    `.kind` with one outside results/inputkind.py: ask the InputKind instead."""
+    found = [f"{module}:{where}" for module, path in _modules().items() if module != INPUT_KINDS
+             for where in _kind_names_used(path.read_text(encoding="utf-8"))]
+    assert found == [], "input kinds written as names:\n" + "\n".join(found)
+
+
+def test_the_checks_see_what_they_forbid() -> None:
+    """The two checks above catch what they are for, and pass what they are not about."""
+    sample = ("from gpulint.results import findings\n"
+              "RENDERED = ('chart', 'kustomization')\n"
+              "FILES = ('dockerfile', 'containerfile')\n"
+              "def f(item, workload, s):\n"
+              "    if item.kind == 'stdin' or workload.kind == 'DaemonSet':\n"
+              "        return findings.Finding('GPU000', 'x', None, 'm', 'f', s)\n")
+    assert _findings_built(sample) == [6]
+    assert _kind_names_used(sample) == ["2: ['chart', 'kustomization']", "5: .kind compared with ['stdin']"]
+
+
+def test_no_rule_id_is_special_cased_outside_its_rule() -> None:
+    """No module of gpulint names a rule by its id (`"GPU000"`): what a rule does is declared on
+    its Rule (hooks, kept_when_selecting_others, exempt_roles), in its own module under rules/."""
+    from gpulint.api import RULE_ID_RE
+
+    named = [f"{module}:{node.lineno}: {node.value}" for module, path in _modules().items()
+             if not module.startswith("gpulint.rules")
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_ID_RE.match(node.value)]
+    assert named == [], "rule ids written outside rules/:\n" + "\n".join(named)

@@ -265,7 +265,7 @@ class _Tty:
 ])
 def test_colour_follows_the_option_then_the_environment(choice: str, env: dict, tty: bool, expected: bool,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpulint.cli.scancmd import use_colour
+    from gpulint.report.formats._text import use_colour
 
     for name in ("NO_COLOR", "FORCE_COLOR", "TERM"):
         monkeypatch.delenv(name, raising=False)

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from conftest import ENV_POD, FIXTURES, ROOT, run_cli, scan_json
 
-from gpulint.cli.runconfig import CliOptions, choose_rules, plan
+from gpulint.scan.runconfig import CliOptions, choose_rules, plan
 from gpulint.cli.starter import starter_config
 from gpulint.config.settings import (
     ConfigError,
@@ -271,18 +271,15 @@ def test_cli_select_replaces_config_select_and_cli_ignore_removes() -> None:
     project = default_config()
     project.select = ["GPU09"]
     project.ignore = ["GPU091"]
-    chosen, invalid = choose_rules(rules, project, CliOptions())
-    # GPU000 is not a check: whether it is reported is the second value.
-    assert [r.id for r in chosen] == ["GPU090", "GPU092", "GPU099"] and invalid
-    chosen, _ = choose_rules(rules, project, CliOptions(select=["GPU003"]))
-    assert [r.id for r in chosen] == ["GPU003"]
-    chosen, _ = choose_rules(rules, project, CliOptions(ignore=["GPU090"], extend_select=["GPU091"]))
-    assert [r.id for r in chosen] == ["GPU091", "GPU092", "GPU099"]
+    ids = [r.id for r in choose_rules(rules, project, CliOptions())]
+    # GPU000 and GPU010 are kept when other rules are selected: nothing unread goes unsaid.
+    assert ids == ["GPU000", "GPU010", "GPU090", "GPU092", "GPU099"]
+    assert [r.id for r in choose_rules(rules, project, CliOptions(select=["GPU003"]))] == ["GPU000", "GPU003", "GPU010"]
+    ids = [r.id for r in choose_rules(rules, project, CliOptions(ignore=["GPU090"], extend_select=["GPU091"]))]
+    assert ids == ["GPU000", "GPU010", "GPU091", "GPU092", "GPU099"]
     project.ignore = ["GPU000"]
-    _chosen, invalid = choose_rules(rules, project, CliOptions())
-    assert invalid is False
-    _chosen, invalid = choose_rules(rules, project, CliOptions(extend_select=["GPU000"]))
-    assert invalid is True
+    assert "GPU000" not in [r.id for r in choose_rules(rules, project, CliOptions())]
+    assert "GPU000" in [r.id for r in choose_rules(rules, project, CliOptions(extend_select=["GPU000"]))]
 
 
 def test_unknown_cli_code_is_still_a_usage_error(repo: Path) -> None:
@@ -408,18 +405,18 @@ def test_init_refuses_when_a_yml_config_exists(repo: Path) -> None:
     assert not (repo / ".gpulint.yaml").exists()
 
 
-# --- the README stays true ---------------------------------------------------------
+# --- the documentation stays true -----------------------------------------------------
 
 
-def _readme_block(heading: str, language: str) -> str:
-    text = (ROOT / "README.md").read_text()
+def _docs_block(page: str, heading: str, language: str) -> str:
+    text = (ROOT / "docs" / page).read_text()
     section = text[text.index(heading):]
     start = section.index(f"```{language}\n") + len(language) + 4
     return section[start: section.index("```", start)]
 
 
-def test_readme_sample_configuration_validates(repo: Path) -> None:
-    (repo / ".gpulint.yaml").write_text(_readme_block("### Sample configuration", "yaml"))
+def test_documented_sample_configuration_validates(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text(_docs_block("configuration.md", "## Sample configuration", "yaml"))
     # The chart and values file its `charts:` entry names.
     (repo / "charts" / "inference").mkdir(parents=True)
     (repo / "charts" / "inference" / "Chart.yaml").write_text("apiVersion: v2\nname: inference\nversion: 0.1.0\n")
@@ -435,10 +432,10 @@ def test_readme_sample_configuration_validates(repo: Path) -> None:
         "monitoring reads every GPU and allocates none"]
 
 
-def test_readme_baseline_example_is_the_real_format() -> None:
+def test_documented_baseline_example_is_the_real_format() -> None:
     from gpulint.suppress.baseline import VERSION, Key
 
-    example = json.loads(_readme_block("### Baseline", "json"))
+    example = json.loads(_docs_block("suppressions.md", "## Baseline", "json"))
     assert example["version"] == VERSION
     key = Key.from_entry(example["entries"][0])
     assert key.as_entry(1) == {**example["entries"][0]}

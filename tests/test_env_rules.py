@@ -19,9 +19,9 @@ from gpulint.model.index import ConfigIndex
 from gpulint.model.objects import objects_in
 from gpulint.model.podspecs import workload_of
 
-GPU004 = importlib.import_module("rules.gpu004_visible_devices_indirect")
-GPU005 = importlib.import_module("rules.gpu005_image_default_visible_devices")
-GPU007 = importlib.import_module("rules.gpu007_nvidia_runtime_without_gpu_limit")
+GPU004 = importlib.import_module("gpulint.rules.gpu004_visible_devices_indirect")
+GPU005 = importlib.import_module("gpulint.rules.gpu005_image_default_visible_devices")
+GPU007 = importlib.import_module("gpulint.rules.gpu007_nvidia_runtime_without_gpu_limit")
 
 
 def _findings(report: dict) -> list[tuple[str, str, int, int, str]]:

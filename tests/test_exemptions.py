@@ -18,7 +18,7 @@ from gpulint.model.podspecs import workload_of
 from gpulint.model.workload import Workload
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import SuppressionContext
-from gpulint.suppress.exemptions import (
+from gpulint.suppress.systemcomponents import (
     ExemptionError,
     SystemComponentSuppressor,
     builtin_components,
@@ -294,7 +294,7 @@ def test_suppressor_is_one_pipeline_entry(tmp_path: Path) -> None:
 def test_the_shipped_components_are_read_when_a_finding_first_asks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Making the suppressor reads nothing (a scan answered from the result cache asks no
     question); the first finding reads the shipped list once, ahead of the configuration's."""
-    from gpulint.suppress import exemptions
+    from gpulint.suppress import systemcomponents as exemptions
 
     reads = []
     real = exemptions.builtin_components

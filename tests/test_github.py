@@ -7,12 +7,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ACK_EXAMPLE_POD, ROOT, run_cli, scan_json
+from conftest import ACK_EXAMPLE_POD, ROOT, rendered_from, run_cli, scan_json
 
+from gpulint import __version__
 from gpulint.api import Severity
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
-from gpulint.render.base import rendered_source, rendered_variant
 from gpulint.report import github
 from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
 from gpulint.results.scanning import ScanResult
@@ -85,8 +85,7 @@ def test_fixtures_annotations_match_findings(monkeypatch: pytest.MonkeyPatch) ->
             assert "col" not in props and "endColumn" not in props
         assert props["title"] == f"{finding['rule']} {finding['name']}"
         # ... followed, for a mapped finding, by where it was rendered.
-        source = rendered_source(finding["path"])
-        variant = rendered_variant(finding["path"])
+        source, variant = rendered_from(finding["path"]) or (None, "")
         rendered = f"{source} with {variant}" if variant else source
         assert message == finding["message"] or (
             finding["mapped"] and message == f"{finding['message']} (rendered output of {rendered}, line {finding['line']})")
@@ -133,7 +132,7 @@ def test_step_summary_is_written_when_set(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert code == 1
     text = summary.read_text()
     assert text.startswith("# earlier step\n### gpulint: 2 findings (2 errors)\n")   # appended, not replaced
-    assert ("| [GPU003](https://github.com/gpulint/gpulint/blob/main/docs/rules/GPU003.md) "
+    assert (f"| [GPU003](https://github.com/gpulint/gpulint/blob/v{__version__}/docs/rules/GPU003.md) "
             "| visible-devices-env | 2 | 0 | 0 | 1 |") in text
     assert "| a\\|b.yaml | 1 |" in text and "| bad.yaml | 1 |" in text   # a | in a name cannot split the table
     assert "**Suppressed:** 1 (inline 1)" in text

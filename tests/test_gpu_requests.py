@@ -44,11 +44,20 @@ def test_edit_distance(a: str, b: str, distance: int) -> None:
 @pytest.mark.parametrize("name", [
     "nvidia.com/gpus", "nvidia.com/GPU", "nvidia/gpu", "gpu", "NVIDIA.COM/gpu", "nvidia.com/gup",
     "nvidia.com/gpu-count", "nvidia.com/mig1g.5gb", "alpha.kubernetes.io/nvidia-gpu", "amd.com/gpus",
-    "vendor.io/fancy-vgpu",
+    "nvidia.co/vgpu", "kubernetes.io/gpu",
 ])
 def test_looks_like_gpu(name: str) -> None:
     assert looks_like_gpu(name, DEFAULT_NAMES)
     assert not DEFAULT_NAMES.is_known(name)
+
+
+@pytest.mark.parametrize("name", [
+    "volcano.sh/vgpu-number", "volcano.sh/vgpu-memory", "volcano.sh/gpu-memory", "vendor.io/fancy-vgpu",
+])
+def test_a_schedulers_own_gpu_resource_is_known_not_a_typo(name: str) -> None:
+    """A domain of its own (no known vendor's, nor within two edits of one) with `gpu` in the
+    name: a device plugin in the cluster advertises it (Volcano's vGPU plugin)."""
+    assert DEFAULT_NAMES.is_known(name) and not DEFAULT_NAMES.is_validated(name)
 
 
 @pytest.mark.parametrize("name", [
@@ -76,7 +85,7 @@ def test_overcommittable_names_are_known_but_not_validated() -> None:
     assert names.is_known("nvidia.com/gpu.shared") and not names.is_validated("nvidia.com/gpu.shared")
     assert names.is_known("vendor.io/hpn-gpu") and not names.is_validated("vendor.io/hpn-gpu")
     assert names.is_validated("nvidia.com/gpu")
-    assert not DEFAULT_NAMES.is_known("vendor.io/hpn-gpu")
+    assert not DEFAULT_NAMES.is_validated("vendor.io/hpn-gpu")
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -164,9 +173,9 @@ def test_configured_gpu_resources_are_validated_and_known(tmp_path: Path) -> Non
 
 
 def test_ignore_resources_option(tmp_path: Path) -> None:
-    resources = """      limits: {vendor.io/vgpu: 1, nvidia.com/gpus: 1}"""
+    resources = """      limits: {nvidia.co/vgpu: 1, nvidia.com/gpus: 1}"""
     assert _scan(tmp_path, resources) == [("GPU104", 9, 16), ("GPU104", 9, 35)]
-    options = {"GPU104": {"ignore-resources": ["vendor.io/*"]}}
+    options = {"GPU104": {"ignore-resources": ["nvidia.co/*"]}}
     assert _scan(tmp_path, resources, options=options) == [("GPU104", 9, 35)]
 
 
@@ -277,3 +286,33 @@ def test_corpus_gpu105_only_on_gpu_workloads(corpus: Path) -> None:
     assert all(f["message"].split(" ")[0] in ("nvidia.com/gpu", "aliyun.com/gpu-mem", "nvidia.com/gpumem",
                                               "metax-tech.com/gpu", "iluvatar.ai/BI-V100-vgpu", "amd.com/gpu")
                for f in findings), [f["message"] for f in findings]
+
+
+def test_a_device_class_in_another_file_declares_an_extended_resource_name(tmp_path: Path) -> None:
+    """KEP-5004: the DeviceClass of the scan (any file) makes its extendedResourceName known."""
+    (tmp_path / "pod.yaml").write_text(POD % """      limits: {nvidia.com/gpu-a100: 1}""")
+    (tmp_path / "class.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: a100.gpu.nvidia.com}\n"
+        "spec: {extendedResourceName: nvidia.com/gpu-a100}\n")
+    rules = load_rules()
+    config = ScanConfig(rules=[rules["GPU104"]], all_rules=rules, settings=settings_with(None), options={})
+
+    def found() -> list[tuple[str, int, int]]:
+        result = scan(discover([str(tmp_path)]).inputs, config)
+        return sorted((f.rule_id, f.span.line, f.span.column) for f in result.findings)
+
+    assert found() == []
+    (tmp_path / "class.yaml").unlink()
+    assert found() == [("GPU104", 9, 16)]
+
+
+def test_a_mangled_claim_name_names_nothing(tmp_path: Path) -> None:
+    """A pod claim whose name is no string (a list) is no crash: it names no claim."""
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims:\n"
+                    "  - {name: [[1]], resourceClaimTemplateName: t}\n  containers:\n  - name: c\n"
+                    "    image: registry.example.com/a:1\n    securityContext: {privileged: true}\n"
+                    "    resources:\n      claims: [{name: [[1]]}]\n")
+    code, report = scan_json("--no-cache", str(path))
+    assert report["summary"]["internal_errors"] == 0
+    assert [(f["rule"], f["line"], f["column"]) for f in report["findings"]] == [("GPU006", 10, 23)]

@@ -335,8 +335,9 @@ def _every_key_maps_to_its_line(helm: str, chart: Path, display: str, values: tu
     from gpulint.load.yamlload import Document, load_documents
     from gpulint.model.objects import objects_in
     from gpulint.render import RenderOptions, render
+    from gpulint.results.inputkind import InputKind
 
-    rendered = render("chart", chart, display, RenderOptions(helm=helm, values=values))
+    rendered = render(InputKind.CHART, chart, display, RenderOptions(helm=helm, values=values))
     assert rendered.failure is None and rendered.text and rendered.mapper
 
     def keys(data: object, path: tuple = ()):  # noqa: ANN202

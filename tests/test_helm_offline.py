@@ -183,10 +183,11 @@ def test_stand_ins_for_version_and_app_version_render_the_templates(helm: str, t
 
 def test_the_stand_in_is_what_the_templates_see(tmp_path: Path) -> None:
     from gpulint.render import RenderOptions, render
+    from gpulint.results.inputkind import InputKind
 
     chart = _chart(tmp_path, "apiVersion: v2\nname: app\nversion: [[ .Version ]]\nappVersion: 2.1\n",
                    {"pod.yaml": GPU_POD})
-    rendered = render("chart", chart, "app", RenderOptions(helm=find_tool("helm")))
+    rendered = render(InputKind.CHART, chart, "app", RenderOptions(helm=find_tool("helm")))
     assert rendered.failure is None and rendered.text is not None
     assert 'version: "0.0.0"' in rendered.text and 'app-version: "2.1"' in rendered.text
     # The chart itself is left as it was.

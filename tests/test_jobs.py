@@ -261,21 +261,21 @@ def test_a_worker_that_dies_is_replaced_by_the_parent(tmp_path: Path, monkeypatc
 
 def test_half_of_the_index_pass_is_read_by_a_helper_process(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpulint.load.yamlload import DEFAULT_LIMITS
-    from gpulint.scan import engine
+    from gpulint.scan import indexing
 
     parent = os.getpid()
-    real = engine.index_input
+    real = indexing.index_input
 
     def noting(item, reader, limits):  # noqa: ANN001, ANN202
         found = real(item, reader, limits)
         objects, errors, data, chunks, size = found
         return [*objects], [*errors, f"@{os.getpid()}"], data, chunks, size
 
-    monkeypatch.setattr(engine, "index_input", noting)
+    monkeypatch.setattr(indexing, "index_input", noting)
     inputs = discover([str(FIXTURES / "rules")]).inputs
     sizes = [os.path.getsize(item.real) if item.kind == "manifest" else None for item in inputs]
     errors: list[str] = []
-    engine.build_index(inputs, InputReader(), DEFAULT_LIMITS, errors, sizes)
+    indexing.build_index(inputs, InputReader(), DEFAULT_LIMITS, errors, sizes)
     pids = {int(e[1:]) for e in errors}
     assert parent in pids and len(pids) == 2
     manifests = sum(1 for item in inputs if item.kind == "manifest")

@@ -18,6 +18,7 @@ from gpulint.api import KeyAt
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import objects_in
 from gpulint.render import RenderOptions, render
+from gpulint.results.inputkind import InputKind
 
 KUSTOMIZE = "fixtures/kustomize"
 
@@ -88,7 +89,7 @@ def test_a_base_scanned_alone_is_built(kustomize: str, at_root: Path) -> None:
 
 def test_inline_json_patch_maps_into_the_kustomization_file(kustomize: str, at_root: Path) -> None:
     """A value set by an inline patch (`patch: |-` in kustomization.yaml) maps to its line there."""
-    rendered = render("kustomization", Path(f"{KUSTOMIZE}/overlays/dev"), f"{KUSTOMIZE}/overlays/dev",
+    rendered = render(InputKind.KUSTOMIZATION, Path(f"{KUSTOMIZE}/overlays/dev"), f"{KUSTOMIZE}/overlays/dev",
                       RenderOptions(kustomize=kustomize))
     assert rendered.failure is None and rendered.text is not None and rendered.mapper is not None
     for doc in load_documents(rendered.text):
@@ -127,11 +128,17 @@ def test_without_a_kustomize_tool_it_is_reported(tmp_path: Path, monkeypatch: py
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     monkeypatch.chdir(ROOT)
-    _code, report = scan_json(f"{KUSTOMIZE}/overlays/prod")
-    [finding] = report["findings"]
-    assert finding["rule"] == "GPU010" and finding["path"] == f"{KUSTOMIZE}/overlays/prod/kustomization.yaml"
+    code, report = scan_json(f"{KUSTOMIZE}/overlays/prod")
+    # Not built: its local resources and patches are scanned as they are, findings at their severity.
+    rows = [(f["rule"], f["severity"], f["path"], f["line"], f["column"]) for f in report["findings"]]
+    assert rows == [("GPU003", "error", f"{KUSTOMIZE}/base/deployment.yaml", 25, 15),
+                    ("GPU003", "error", f"{KUSTOMIZE}/overlays/prod/gpu-env.yaml", 12, 15),
+                    ("GPU010", "warning", f"{KUSTOMIZE}/overlays/prod/kustomization.yaml", 1, 1)]
+    finding = report["findings"][2]
     assert "kustomize and kubectl not found on PATH" in finding["message"]
     assert "kubectl kustomize fixtures/kustomize/overlays/prod | gpulint scan -" in finding["message"]
+    assert finding["message"].endswith("; its local resources and patches were scanned as they are")
+    assert code == 1 and report["summary"]["files"] == report["summary"]["scanned"] == 1
 
 
 def test_unreferenced_files_beside_a_kustomization_are_still_scanned(kustomize: str, tmp_path: Path) -> None:
@@ -186,15 +193,19 @@ def test_roots_and_consumed_files(tmp_path: Path) -> None:
     assert [i.kind for i in alone.inputs] == ["manifest"]       # a component is never built on its own
 
 
-def test_resources_outside_the_directory_build_without_the_load_restrictor(kustomize: str, tmp_path: Path) -> None:
-    """Only buildable with --load-restrictor LoadRestrictionsNone (Argo CD / Flux style): built that way."""
+def test_resources_outside_the_directory_are_scanned_as_they_are(kustomize: str, tmp_path: Path) -> None:
+    """Only buildable with --load-restrictor LoadRestrictionsNone (Argo CD / Flux style): never built in a
+    less restricted mode; its files are scanned as they are, their findings at their own severity."""
     (tmp_path / "shared.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: shared\nspec:\n  containers:\n    - name: c\n"
         "      image: x\n      env:\n        - name: NVIDIA_VISIBLE_DEVICES\n          value: all\n")
     app = tmp_path / "app"
     app.mkdir()
     (app / "kustomization.yaml").write_text("resources:\n  - ../shared.yaml\n")
-    _code, report = scan_json("--kustomize", kustomize, str(tmp_path))
-    [finding] = report["findings"]             # shared.yaml is read by the build, not scanned again
-    assert finding["rule"] == "GPU003" and finding["path"] == f"{app} (rendered)"
-    assert mapped_of(finding) == [("origin", f"{tmp_path}/shared.yaml", 10, 11)]
+    code, report = scan_json("--kustomize", kustomize, str(tmp_path))
+    rows = [(f["rule"], f["severity"], f["path"], f["line"], f["column"]) for f in report["findings"]]
+    # shared.yaml is the kustomization's: scanned once, through it
+    assert rows == [("GPU010", "warning", f"{app}/kustomization.yaml", 2, 5),
+                    ("GPU003", "error", f"{tmp_path}/shared.yaml", 10, 11)]
+    assert "is not in or below" in report["findings"][0]["message"]
+    assert code == 1 and report["summary"]["files"] == 1

@@ -34,11 +34,11 @@ def test_every_option_reaches_the_scan_under_its_name() -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--fail-on", "bogus"], "--fail-on: 'bogus' is not one of error, warning, info, never"),
-    (["--format", "JSON"], "-f/--format: 'JSON' is not one of text, full, concise, json, sarif, github"),
+    (["--format", "JSON"], "-f/--format: 'JSON' is not one of text, full, concise, json, sarif, github, rdjson, junit, gitlab"),
     (["--max-depth", "0"], "--max-depth: 0 is out of range (allowed: from 1 to 10000)"),
     (["--max-depth", "1.5"], "--max-depth: '1.5' is not a whole number"),
     (["--jobs"], "-j/--jobs: expected one argument"),
-    (["--fix"], "unknown option --fix; see gpulint scan --help"),
+    (["--autofix"], "unknown option --autofix; see gpulint scan --help"),
     (["--json"], "unknown option --json; see gpulint scan --help"),
     (["--fail_on", "error"], "unknown option --fail_on (did you mean --fail-on?); see gpulint scan --help"),
     (["--exlude=x"], "unknown option --exlude (did you mean --exclude?); see gpulint scan --help"),
@@ -93,7 +93,7 @@ RUNS = [
     ["scan", "--set", "novalue", "."],
     ["scan", "--helm-release", "--bad", "."],
     ["scan", "--format", "xml", "."],
-    ["scan", "--fix", "."],
+    ["scan", "--diff", str(FIXTURES / "rules" / "GPU101")],
     ["scan", "--help"],
     ["scan", "-h"],
     ["--version"],

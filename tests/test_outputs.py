@@ -1,4 +1,4 @@
-"""One scan, every report: `-o FILE` and repeatable `-o FORMAT:FILE` (gpulint/report/outputs.py)."""
+"""One scan, every report: `-o FILE` and repeatable `-o FORMAT:FILE` (gpulint/report/destinations.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import sarif_check
 from conftest import BAD_POD, run_cli
 
-from gpulint.report.outputs import OutputError, Target, plan
+from gpulint.report.destinations import OutputError, Target, plan
 
 
 def test_plan() -> None:

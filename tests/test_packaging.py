@@ -1,15 +1,17 @@
-"""The wheel: a non-editable install finds every rule through entry points."""
+"""The wheel: a non-editable install finds every rule through entry points.
+
+The install is the Action's (conftest's `runner`, one a session), not one of its own.
+"""
 
 from __future__ import annotations
 
 import ast
 import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from action_runner import Runner
 
 
 def _rule_ids_in_source() -> list[str]:
@@ -23,24 +25,19 @@ def _rule_ids_in_source() -> list[str]:
 
 
 @pytest.mark.slow
-def test_wheel_install_finds_every_rule(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(dist), str(ROOT)],
-                   check=True, capture_output=True)
-    (wheel,) = dist.glob("gpulint-*.whl")
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
+def test_installed_package_finds_every_rule(runner: Runner, tmp_path: Path) -> None:
+    """The Action's install step is a real `pip install` of the committed tree (a wheel built and
+    installed into a virtual environment of its own): the one install the suite shares."""
+    env_dir = runner.runner_temp / "gpulint-action-venv"
     python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], check=True,
-                   capture_output=True, cwd=tmp_path)
     proc = subprocess.run([str(env_dir / "bin" / "gpulint"), "rules"], capture_output=True, text=True,
                           cwd=tmp_path, check=True)
     listed = sorted(line.split()[0] for line in proc.stdout.splitlines()[1:])  # under the header
     assert listed == _rule_ids_in_source()
-    # The rules come from the installed wheel, not from this checkout.
+    # The rules come from the installed package, not from this checkout, and not editable.
     where = subprocess.run([str(python), "-c", "import gpulint.rules, sys; print(gpulint.rules.__file__)"],
                            capture_output=True, text=True, cwd=tmp_path, check=True).stdout
-    assert str(env_dir) in where
+    assert str(env_dir) in where and "site-packages" in where
     # Package data travels with the wheel.
     proc = subprocess.run([str(python), "-c", "from importlib.resources import files; "
                            "print(files('gpulint').joinpath('schemas/report.schema.json').is_file())"],

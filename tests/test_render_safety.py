@@ -262,16 +262,24 @@ def test_a_secret_outside_the_repository_never_appears(helm: str, kustomize: str
     assert any("outside the repository" in f["message"] for f in report["findings"] if f["rule"] == "GPU010")
 
 
-def test_files_outside_a_kustomization_inside_the_repository_still_build(kustomize: str, tmp_path: Path) -> None:
-    """Argo CD / Flux style `../shared.yaml` inside the repository: built, without reading further."""
+def test_a_build_is_never_retried_in_a_less_restricted_mode(kustomize: str, tmp_path: Path) -> None:
+    """Argo CD / Flux style `../shared.env`, inside the repository: kustomize's load restrictor refuses
+    it and gpulint never lifts the restrictor (a build that reads outside its directory could read
+    anything the audit missed); one GPU010 says so and the kustomization's local files are scanned."""
     repo = _repo(tmp_path)
     (repo / "shared.env").write_text("NVIDIA_VISIBLE_DEVICES=all\n")
     app = repo / "app"
     app.mkdir()
-    (app / "kustomization.yaml").write_text("configMapGenerator:\n- name: env\n  envs:\n  - ../shared.env\n")
-    _code, report = scan_json("--kustomize", kustomize, str(app))
-    assert [f["rule"] for f in report["findings"]] == []
-    assert report["summary"]["scanned"] == 1
+    (app / "kustomization.yaml").write_text("configMapGenerator:\n- name: env\n  envs:\n  - ../shared.env\n"
+                                            "resources:\n- pod.yaml\n")
+    (app / "pod.yaml").write_text(ENV_POD.format(name="p", value="all"))
+    code, report = scan_json("--kustomize", kustomize, str(app))
+    rows = [(f["rule"], f["severity"], Path(f["path"]).relative_to(repo).as_posix(), f["line"], f["column"])
+            for f in report["findings"]]
+    assert rows == [("GPU010", "warning", "app/kustomization.yaml", 1, 1), ("GPU003", "error", "app/pod.yaml", 10, 7)]
+    assert "is not in or below" in report["findings"][0]["message"]
+    assert report["findings"][0]["message"].endswith("its local resources and patches were scanned as they are")
+    assert code == 1 and report["summary"]["scanned"] == report["summary"]["files"] == 1
 
 
 # --- bounded time -----------------------------------------------------------------

@@ -50,7 +50,8 @@ def test_the_json_report_is_what_json_dumps_makes() -> None:
     rules = load_rules()
     for target in (FIXTURES, FIXTURES / "core" / "not-kubernetes.yaml"):
         result = scan(discover([str(target)]).inputs, ScanConfig(rules=select_rules(rules, ["ALL"]), all_rules=rules))
-        doc = {"version": __version__, "findings": [json_report.as_dict(f) for f in result.findings],
+        doc = {"version": __version__, "schema_version": json_report.SCHEMA_VERSION,
+               "findings": [json_report.as_dict(f) for f in result.findings],
                "summary": summary(result)}
         expected = json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
         assert json_report.render(result) == expected
@@ -63,15 +64,15 @@ def test_a_finding_is_written_as_its_dict_would_be() -> None:
     from gpulint.api import Severity
     from gpulint.load.locations import Span
     from gpulint.model.objects import ObjectRef
-    from gpulint.results.findings import Finding, MappedLocation, Suppression
+    from gpulint.results.findings import Finding, FindingSource, MappedLocation, Suppression
 
     full = Finding("GPU003", "visible-devices-env", Severity.ERROR, 'msg "quoted" é\n\t\x01', "a/b.yaml",
                    Span(1, 2, 3, 4), ObjectRef("apps/v1", "Deployment", "n", None), "c", "spec.x",
-                   {"template": "t.yaml", "nested": {"k": [1, 2.5, None]}}, Suppression("inline", "why"),
+                   FindingSource("template", 't "é".yaml'), Suppression("inline", "why"),
                    [MappedLocation("template", "chart/t.yaml", Span(5, 6, 5, 9), "template"),
                     MappedLocation("values", "chart/values.yaml", Span(7, 1, 7, 3))])
     bare = Finding("GPU000", "invalid-input", Severity.INFO, "m", "-", Span(1, 1, 1, 1))
     namespaced = Finding("GPU001", "x", Severity.WARNING, "m", "f", Span(1, 1, 1, 1),
-                         ObjectRef("v1", "Pod", "p", "ml"), source={})
+                         ObjectRef("v1", "Pod", "p", "ml"), source=FindingSource("origin", "base/pod.yaml"))
     for finding in (full, bare, namespaced):
         assert json_report.finding_text(finding) == jsonstream.dumps(json_report.as_dict(finding), 2)

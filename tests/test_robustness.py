@@ -47,7 +47,7 @@ from gpulint.load.yamlload import (
 )
 from gpulint.results.findings import STATUSES
 from gpulint.results.scanning import ScanConfig
-from gpulint.scan import engine, registry
+from gpulint.scan import engine, indexing, registry
 from gpulint.scan.engine import scan
 from gpulint.scan.reader import InputReader
 
@@ -628,7 +628,8 @@ def test_read_error_part_way_keeps_what_was_found(monkeypatch: pytest.MonkeyPatc
             return nullcontext(_FailingStream(data))
 
     (item,) = discover([str(path)]).inputs
-    result = scan([item], ScanConfig(rules=[], all_rules={}), Reader())
+    invalid_input = registry.load_rules()["GPU000"]   # the one rule that reports unreadable input
+    result = scan([item], ScanConfig(rules=[invalid_input], all_rules={"GPU000": invalid_input}), Reader())
     (report,) = result.files
     assert report.status == "scanned" and report.documents > 10
     (finding,) = report.findings
@@ -678,7 +679,7 @@ def test_a_scan_makes_no_network_call_and_runs_no_program(monkeypatch: pytest.Mo
 
 def test_output_write_failure_leaves_the_previous_file_and_no_temp_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpulint.report import output
+    from gpulint.report import atomicfile as output
 
     target = tmp_path / "report.sarif"
     target.write_text("previous report\n")
@@ -709,7 +710,7 @@ def test_output_write_failure_leaves_the_previous_file_and_no_temp_file(
 
 
 def test_output_rename_failure_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpulint.report import output
+    from gpulint.report import atomicfile as output
 
     target = tmp_path / "out.json"
     target.write_text("old")
@@ -853,7 +854,7 @@ def test_a_crash_while_indexing_is_reported_and_does_not_stop_the_scan(monkeypat
     def broken_source_of(obj):  # noqa: ANN001, ANN202
         raise ValueError("index bug")
 
-    monkeypatch.setattr(engine, "source_of", broken_source_of)
+    monkeypatch.setattr(indexing, "source_of", broken_source_of)
     code, out, err = run_cli("scan", "--format", "json", str(tmp_path))
     assert code == 2
     assert err.strip() == (f"gpulint: {tmp_path / 'cm.yaml'}: internal error: ValueError: index bug — this is a "

@@ -12,7 +12,7 @@ import pytest
 from conftest import BAD_POD, run_cli, scan_json
 
 from gpulint.api import DOC_HEADINGS, KeyAt, LineAt, Rule, Severity, Violation
-from gpulint.cli.runconfig import CliOptions, plan
+from gpulint.scan.runconfig import CliOptions, plan
 from gpulint.config.settings import default_config, load_config
 from gpulint.inputs.discovery import discover
 from gpulint.results.findings import Suppression

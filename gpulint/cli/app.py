@@ -1,4 +1,4 @@
-"""Command line: `gpulint scan`, `gpulint rules`, `gpulint explain`, `gpulint init`.
+"""Command line: `gpulint scan`, `gpulint rules`, `gpulint explain`, `gpulint init`, `gpulint policy export`.
 
 Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, configuration
 or internal error. The engine is imported inside the commands so `--help` and
@@ -99,7 +99,7 @@ def init(
 
     from gpulint.cli.starter import starter_config
     from gpulint.config.settings import CONFIG_FILES
-    from gpulint.report.output import write_atomic
+    from gpulint.report.atomicfile import write_atomic
 
     target_dir = Path(directory)
     if not target_dir.is_dir():
@@ -123,6 +123,42 @@ def explain(rule: str = typer.Argument(..., metavar="RULE", show_default=False, 
     if found is None:
         raise _fail(f"unknown rule {rule!r} (see `gpulint rules`)")
     typer.echo(found.documentation, nl=False)
+
+
+policy_app = typer.Typer(help="Export the rules as an admission policy for the cluster.", no_args_is_help=True,
+                         add_completion=False, rich_markup_mode=None,
+                         context_settings={"help_option_names": ["-h", "--help"]})
+app.add_typer(policy_app, name="policy")
+
+
+@policy_app.command("export")
+def policy_export(
+    output_format: str = typer.Option("vap", "--format", "-f", metavar="FORMAT",
+                                      help="vap (ValidatingAdmissionPolicy and binding) or kyverno (ClusterPolicy)."),
+    action: str = typer.Option("deny", "--action", metavar="ACTION",
+                               help="deny, warn or audit: what the cluster does with an object that breaks a rule."),
+    output: str = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE instead of stdout."),
+    config_file: str = typer.Option(None, "--config", metavar="FILE",
+                                    help="The configuration (default: found as `gpulint scan .` finds it)."),
+    no_default_exemptions: bool = typer.Option(False, "--no-default-exemptions",
+                                               help="Do not exempt the built-in system components and roles."),
+) -> None:
+    """Write the enabled rules as a ValidatingAdmissionPolicy (or Kyverno policy); see docs/admission.md."""
+    from gpulint.cli.policycmd import PolicyError, export
+
+    try:
+        text = export(_load_rules(), output_format, action, config_file, not no_default_exemptions)
+    except PolicyError as error:
+        raise _fail(str(error)) from None
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    from gpulint.report.atomicfile import write_atomic
+
+    try:
+        write_atomic(output, text)
+    except OSError as error:
+        raise _fail(f"cannot write {output}: {error.strerror or error}") from None
 
 
 def main() -> None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import os
 import time
-from typing import IO, Any
+from typing import IO, Any, Iterable
 
+from gpulint.report.safetext import no_commands, printable, printable_path
 from gpulint.inputs.discovery import Input
 from gpulint.results.findings import (
     STATUS_BINARY,
@@ -25,13 +26,12 @@ from gpulint.results.findings import (
     STATUS_ERROR,
     STATUS_NOT_KUBERNETES,
 )
+from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanResult
-from gpulint.scan.reader import InputReader
 
 PROGRESS_AFTER = 1.0     # seconds before the line appears: quick scans print nothing extra
 REDRAW_EVERY = 0.1       # seconds between redraws at most
 _ERASE = "\r\033[K"
-_RENDERED_KINDS = ("chart", "kustomization")
 _NOT_SCANNED = {STATUS_NOT_KUBERNETES: "not Kubernetes (no apiVersion and kind)", STATUS_BINARY: "binary",
                 STATUS_ERROR: "unreadable", STATUS_CHART: "Helm chart not rendered"}
 
@@ -47,41 +47,44 @@ class Progress:
         self.clock = clock
         self.started = clock()
         self.pid = os.getpid()
-        self.files = len(inputs)
-        self.renders = sum(1 for item in inputs if item.kind in _RENDERED_KINDS)
+        self.inputs_found(inputs)
         self.rendered = 0
         self.scanned = 0
         self.current = ""
         self._drawn = 0.0
         self._shown = False
 
-    # --- events --------------------------------------------------------------------------------
+    # --- events (a gpulint.scan.ScanObserver) ---------------------------------------------------
+
+    def inputs_found(self, inputs: list[Input]) -> None:
+        self.files = len(inputs)
+        self.renders = sum(1 for item in inputs if item.kind.rendered)
 
     def render_started(self, item: Input) -> None:
-        self.current = f"rendering {item.display}"
+        self.current = f"rendering {printable_path(item.display)}"
         self._draw(force=True)
 
     def render_done(self, item: Input, seconds: float, failed: bool) -> None:
         self.rendered += 1
         self.current = ""
         if self.verbose:
-            tool = "helm template" if item.kind == "chart" else "kustomize build"
+            tool = "helm template" if item.kind is InputKind.CHART else "kustomize build"
             outcome = "failed" if failed else "rendered"
-            self._say(f"gpulint: {outcome} {item.display} ({tool}) in {seconds:.2f} s")
+            self._say(f"gpulint: {outcome} {printable_path(item.display)} ({tool}) in {seconds:.2f} s")
         self._draw(force=True)
 
     def file_scanned(self, done: int, total: int) -> None:
         self.scanned = done
         self._draw()
 
-    def finished(self, result: ScanResult, skipped: list[tuple[str, str]] = ()) -> None:  # type: ignore[assignment]
+    def finished(self, result: ScanResult, skipped: Iterable[tuple[str, str]] = ()) -> None:
         """After the scan (and `erase`): --verbose names the files not scanned, with the reason:
         what discovery left out (`skipped`: excludes, special files) and what could not be scanned."""
         if self.verbose:
             left = [(report.file, _NOT_SCANNED[report.status]) for report in result.files
                     if report.status in _NOT_SCANNED]
             for path, reason in sorted([*left, *skipped]):
-                self._say(f"gpulint: not scanned: {path}: {reason}")
+                self._say(f"gpulint: not scanned: {printable_path(path)}: {printable(reason)}")
 
     # --- drawing -------------------------------------------------------------------------------
 
@@ -118,7 +121,7 @@ class Progress:
             return
         shown = self._shown
         self._erase()
-        self._write(message + "\n")
+        self._write(no_commands(message) + "\n")     # (names are the tree's: see report/safetext.py)
         if shown:
             self._draw(force=True)
 
@@ -129,23 +132,3 @@ class Progress:
             self.stream.flush()
         except (OSError, ValueError):  # stderr went away: the scan goes on without it
             self.line = self.verbose = False
-
-
-class ObservedReader(InputReader):
-    """The scan's reader, telling `progress` when a chart or kustomization is rendered and how long it took
-    (once per directory, whatever its renders; from the scan's thread, in the scan's order)."""
-
-    def __init__(self, progress: Progress, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.progress = progress
-        self._seen: set[str] = set()
-
-    def render_started(self, item: Input) -> None:
-        if str(item.real) not in self._seen:
-            self.progress.render_started(item)
-
-    def render_done(self, item: Input, seconds: float, failed: bool) -> None:
-        key = str(item.real)
-        if key not in self._seen:
-            self._seen.add(key)
-            self.progress.render_done(item, seconds, failed)

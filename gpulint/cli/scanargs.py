@@ -18,12 +18,13 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable, NoReturn
 
+from gpulint.report import registry as formats
+
 SCAN_HELP = "Scan manifests, Helm/Kustomize output and Dockerfiles for GPU scheduling bypasses."
-FORMATS = ("text", "full", "concise", "json", "sarif", "github")
 FAIL_ON = ("error", "warning", "info", "never")
 COLORS = ("auto", "always", "never")
 # How close (difflib ratio) an unknown option must be to one of ours to be suggested:
-# `--fail_on` gives `--fail-on` (0.89), `--fix` gives nothing (`--config` is 0.62).
+# `--fail_on` gives `--fail-on` (0.89), `--confg` gives `--config`.
 SUGGEST_CUTOFF = 0.75
 
 
@@ -41,6 +42,20 @@ def choice(*allowed: str) -> Callable[[str], str]:
             raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(allowed)}")
         return text
     return convert
+
+
+def _format(text: str) -> str:
+    """A --format value: the name of a module of gpulint/report/formats/ (report/registry.py)."""
+    if text not in formats.format_modules():
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(formats.names())}")
+    return text
+
+
+class _Formats:
+    """The formats with what each is, read when --help is shown (listing them imports every format)."""
+
+    def __str__(self) -> str:
+        return formats.help_text()
 
 
 def integer(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -81,10 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: '.').")
 
     out = parser.add_argument_group("output")
-    out.add_argument("-f", "--format", dest="output_format", type=choice(*FORMATS), metavar="FORMAT",
-                     help="text (full on a terminal, concise otherwise), full (grouped by file, with each "
-                          "finding's source line), concise (one line per finding), json, sarif or github "
-                          "(default: github when GITHUB_ACTIONS=true, else text).")
+    listed = out.add_argument("-f", "--format", dest="output_format", type=_format, metavar="FORMAT",
+                              help="%(formats)s (default: github when GITHUB_ACTIONS=true, else text).")
+    setattr(listed, "formats", _Formats())   # `%(formats)s` above, expanded when help is shown
     out.add_argument("-o", "--output", action="append", metavar="[FORMAT:]FILE",
                      help="Write the report to FILE (atomically; missing folders are created) instead of stdout; "
                           "FORMAT:FILE writes one more report in FORMAT from the same scan (e.g. -o "
@@ -106,6 +120,21 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--exit-zero", action="store_true",
                      help="Exit 0 even when there are findings (usage and configuration errors still exit 2).")
 
+    fixes = parser.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", default=None,
+                       help="Apply the safe fixes to the files in place (atomically, only files that change; "
+                            "stdin: the fixed text on stdout), then report what remains (default: the "
+                            "configuration's fix).")
+    fixes.add_argument("--no-fix", dest="fix", action="store_false", help="Do not apply fixes (overrides fix: true).")
+    fixes.add_argument("--unsafe-fixes", action="store_true", default=None,
+                       help="Apply (with --fix) or show (with --diff) the unsafe fixes too: they change what the "
+                            "workload gets (default: the configuration's unsafe-fixes).")
+    fixes.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false",
+                       help="Leave the unsafe fixes out (overrides unsafe-fixes: true).")
+    fixes.add_argument("--diff", action="store_true",
+                       help="Print a unified diff of the fixes instead of applying them; change nothing (exit 1 "
+                            "when there is a diff).")
+
     rules = parser.add_argument_group("rule selection")
     rules.add_argument("--select", action="append", metavar="CODES",
                        help="Rules to run instead of the defaults: comma-separated ids, prefixes, names or ALL "
@@ -120,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--no-ignore", action="store_true",
                        help="Also scan files git ignores (by default a directory walk inside a git work tree passes "
                             "over them; paths named on the command line are always scanned).")
+    files.add_argument("--changed", action="store_true",
+                       help="The paths are files a commit changes (what the pre-commit hook passes): each scans "
+                            "the chart or the kustomizations that read it, reporting the builds' findings on the "
+                            "changed files; other files that are no manifest or Dockerfile are left out.")
     files.add_argument("--fail-if-empty", action="store_true",
                        help="Exit 2 when there is no file to scan (always said on stderr).")
     files.add_argument("--no-cache", action="store_true",
@@ -130,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--stdin-filename", metavar="NAME",
                        help="The name of the input read from '-': shown in findings, and matched against the "
                             "configuration and excludes as that file would be.")
+    files.add_argument("--isolated", action="store_true",
+                       help="Read no configuration file from the scanned tree (.gpulint.yaml, pyproject.toml): only "
+                            "--config, else the defaults. For CI on pull requests, whose tree is untrusted.")
     files.add_argument("--config", dest="config_file", metavar="FILE",
                        help="Configuration file (.gpulint.yaml or pyproject.toml) instead of the one found from "
                             "the first path.")
@@ -154,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--render-timeout", type=integer(1, 3600), metavar="SECONDS",
                         help="Seconds one helm or kustomize run may take; it is then stopped and reported as GPU010 "
                              "(default: 30, or the configuration's render-timeout).")
+    render.add_argument("--render-memory", type=integer(64, 1 << 20), default=512, metavar="MIB",
+                        help="MiB of memory one helm or kustomize run may allocate; past it the run fails and is "
+                             "reported as GPU010 (default: 512).")
     render.add_argument("--kustomize", metavar="PATH",
                         help="kustomize or kubectl executable for building kustomizations (default: kustomize, "
                              "else kubectl, on PATH).")
@@ -164,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-alias-nodes", type=integer(0), default=1_000_000, metavar="N",
                         help="Most nodes YAML aliases may add to a document, bounding alias bombs "
                              "(default: 1000000).")
+    limits.add_argument("--max-file-size", type=integer(1, 1 << 30), default=256, metavar="MIB",
+                        help="Largest file read, in MiB; a larger one is reported as GPU000 and not opened "
+                             "(default: 256).")
     limits.add_argument("-j", "--jobs", type=integer(1), metavar="N",
                         help="Processes scanning files in parallel (default: one per idle CPU; small scans use "
                              "one). The report is the same whatever the number.")

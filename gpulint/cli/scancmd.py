@@ -11,12 +11,11 @@ import errno
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpulint.cli.scanargs import HelpShown, UsageError
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from gpulint.results.inputkind import InputKind
+from gpulint.scan.request import RequestError, ScanOutcome, ScanRequest, fails
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # A scan makes millions of small objects and no reference cycles worth collecting:
@@ -40,7 +39,9 @@ def echo_err(message: str) -> None:
         return
     if not _isatty(stream):
         message = _ANSI_RE.sub("", message)
-    stream.write(message + "\n")
+    from gpulint.report.safetext import no_commands
+
+    stream.write(no_commands(message) + "\n")      # a CI runner reads stderr for commands too
     stream.flush()
 
 
@@ -51,9 +52,56 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI sends on cancel and timeout) or SIGHUP: stopped as Ctrl-C stops a scan
+    (renderer process groups killed, temporary directories removed), exit 128 + the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: Any) -> None:
+    import signal
+
+    for name in _STOP_SIGNALS:      # once: a second signal must not cut the cleanup short
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+_STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+def _handle_stop_signals() -> dict:
+    """Install _terminate for SIGTERM and SIGHUP (main thread only); the handlers it replaced."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {}
+    for name in _STOP_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None:
+            previous[number] = signal.signal(number, _terminate)
+    return previous
+
+
 def main(args: list[str]) -> int:
-    """`gpulint scan ARGS`: the exit code. Never a traceback: Ctrl-C exits 130, a reader
-    that went away (`gpulint scan | head`) 1, a bug 2 with a one-line message."""
+    """`gpulint scan ARGS`: the exit code. Never a traceback: Ctrl-C exits 130, SIGTERM 143 and
+    SIGHUP 129 (each stops the scan as Ctrl-C does), a reader that went away (`gpulint scan |
+    head`) 1, a bug 2 with a one-line message."""
+    import signal
+
+    previous = _handle_stop_signals()
+    try:
+        return _main(args)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _main(args: list[str]) -> int:
     from gpulint.cli import scanargs
 
     try:
@@ -68,6 +116,9 @@ def main(args: list[str]) -> int:
     except UsageError as error:
         echo_err(f"gpulint: error: {error}")
         return EXIT_ERROR
+    except Terminated as stopped:
+        echo_err(f"gpulint: terminated (signal {stopped.signum})")
+        return 128 + stopped.signum
     except KeyboardInterrupt:
         echo_err("gpulint: interrupted")
         return 130
@@ -110,292 +161,188 @@ def run_scan(values: dict[str, Any]) -> int:
 
 
 def load_rules_or_fail() -> dict:
-    from gpulint.scan.registry import RegistryError, load_rules
+    from gpulint.scan.runner import load_rules
 
     try:
         return load_rules()
-    except RegistryError as error:
+    except RequestError as error:
         raise UsageError(str(error)) from None
 
 
 def _scan(v: dict[str, Any]) -> int:
-    from gpulint.cli.progress import ObservedReader, Progress
-    from gpulint.cli.runconfig import CliOptions, plan
-    from gpulint.config.selection import SelectionError, split_codes
-    from gpulint.inputs.discovery import discover, with_chart_values
-    from gpulint.load.yamlload import Limits
-    from gpulint.results.findings import INVALID_INPUT, RENDER_FAILED
-    from gpulint.scan.engine import scan as run_scan_engine
-    from gpulint.suppress.exemptions import system_component_suppressor
+    """Build the request from the options, run it, write the reports; the exit code."""
+    from gpulint.cli.progress import Progress
+    from gpulint.report import registry
+    from gpulint.report.destinations import OutputError
+    from gpulint.report.destinations import plan as plan_outputs
+    from gpulint.scan import run
 
-    paths = v["paths"] or ["."]
-    stdin_name = v["stdin_filename"]
     output_format = v["output_format"]
     if output_format is None:  # like yamllint: annotations when running in GitHub Actions
         github = os.environ.get("GITHUB_ACTIONS") == "true" and not v["statistics"]
         output_format = "github" if github else "text"
-    if v["statistics"] and output_format not in ("text", "full", "concise", "json"):
-        raise UsageError("--statistics: only with the text and json formats")
-    rules = load_rules_or_fail()
-    # The configuration of stdin given a name is found, and its excludes applied, as for that file.
-    project = _project_config([stdin_name if p == "-" and stdin_name else p for p in paths], v["config_file"], rules)
-    options = CliOptions(
-        select=split_codes(v["select"]) or None,
-        extend_select=split_codes(v["extend_select"]),
-        ignore=split_codes(v["ignore"]),
-        exclude=list(v["exclude"]),
-        fail_on=v["fail_on"],
-        baseline=v["baseline"],
-        write_baseline=v["write_baseline"],
-    )
-    try:
-        run = plan(rules, project, options,
-                   system=system_component_suppressor(builtin=not v["no_default_exemptions"],
-                                                     settings=project.settings))
-    except SelectionError as error:
-        raise UsageError(str(error)) from None
-    except Exception as error:
-        from gpulint.suppress.baseline import BaselineError
-
-        if isinstance(error, BaselineError):
-            raise UsageError(str(error)) from None
-        raise
-
-    from gpulint.report.outputs import OutputError
-    from gpulint.report.outputs import plan as plan_outputs
-
+    if v["statistics"] and not registry.reporter(output_format).statistics:
+        formats = [name for name, reporter in registry.reporters().items() if reporter.statistics]
+        raise UsageError(f"--statistics: only with the {', '.join(formats[:-1])} and {formats[-1]} formats")
     try:  # before the scan: a bad -o is a usage error, not minutes lost
         targets = plan_outputs(v["output"], output_format)
     except OutputError as error:
         raise UsageError(str(error)) from None
-    run.scan.render = _render_options(v, paths, project.render_timeout)  # type: ignore[assignment]
-    run.scan.limits = Limits(max_depth=v["max_depth"], max_expanded_nodes=v["max_alias_nodes"])
-    found = discover(paths, tuple(options.exclude), skip=project.excludes if project.exclude else None,
-                     respect_ignore=not v["no_ignore"], stdin_name=stdin_name)
-    for target in targets:
-        if target.path is not None:
-            _refuse_to_overwrite_an_input(target.path, v, found, project)
-    found.inputs = with_chart_values(found.inputs, project.charts)
     # The progress line needs a terminal on stderr; --verbose lines are wanted anywhere.
-    progress = Progress(sys.stderr, found.inputs, line=not v["quiet"] and _isatty(sys.stderr),
+    progress = Progress(sys.stderr, [], line=not v["quiet"] and _isatty(sys.stderr),
                         verbose=v["verbose"] and not v["quiet"])
-    reader = ObservedReader(progress, run.scan.render)
+    request = scan_request(v, tuple(target.path for target in targets if target.path is not None), progress)
     try:
-        result = run_scan_engine(found.inputs, run.scan, reader=reader, jobs=v["jobs"],
-                                 progress=progress.file_scanned, cache=_result_cache(v, project, run.writer))
+        outcome = run(request)
+    except RequestError as error:
+        for problem in error.problems:
+            echo_err(f"gpulint: error: {problem}")
+        raise _Exit(EXIT_ERROR) from None
     finally:
         progress.erase()
-    progress.finished(result, found.skipped)
+    result = outcome.result
+    progress.finished(result, outcome.skipped)
+    assert outcome.project is not None
+    fixing = v["fix"] if v["fix"] is not None else outcome.project.fix
+    if (fixing or v["diff"]) and not v.get("fixed_already"):
+        return _fix(v, outcome)
 
-    problems = [f"{path}: no such file or directory" for path in found.missing]
-    report = dict(rules=rules, category=v["category"], problems=problems, values=v,
-                  not_on_disk={item.display for item in found.inputs if item.kind == "stdin"},
-                  enabled=sorted({r.id for r in run.scan.rules} | ({INVALID_INPUT} if run.scan.report_invalid_input else set())
-                                 | ({RENDER_FAILED} if run.scan.report_render_failed else set())))
-    for target in targets:  # one scan, every report (report/outputs.py)
+    context = registry.ReportContext(
+        rules=outcome.rules, enabled=outcome.enabled, category=v["category"],
+        problems=[f"{path}: no such file or directory" for path in outcome.missing],
+        show_suppressed=v["show_suppressed"], statistics=v["statistics"], quiet=v["quiet"], colour=v["color"],
+        not_on_disk=frozenset(item.display for item in outcome.inputs if item.kind is InputKind.STDIN))
+    for target in targets:  # one scan, every report (report/destinations.py)
+        reporter = registry.reporter(target.format)
         if target.path is None:
-            _write_report(target.format, result, sys.stdout, True, **report)
+            reporter.write(result, sys.stdout, context._replace(to_stdout=True))
             sys.stdout.flush()
             continue
-        from gpulint.report.output import open_atomic
+        from gpulint.report.atomicfile import open_atomic
 
         try:
             parent = os.path.dirname(target.path)
             if parent:
                 os.makedirs(parent, exist_ok=True)
             with open_atomic(target.path) as handle:
-                _write_report(target.format, result, handle, False, **report)
+                reporter.write(result, handle, context)
         except OSError as error:
             raise UsageError(f"cannot write {target.path}: {error.strerror or error}") from None
-    if any(target.format == "github" for target in targets):
-        from gpulint.report.jobsummary import append_to_step_summary
+    written = {registry.reporter(target.format) for target in targets}
+    for used in sorted(written, key=lambda reporter: (reporter.order, reporter.name)):
+        warning = used.finish(result)
+        if warning is not None:
+            echo_err(f"gpulint: warning: {warning}")
 
-        try:
-            append_to_step_summary(result)   # when $GITHUB_STEP_SUMMARY is set
-        except OSError as error:
-            echo_err(f"gpulint: warning: job summary not written: {error.strerror or error}")
-
-    for path in found.missing:
+    for path in outcome.missing:
         echo_err(f"gpulint: error: {path}: no such file or directory")
-    empty = _nothing_scanned(found.inputs, paths) if not found.missing else None
+    # A commit changing no file gpulint reads is nothing to warn about.
+    empty = _nothing_scanned(outcome.inputs, list(request.paths)) if not outcome.missing and not request.changed \
+        else None
     if empty is not None:
         echo_err(f"gpulint: {'error' if v['fail_if_empty'] else 'warning'}: {empty}")
         if v["fail_if_empty"]:
             return EXIT_ERROR
+    result.internal_errors += v.get("fix_errors", [])
+    if v.get("fixed_already") and not v["quiet"]:
+        from gpulint.cli.fixcmd import summary
+
+        summary(v["fixed_already"][0], result, v["fixed_already"][1], echo_err)
     for message in result.internal_errors:
         echo_err(f"gpulint: {message} — this is a bug; please report it with the input at "
                  "https://github.com/gpulint/gpulint/issues")
-    if found.missing or result.internal_errors:
-        if run.writer is not None:
+    if outcome.missing or result.internal_errors:
+        if outcome.baseline is not None:
             echo_err(f"gpulint: error: baseline {v['write_baseline']} not written: the scan was incomplete")
         return EXIT_ERROR
-    if run.writer is not None:
+    if outcome.baseline is not None:
         from gpulint.suppress.baseline import BaselineError
 
         try:
-            run.writer.write()
+            outcome.baseline.write()
         except BaselineError as error:
             raise UsageError(str(error)) from None
-        count = sum(run.writer.counts.values())
+        count = sum(outcome.baseline.counts.values())
         if not v["quiet"]:
             echo_err(f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to baseline {v['write_baseline']}")
-    code = _exit_code(result, run.fail_on)
-    return EXIT_CLEAN if v["exit_zero"] else code
+    if v["exit_zero"]:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if outcome.fails() else EXIT_CLEAN
+
+
+def scan_request(v: dict[str, Any], report_files: tuple[str, ...] = (), observer: Any = None) -> ScanRequest:
+    """The request the option values of `scanargs.parse` make."""
+    from gpulint.config.selection import split_codes
+
+    return ScanRequest(
+        paths=tuple(v["paths"] or ["."]), stdin_name=v["stdin_filename"], config_file=v["config_file"],
+        isolated=v["isolated"], render_memory=v["render_memory"], max_file_size=v["max_file_size"] << 20,
+        select=tuple(split_codes(v["select"])) or None, extend_select=tuple(split_codes(v["extend_select"])),
+        ignore=tuple(split_codes(v["ignore"])), exclude=tuple(v["exclude"]), respect_ignore=not v["no_ignore"],
+        changed=v["changed"],
+        fail_on=v["fail_on"], baseline=v["baseline"], write_baseline=v["write_baseline"],
+        default_exemptions=not v["no_default_exemptions"],
+        helm=v["helm"], kustomize=v["kustomize"], values=tuple(v["values"]), set_values=tuple(v["set_values"]),
+        helm_release=v["helm_release"], helm_namespace=v["helm_namespace"], helm_skip_tests=v["helm_skip_tests"],
+        render_timeout=v["render_timeout"], max_depth=v["max_depth"], max_alias_nodes=v["max_alias_nodes"],
+        jobs=v["jobs"], cache=not v["no_cache"], cache_dir=v["cache_dir"], report_files=report_files,
+        observer=observer)
+
+
+def _fix(v: dict[str, Any], outcome: ScanOutcome) -> int:
+    """--fix / --diff (cli/fixcmd.py): fix in memory, then print the diff, or print stdin's fixed
+    text, or write the files and scan again for the report of what remains."""
+    from gpulint.cli import fixcmd
+
+    result, project, reader = outcome.result, outcome.project, outcome.reader
+    unsafe = v["unsafe_fixes"] if v["unsafe_fixes"] is not None else project.unsafe_fixes
+    rules_policy = fixcmd.policy(outcome.rules, project, unsafe)
+    done = fixcmd.fix_inputs(result, outcome.inputs, outcome.config, reader, rules_policy)
+    if not v["quiet"]:
+        for note in done.notes:
+            echo_err(f"gpulint: {note}")
+    errors = [f"gpulint: {message} — {_BUG}" for message in done.errors]
+    if v["diff"]:
+        sys.stdout.write(fixcmd.diff_text(done))
+        sys.stdout.flush()
+        for message in errors:
+            echo_err(message)
+        if not v["quiet"]:
+            for finding in result.findings:
+                if finding.no_fix is not None and finding.suppressed is None:
+                    s = finding.span
+                    echo_err(f"gpulint: {finding.file}:{s.line}:{s.column}: {finding.rule_id} {finding.no_fix}")
+            fixcmd.would_fix(done, result, rules_policy, echo_err)
+        return EXIT_ERROR if errors else (EXIT_FINDINGS if done.files else EXIT_CLEAN)
+    stdin = next((item for item in outcome.inputs if item.kind is InputKind.STDIN), None)
+    if stdin is not None:
+        # As ruff does: the text (fixed or not) on stdout, what remains in the summary and exit code.
+        fixed = next((item for item in done.files if item.path is None), None)
+        sys.stdout.write(fixed.after if fixed is not None else fixcmd.text_of(stdin, reader))
+        sys.stdout.flush()
+        remaining = fixcmd.remaining(result, done)
+        fixcmd.write_files(done)
+        for message in errors:
+            echo_err(message)
+        if not v["quiet"]:
+            fixcmd.summary(done.fixed, remaining, rules_policy, echo_err)
+        if errors or outcome.missing:
+            return EXIT_ERROR
+        return EXIT_CLEAN if v["exit_zero"] or not fails(remaining, outcome.fail_on) else EXIT_FINDINGS
+    try:
+        fixcmd.write_files(done)
+    except OSError as error:
+        raise UsageError(f"cannot write a fixed file: {error.strerror or error}") from None
+    # The report is of the fixed files, scanned again as they now are.
+    return _scan(dict(v, fixed_already=(done.fixed, rules_policy), fix_errors=done.errors))
 
 
 def _nothing_scanned(inputs: list, paths: list[str]) -> str | None:
     """What to say when no input was scanned (None when one was)."""
-    from gpulint.inputs.discovery import NOT_READ_KINDS
-
-    if any(item.kind not in NOT_READ_KINDS for item in inputs):
+    if any(item.kind.read for item in inputs):
         return None
-    ignored = sum(1 for item in inputs if item.kind == "ignored")
+    ignored = sum(1 for item in inputs if item.kind is InputKind.IGNORED)
     message = f"no file to scan in {' '.join(paths)}"
     if ignored:
         message += f" ({ignored} ignored by git: --no-ignore scans them)"
     return message
-
-
-def _refuse_to_overwrite_an_input(output: str, v: dict[str, Any], found: Any, project: Any) -> None:
-    """`--output` naming a file the scan reads is a usage error: the report would replace it."""
-    from gpulint.inputs.overwrite import input_named_by
-
-    extra = [str(path) for path in (project.file, project.baseline, v["baseline"], *v["values"]) if path]
-    clash = input_named_by(output, found, extra)
-    if clash is not None:
-        raise UsageError(f"--output {output}: is {clash}, which this scan reads; "
-                         "the report would replace it (write it elsewhere)")
-
-
-def _result_cache(v: dict[str, Any], project: Any, writer: Any) -> Any:
-    """The result cache for this scan (gpulint.scan.cache), or None: --no-cache, GPULINT_NO_CACHE,
-    or a scan that writes a baseline (a side effect a cached result would skip)."""
-    if v["no_cache"] or os.environ.get("GPULINT_NO_CACHE", "") not in ("", "0") or writer is not None:
-        return None
-    from gpulint.scan.cache import ResultCache, default_dir
-
-    # What the scan's result depends on besides its inputs: the options that shape it, and the
-    # bytes of the configuration in effect (found from --stdin-filename too), the baselines and the
-    # values files they name.
-    shaping = {k: value for k, value in sorted(v.items())
-               if k not in ("output_format", "output", "category", "show_suppressed", "no_cache", "cache_dir",
-                            "jobs", "paths")}
-    named = [str(project.file or ""), v["baseline"] or "", str(project.baseline or ""), *v["values"]]
-    parts = [repr(shaping), os.getcwd()]
-    for path in named:
-        try:
-            with open(path, "rb") as handle:
-                parts.append(f"{path}\0{handle.read().hex()}")
-        except OSError:
-            parts.append(f"{path}\0unreadable")
-    return ResultCache(v["cache_dir"] or default_dir(), "\n".join(parts))
-
-
-def _project_config(paths: list[str], config_file: str | None, rules: dict) -> Any:
-    """The configuration given with --config, or the one nearest to the first path."""
-    from gpulint.config.settings import (
-        ConfigError,
-        default_config,
-        find_config,
-        load_config,
-    )
-
-    if config_file is not None:
-        from pathlib import Path
-
-        path: Path | None = Path(config_file)
-        if not path.is_file():  # type: ignore[union-attr]
-            raise UsageError(f"{config_file}: no such configuration file")
-    try:
-        if config_file is None:
-            path = find_config(paths)  # refuses a configuration linked from outside the repository
-        if path is None:
-            return default_config()
-        return load_config(path, rules)
-    except ConfigError as error:
-        for problem in error.problems:
-            echo_err(f"gpulint: error: {problem}")
-        raise _Exit(EXIT_ERROR) from None
-
-
-def _render_options(v: dict[str, Any], paths: list[str], config_timeout: int | None = None) -> Any:
-    """Validated Helm/Kustomize settings; a bad one is a usage error (exit 2), not a finding."""
-    from gpulint.config.render import DEFAULT_TIMEOUT, RenderOptions
-
-    for values_file in v["values"]:
-        if values_file != "-" and not os.path.isfile(values_file):
-            raise UsageError(f"--values {values_file}: no such file")
-        if values_file == "-":
-            raise UsageError("--values -: values cannot be read from stdin")
-    for assignment in v["set_values"]:
-        if "=" not in assignment:
-            raise UsageError(f"--set {assignment!r}: expected KEY=VALUE")
-    release = v["helm_release"]
-    if not release or release.startswith("-"):
-        raise UsageError(f"--helm-release {release!r}: not a valid release name")
-    return RenderOptions(helm=v["helm"], values=tuple(v["values"]), sets=tuple(v["set_values"]), release=release,
-                         namespace=v["helm_namespace"] or None, skip_tests=v["helm_skip_tests"],
-                         kustomize=v["kustomize"],
-                         timeout=float(v["render_timeout"] or config_timeout or DEFAULT_TIMEOUT),
-                         scan_roots=tuple(p for p in paths if p != "-"))
-
-
-def _write_report(output_format: str, result: Any, out: Any, to_stdout: bool, *, rules: dict, enabled: list[str],
-                  category: str | None, problems: list[str], values: dict[str, Any], not_on_disk: set[str]) -> None:
-    """Write the report to `out` as it is made: text, JSON and GitHub reports never sit whole in memory."""
-    show_suppressed = values["show_suppressed"]
-    if output_format == "json" and values["statistics"]:
-        import json
-
-        from gpulint.report import text
-
-        out.write(json.dumps(text.statistics(result, show_suppressed), indent=2) + "\n")
-    elif output_format == "json":
-        from gpulint.report import json_report
-
-        json_report.write(result, out)
-    elif output_format == "sarif":
-        from gpulint.report import sarif  # bounded by its maximum number of results
-
-        sarif.write(result, rules, out, enabled, category=category, problems=problems,
-                    show_suppressed=show_suppressed)
-    elif output_format == "github":
-        from gpulint.report import github
-
-        github.write(result, out, show_suppressed=show_suppressed)
-    else:
-        from gpulint.report import text
-
-        colour = use_colour(values["color"], out if to_stdout else None)
-        if values["statistics"]:
-            text.write_statistics(result, out, show_suppressed, colour, quiet=values["quiet"])
-            return
-        full = output_format == "full" or (output_format == "text" and to_stdout and _isatty(out))
-        text.write(result, out, show_suppressed=show_suppressed, colour=colour, full=full, quiet=values["quiet"],
-                   not_on_disk=not_on_disk)
-
-
-def use_colour(choice: str, stream: Any) -> bool:
-    """--color: `always`, `never`, or `auto`: off when NO_COLOR is set, on when FORCE_COLOR is,
-    off for TERM=dumb, else on a terminal (`stream` None: a file, never a terminal)."""
-    if choice != "auto":
-        return choice == "always"
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    if os.environ.get("TERM") == "dumb":
-        return False
-    return stream is not None and _isatty(stream)
-
-
-def _exit_code(result: Any, fail_on: str) -> int:
-    if fail_on == "never":
-        return EXIT_CLEAN
-    from gpulint.api import Severity
-
-    threshold = Severity(fail_on).rank
-    for finding in (f for report in result.files for f in report.findings):
-        if finding.suppressed is None and finding.severity.rank >= threshold:
-            return EXIT_FINDINGS
-    return EXIT_CLEAN

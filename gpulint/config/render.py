@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unnamed release
 DEFAULT_TIMEOUT = 30.0  # seconds per renderer run; one that takes longer is stopped and reported
+DEFAULT_MEMORY = 512    # MiB a renderer run may allocate (beyond the Go runtime's reservation, render/tools.py)
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class RenderOptions:
     skip_tests: bool = False            # --helm-skip-tests
     kustomize: str | None = None        # --kustomize PATH; else kustomize or kubectl on PATH
     timeout: float = DEFAULT_TIMEOUT    # --render-timeout / `render-timeout` setting
+    memory: int = DEFAULT_MEMORY        # --render-memory: MiB of address space each renderer run may use
     scan_roots: tuple[str, ...] = ()    # the command-line paths: the repository outside a git work tree
 
 

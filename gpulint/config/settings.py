@@ -92,6 +92,10 @@ class ProjectConfig:
     baseline: Path | None = None
     charts: list[ConfiguredChart] = field(default_factory=list)  # extra renders of Helm charts
     render_timeout: int | None = None            # seconds per helm/kustomize run
+    fix: bool = False                            # `--fix` by default
+    unsafe_fixes: bool = False                   # `--unsafe-fixes` by default
+    fixable: list[str] | None = None             # rule codes whose fixes may apply (None: all)
+    unfixable: list[str] = field(default_factory=list)
 
     def excludes(self, path: Path) -> bool:
         """Whether an `exclude` glob matches `path` (or a directory holding it).
@@ -210,8 +214,15 @@ def _has_tool_table(path: str) -> bool:
 # --- loading -------------------------------------------------------------------
 
 
-def load_config(path: Path, rules: Mapping[str, Rule]) -> ProjectConfig:
-    """Read and check the configuration at `path` (YAML, or pyproject.toml)."""
+# The most a configuration found in the scanned tree may set `render-timeout` to (seconds): the
+# tree is a pull request's, and an hour per render would let it hold a CI runner that long.
+IN_TREE_RENDER_TIMEOUT_MAX = 120
+
+
+def load_config(path: Path, rules: Mapping[str, Rule], from_tree: bool = False) -> ProjectConfig:
+    """Read and check the configuration at `path` (YAML, or pyproject.toml). `from_tree`: found in
+    the scanned tree (not named with --config), so untrusted: the files it names must be inside its
+    repository, and its render-timeout is capped at IN_TREE_RENDER_TIMEOUT_MAX."""
     display = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -225,7 +236,7 @@ def load_config(path: Path, rules: Mapping[str, Rule]) -> ProjectConfig:
     from pathlib import Path
 
     root = Path(os.path.abspath(path)).parent
-    return parse_config(data, display, locate, root, rules, file=path)
+    return parse_config(data, display, locate, root, rules, file=path, from_tree=from_tree)
 
 
 def _read_yaml(display: str, text: str) -> tuple[Any, Locator]:
@@ -329,9 +340,9 @@ def _toml_locator(text: str) -> Locator:
 @functools.lru_cache(maxsize=1)
 def schema() -> dict:
     import json
-    from importlib.resources import files
+    from gpulint.load.packaged import read_text
 
-    return json.loads(files("gpulint").joinpath("schemas/config.schema.json").read_text(encoding="utf-8"))
+    return json.loads(read_text("gpulint", "schemas/config.schema.json"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -343,8 +354,8 @@ def _validator() -> Any:
 
 
 def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Mapping[str, Rule],
-                 file: Path | None = None) -> ProjectConfig:
-    """Validate configuration data and turn it into a ProjectConfig."""
+                 file: Path | None = None, from_tree: bool = False) -> ProjectConfig:
+    """Validate configuration data and turn it into a ProjectConfig (`from_tree`: see load_config)."""
     if data is None:
         data = {}
     checker = _Checker(display, locate)
@@ -360,13 +371,39 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
     config.exclude = list(data.get("exclude", []))
     if "baseline" in data:
         config.baseline = root / data["baseline"]
+        if from_tree:
+            checker.held(("baseline",), "`baseline`", str(config.baseline), root)
     config.render_timeout = data.get("render-timeout")
+    if from_tree and config.render_timeout is not None:
+        config.render_timeout = min(config.render_timeout, IN_TREE_RENDER_TIMEOUT_MAX)
+    config.fix = bool(data.get("fix", False))
+    config.unsafe_fixes = bool(data.get("unsafe-fixes", False))
+    config.fixable = checker.codes(data, "fixable", rules) if "fixable" in data else None
+    config.unfixable = checker.codes(data, "unfixable", rules)
     config.rules = checker.rule_configs(data.get("rules", {}), rules)
     config.settings = resolve_settings(data.get("settings", {}))
     config.exemptions = checker.exemptions(data.get("exemptions", []), rules)
-    config.charts = checker.charts(data.get("charts", []), root)
+    config.charts = checker.charts(data.get("charts", []), root, from_tree)
     checker.raise_if_any()
     return config
+
+
+def repository_of(directory: str | Path) -> str:
+    """The nearest directory holding `.git` at or above `directory`, else `directory` (resolved)."""
+    real = os.path.realpath(directory)
+    current = real
+    while not os.path.exists(os.path.join(current, ".git")):
+        parent = os.path.dirname(current)
+        if parent == current:
+            return real
+        current = parent
+    return current
+
+
+def _relative_name(path: str, root: Path) -> str:
+    """`path` as the configuration would write it: relative to its directory (never resolved, so
+    a message shows no more of the file system than the configuration itself does)."""
+    return os.path.relpath(os.path.abspath(path), os.path.abspath(root))
 
 
 def _as_shown(path: str) -> str:
@@ -541,11 +578,26 @@ class _Checker:
             )
         return out
 
-    def charts(self, items: list, root: Path) -> list[ConfiguredChart]:
-        """`charts:` entries; the chart and its values files must exist (relative to `root`)."""
+    def held(self, where: tuple, what: str, path: str, root: Path) -> bool:
+        """Whether `path`, named by a configuration found in the scanned tree, resolves inside that
+        tree's repository; else a problem (the tree is untrusted: a chart's template could echo a
+        values file from anywhere, a runner's credentials included, into a finding)."""
+        repository = repository_of(root)
+        real = os.path.realpath(path)
+        if real == repository or real.startswith(repository.rstrip(os.sep) + os.sep):
+            return True
+        self.add(where, f"{what}: {_relative_name(path, root)} is outside the repository; a configuration "
+                 "found in the scanned tree names files inside it only (give a trusted one with --config)")
+        return False
+
+    def charts(self, items: list, root: Path, from_tree: bool = False) -> list[ConfiguredChart]:
+        """`charts:` entries; the chart and its values files must exist (relative to `root`), and,
+        in a configuration from the scanned tree, be inside its repository."""
         out = []
         for i, item in enumerate(items):
             chart = os.path.join(root, item["path"])
+            if from_tree and not self.held(("charts", i, "path"), f"`charts[{i}].path`", chart, root):
+                continue
             if not os.path.isfile(os.path.join(chart, "Chart.yaml")):
                 self.add(("charts", i, "path"), f"`charts[{i}].path`: {item['path']} is no chart directory "
                          "(no Chart.yaml in it)")
@@ -553,6 +605,8 @@ class _Checker:
             files, shown = [], []
             for j, name in enumerate(item.get("values", [])):
                 path = os.path.join(root, name)
+                if from_tree and not self.held(("charts", i, "values", j), f"`charts[{i}].values[{j}]`", path, root):
+                    continue
                 if not os.path.isfile(path):
                     self.add(("charts", i, "values", j), f"`charts[{i}].values[{j}]`: no such file: {name}")
                 files.append(path)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from gpulint.load.filenames import is_dockerfile
+from gpulint.results.inputkind import InputKind
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,8 +41,6 @@ CHART_FILE = "Chart.yaml"
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 # Kernel filesystems: reading them can block, never end or expose the host; a walk never enters them.
 KERNEL_FS = ("/proc", "/sys", "/dev")
-# Inputs that are reported but never opened.
-NOT_READ_KINDS = ("not-followed", "ignored")
 
 
 @dataclass(frozen=True)
@@ -49,8 +48,7 @@ class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
     display: str
-    kind: str                 # "manifest", "dockerfile", "stdin", "chart", "kustomization", "unreadable-dir"
-                              # or one of NOT_READ_KINDS
+    kind: InputKind
     # The file or directory (None for stdin): a string, so that a plain scan never
     # imports pathlib (with urllib.parse and ipaddress, 2 ms of a one-file scan's 40).
     real: str | None = None
@@ -61,6 +59,10 @@ class Input:
     # A chart's render besides its defaults (ci/*-values.yaml, a configured `charts:`
     # entry): see with_chart_values. None for the defaults and for other kinds.
     values: ChartValues | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, InputKind):  # a kind given by name
+            object.__setattr__(self, "kind", InputKind(self.kind))
 
 
 @dataclass
@@ -127,7 +129,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             if reason is not None:
                 skipped.append((f"- ({named})", reason))
                 continue
-            add(Input(stdin_name or "-", "stdin"))
+            add(Input(stdin_name or "-", InputKind.STDIN))
             continue
         path = _normal(raw)
         if skip is not None and os.path.exists(path) and skip(path):
@@ -135,19 +137,19 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             continue
         if os.path.isdir(path):
             for item, link in _walk(raw, path, exclude, skip, respect_ignore, skipped):
-                if item.kind in NOT_READ_KINDS:  # each link is reported, wherever it points
+                if not item.kind.read:  # each link is reported, wherever it points
                     add(item, f"{item.kind}:{_realpath(item.real or '', real_dirs, False)}")
                     continue
                 key = _realpath(item.real, real_dirs, link) if item.real is not None else "-"
-                if item.kind in ("manifest", "dockerfile"):
+                if item.kind.file:
                     walked.add(key)
                 add(item, key)
         elif os.path.exists(path):
             chart = _enclosing_chart(path)
             if chart is not None:
-                add(Input(chart, "chart", chart))
+                add(Input(chart, InputKind.CHART, chart))
                 continue
-            kind = "dockerfile" if is_dockerfile(os.path.basename(path)) else "manifest"
+            kind = InputKind.DOCKERFILE if is_dockerfile(os.path.basename(path)) else InputKind.MANIFEST
             add(Input(raw, kind, path))
         else:
             missing.append(raw)
@@ -186,23 +188,23 @@ def _realpath(path: str | Path, real_dirs: dict[str, str], link: bool | None = N
 
 def _plan_kustomizations(inputs: list[Input], walked: set[str]) -> list[Input]:
     """Keep the root kustomizations and drop walked files that a built one reads."""
-    found = [item.real for item in inputs if item.kind == "kustomization" and item.real is not None]
+    found = [item.real for item in inputs if item.kind is InputKind.KUSTOMIZATION and item.real is not None]
     if not found:
         return inputs
     from pathlib import Path
 
-    from gpulint.render.kustomization import plan
+    from gpulint.render.kustomizefile import plan
 
     chosen = plan([Path(real) for real in found])
     roots = {str(p) for p in chosen.roots}
     consumed = {str(p) for p in chosen.consumed}
     out = []
     for item in inputs:
-        if item.kind == "kustomization" and item.real is not None:
+        if item.kind is InputKind.KUSTOMIZATION and item.real is not None:
             if os.path.realpath(item.real) in roots:
                 out.append(item)
             continue
-        if item.real is not None and item.kind in ("manifest", "dockerfile"):
+        if item.real is not None and item.kind.file:
             key = os.path.realpath(item.real)
             if key in walked and key in consumed:
                 continue
@@ -254,7 +256,7 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
     visited: set[tuple[int, int]] = set()
     root_real = os.path.realpath(root)
     if _in_kernel_fs(root_real):
-        return [(Input(display_root, "not-followed", root, None), None)]
+        return [(Input(display_root, InputKind.NOT_FOLLOWED, root, None), None)]
     ignored = None
     if respect_ignore:
         from gpulint.inputs.gitignore import ignored_under
@@ -271,15 +273,15 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
             return
         visited.add(ident)
         if os.path.isfile(os.path.join(directory, CHART_FILE)):
-            found.append((Input(display, "chart", directory), None))
+            found.append((Input(display, InputKind.CHART, directory), None))
             return
         if any(os.path.isfile(os.path.join(directory, name)) for name in KUSTOMIZATION_FILES):
-            found.append((Input(display, "kustomization", directory), None))
+            found.append((Input(display, InputKind.KUSTOMIZATION, directory), None))
         try:
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda e: e.name)
         except OSError:
-            found.append((Input(display, "unreadable-dir", directory), None))
+            found.append((Input(display, InputKind.UNREADABLE_DIR, directory), None))
             return
         for entry in entries:
             child_display = _join(display, entry.name)
@@ -292,7 +294,7 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
                 continue
             if ignored is not None and entry.name not in VCS_DIRS and ignored(child_rel):
                 if _scannable_name(entry.name) or _is_dir(entry):
-                    found.append((Input(child_display, "ignored", entry.path), None))
+                    found.append((Input(child_display, InputKind.IGNORED, entry.path), None))
                 continue
             link: bool | None = None
             try:
@@ -301,7 +303,7 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
                     escape = _escape(entry, root_real)
                     if escape is not None:
                         if escape.kind == "dir" or _scannable_name(entry.name):
-                            found.append((Input(child_display, "not-followed", entry.path, escape.target), True))
+                            found.append((Input(child_display, InputKind.NOT_FOLLOWED, entry.path, escape.target), True))
                         continue
                 is_dir = entry.is_dir()
                 # A FIFO, socket or device named x.yaml would block or never end:
@@ -319,9 +321,9 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
                     skipped.append((child_display, NOT_A_FILE))
                 continue
             elif entry.name.endswith(MANIFEST_SUFFIXES):
-                found.append((Input(child_display, "manifest", entry.path), link))
+                found.append((Input(child_display, InputKind.MANIFEST, entry.path), link))
             elif is_dockerfile(entry.name):
-                found.append((Input(child_display, "dockerfile", entry.path), link))
+                found.append((Input(child_display, InputKind.DOCKERFILE, entry.path), link))
 
     visit(root, display_root, "")
     return found
@@ -389,14 +391,14 @@ def _join(display: str, name: str) -> str:
 def with_chart_values(inputs: list[Input], configured: "Sequence[ConfiguredChart]" = ()) -> list[Input]:
     """`inputs` with each chart followed by its other renders: one per chart-testing
     `ci/*-values.yaml` file and per configured `charts:` entry (render/chartvalues.py)."""
-    if not any(item.kind == "chart" for item in inputs):
+    if not any(item.kind is InputKind.CHART for item in inputs):
         return inputs
     from gpulint.render.chartvalues import chart_values
 
     out: list[Input] = []
     for item in inputs:
         out.append(item)
-        if item.kind == "chart" and item.real is not None and item.values is None:
-            out.extend(Input(item.display, "chart", item.real, values=values)
+        if item.kind is InputKind.CHART and item.real is not None and item.values is None:
+            out.extend(Input(item.display, InputKind.CHART, item.real, values=values)
                        for values in chart_values(item.real, item.display, configured))
     return out

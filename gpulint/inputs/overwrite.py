@@ -12,9 +12,9 @@ import os
 import stat
 from typing import Iterable
 
-from gpulint.inputs.discovery import NOT_READ_KINDS, Discovery
+from gpulint.inputs.discovery import Discovery
+from gpulint.results.inputkind import InputKind
 
-_DIRECTORY_KINDS = ("chart", "kustomization")
 
 
 def input_named_by(output: str, found: Discovery, extra: Iterable[str] = ()) -> str | None:
@@ -29,9 +29,9 @@ def input_named_by(output: str, found: Discovery, extra: Iterable[str] = ()) -> 
     ident = (st.st_dev, st.st_ino)
     real = os.path.realpath(output)
     for item in found.inputs:
-        if item.real is None or item.kind in NOT_READ_KINDS:
+        if item.real is None or not item.kind.read:
             continue
-        if item.kind in _DIRECTORY_KINDS:
+        if item.kind.rendered:
             top = os.path.realpath(item.real)
             if real.startswith(top.rstrip(os.sep) + os.sep):
                 return item.display
@@ -45,12 +45,12 @@ def input_named_by(output: str, found: Discovery, extra: Iterable[str] = ()) -> 
 
 def _read_by_builds(found: Discovery) -> list[str]:
     """The files the kustomizations to build read: theirs and their bases' (resources, patches, generators)."""
-    roots = [item.real for item in found.inputs if item.kind == "kustomization" and item.real is not None]
+    roots = [item.real for item in found.inputs if item.kind is InputKind.KUSTOMIZATION and item.real is not None]
     if not roots:
         return []
     from pathlib import Path
 
-    from gpulint.render.kustomization import chain
+    from gpulint.render.kustomizefile import chain
 
     files: list[str] = []
     for root in roots:

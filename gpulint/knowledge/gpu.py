@@ -17,6 +17,7 @@ from gpulint.knowledge.hostpaths import gpu_related_path, normalize
 from gpulint.knowledge.quantity import parse_quantity
 from gpulint.knowledge.vendors import (
     NVIDIA_LABEL_KEYS,
+    OTHER_ACCELERATOR_RESOURCES,
     nvidia_label_evidence,
     image_vendor,
     other_device_path,
@@ -186,6 +187,82 @@ def is_gpu_resource(name: str, settings: Mapping[str, Any]) -> bool:
     return compiled is not None and compiled.match(name) is not None
 
 
+# KEP-5004 (DRA extended resources): a DeviceClass is requested like an extended resource,
+# under its own `extendedResourceName` or the implicit `deviceclass.resource.kubernetes.io/
+# <class name>`; the scheduler allocates a DRA claim for it. A DeviceClass name is a DNS
+# subdomain, so the name is valid only with one.
+DRA_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+_DEVICE_CLASS_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
+
+
+def dra_extended_class(name: str) -> str | None:
+    """The DeviceClass a KEP-5004 implicit extended resource name requests, or None."""
+    if not name.startswith(DRA_EXTENDED_PREFIX):
+        return None
+    device_class = name[len(DRA_EXTENDED_PREFIX):]
+    return device_class if len(device_class) <= 63 and _DEVICE_CLASS_RE.match(device_class) else None
+
+
+# Domains of other vendors' DRA drivers, whose DeviceClasses are named `<kind>.<domain>`
+# (`gpu.amd.com`, `gpu.intel.com`, `neuron.aws.com`, `tpu.google.com`).
+_OTHER_DRA_DOMAINS = ("amd.com", "intel.com", "aws.com", "amazon.com", "google.com", "habana.ai")
+
+
+def _dra_extended_nvidia(name: str) -> bool:
+    """Whether a DRA extended resource may be NVIDIA devices: its class is not another
+    vendor's (`gpu.nvidia.com`, or a class of the cluster's own such as `gpu`)."""
+    device_class = dra_extended_class(name)
+    if device_class is None:
+        return False
+    return "nvidia" in device_class or not any(
+        device_class == domain or device_class.endswith("." + domain) for domain in _OTHER_DRA_DOMAINS)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions and
+    transpositions of adjacent characters (`gup` -> `gpu` is one edit)."""
+    if a == b:
+        return 0
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            cost = 0 if ca == cb else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[len(b)]
+
+
+# Domains no device plugin of its own may take: Kubernetes' reserved ones.
+_RESERVED_DOMAINS = ("kubernetes.io", "k8s.io")
+
+
+@functools.lru_cache(maxsize=64)
+def _known_domains(known: tuple[str, ...]) -> frozenset[str]:
+    """Domains of the known GPU resources (`known`: the configured globs) and of other vendors'
+    accelerator resources."""
+    names = known + tuple(OTHER_ACCELERATOR_RESOURCES)
+    return frozenset(name.rpartition("/")[0] for name in names if "/" in name and not is_glob(name.rpartition("/")[0]))
+
+
+@functools.lru_cache(maxsize=4096)
+def scheduler_gpu_resource(name: str, known: tuple[str, ...]) -> bool:
+    """Whether `name` is a GPU resource of a device plugin or scheduler of its own, in no list
+    (Volcano's `volcano.sh/vgpu-number`, `volcano.sh/vgpu-memory`): a domain of its own, with
+    a dot, that is neither a known GPU vendor's (`known`: the configured GPU resource globs)
+    nor a misspelling of one (within two edits), and `gpu` in its name. A device plugin
+    advertises such names; they are requests of GPUs, not typos."""
+    domain, sep, local = name.rpartition("/")
+    if not sep or "." not in domain or domain != domain.lower() or "gpu" not in local.lower():
+        return False
+    if any(domain == reserved or domain.endswith("." + reserved) for reserved in _RESERVED_DOMAINS):
+        return False   # Kubernetes' own names (`alpha.kubernetes.io/nvidia-gpu`, removed)
+    return not any(edit_distance(domain, other) <= 2 for other in _known_domains(known))
+
+
 def gpu_limits(container: Container, settings: Mapping[str, Any]) -> dict[str, Any]:
     """GPU resources in the container's limits, with their quantities as written."""
     return {k: v for k, v in container.resources.limits.items() if is_gpu_resource(k, settings)}
@@ -206,7 +283,9 @@ def requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]
 
 def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
     gpu_re = setting_re(settings, "gpu-resources")
-    if _asks_gpus(container.resources.limits, gpu_re) or _asks_gpus(container.resources.requests, gpu_re):
+    known = _known_tuple(settings)
+    if _asks_gpus(container.resources.limits, gpu_re, known=known) \
+            or _asks_gpus(container.resources.requests, gpu_re, known=known):
         return True
     if container.resources.claims:
         return True
@@ -214,14 +293,48 @@ def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any
     # its own spelling of nvidia.com/gpu in NVIDIA Dynamo's services).
     if _asks_gpus(pod.operator_resources, gpu_re, also=("gpu",)):
         return True
-    annotations_re = setting_re(settings, "gpu-request-annotations")
-    return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
+    if serverless_gpu_instance(pod) is not None:
+        return True
+    return _share_annotation(pod, settings)
 
 
-def _asks_gpus(resources: Mapping[str, Any], gpu_re: Globs | None, also: tuple[str, ...] = ()) -> bool:
-    """Whether `resources` name a GPU resource (or one of `also`) with a positive or unknown quantity."""
+# A pod that runs in a serverless container instance of its own (Alibaba Cloud ECI, through
+# ACK's virtual node) asks for its instance type by annotation: a GPU type (ECS's GPU families
+# `ecs.gn6i-…`, `ecs.ebmgn7…`, `ecs.sgn…`, `ecs.vgn…`) gives it a whole GPU instance, where no
+# other pod runs and nothing is hidden from a scheduler (it requests GPUs; it is no GPU signal
+# of the rules about GPUs reached around the scheduler: the node's GPUs are all its own).
+_INSTANCE_SPECS_KEY_RE = re.compile(r"(?:^|/)eci-use-specs\Z")
+# (All of a comma-separated list of instance types, for the admission form too.)
+GPU_INSTANCE_TYPES = r"^(?i:\s*ecs\.(?:ebm|s|v)?gn\d[^,]*)(?:,(?i:\s*ecs\.(?:ebm|s|v)?gn\d[^,]*))*$"
+_GPU_INSTANCE_TYPE_RE = re.compile(r"ecs\.(?:ebm|s|v)?gn\d", re.IGNORECASE)
+
+
+def serverless_gpu_instance(pod: PodSpec) -> str | None:
+    """The GPU instance type a serverless pod asks for by annotation, or None."""
+    for key, value in pod.annotations.items():
+        if isinstance(value, str) and _INSTANCE_SPECS_KEY_RE.search(str(key)):
+            types = [t.strip() for t in value.split(",") if t.strip()]
+            if types and all(_GPU_INSTANCE_TYPE_RE.match(t) for t in types):
+                return types[0]
+    return None
+
+
+def _known_tuple(settings: Mapping[str, Any]) -> tuple[str, ...]:
+    gpu = settings.get("gpu-resources")
+    over = settings.get("overcommittable-resources")
+    return tuple(gpu if gpu is not None else DEFAULT_SETTINGS["gpu-resources"]) + \
+        tuple(over if over is not None else DEFAULT_SETTINGS["overcommittable-resources"])
+
+
+def _asks_gpus(resources: Mapping[str, Any], gpu_re: Globs | None, also: tuple[str, ...] = (),
+               known: tuple[str, ...] | None = None) -> bool:
+    """Whether `resources` name a GPU resource (or one of `also`, a DRA extended resource: a
+    device claim like any other, or, with `known`, a scheduler's own GPU resource) with a
+    positive or unknown quantity."""
     for name, quantity in resources.items():
-        if name in also or (gpu_re is not None and gpu_re.match(name) is not None):
+        if name in also or (gpu_re is not None and gpu_re.match(name) is not None) \
+                or dra_extended_class(name) is not None \
+                or known is not None and scheduler_gpu_resource(name, known):
             amount = parse_quantity(quantity)
             if amount is None or amount > 0:
                 return True
@@ -349,7 +462,8 @@ def nvidia_request(container: Container, pod: PodSpec, settings: Mapping[str, An
     """
     for section in (container.resources.limits, container.resources.requests):
         for name, quantity in section.items():
-            if is_gpu_resource(name, settings) and other_vendor_resource(name) is None:
+            if is_gpu_resource(name, settings) and other_vendor_resource(name) is None \
+                    or _dra_extended_nvidia(name):
                 amount = parse_quantity(quantity)
                 if amount is None or amount > 0:
                     return f"it requests {name}"
@@ -363,9 +477,12 @@ def nvidia_request(container: Container, pod: PodSpec, settings: Mapping[str, An
 def _claims_nvidia(container: Container, pod: PodSpec, index: ConfigIndex | None) -> bool:
     """Whether the container's DRA claims may be NVIDIA devices: true unless every claim
     resolves, through the scan, to device classes none of which is NVIDIA's (`*.nvidia.com`)."""
-    by_name = {entry.get("name"): entry for entry in pod.resource_claims if isinstance(entry, dict)}
+    # (Names are strings in any valid pod; a mangled one, a list, names nothing.)
+    by_name = {entry["name"]: entry for entry in pod.resource_claims
+               if isinstance(entry, dict) and isinstance(entry.get("name"), str)}
     for claim in container.resources.claims:
-        entry = by_name.get(claim.get("name")) if isinstance(claim, dict) else None
+        name = claim.get("name") if isinstance(claim, dict) else None
+        entry = by_name.get(name) if isinstance(name, str) else None
         classes = None
         if entry is not None and index is not None:
             for key, kind in (("resourceClaimTemplateName", "ResourceClaimTemplate"),
@@ -377,9 +494,24 @@ def _claims_nvidia(container: Container, pod: PodSpec, index: ConfigIndex | None
     return False
 
 
+# A GPU-sharing scheduler's request annotation, by its shape: a GPU quantity word and a request
+# word in the name (`tensor-fusion.ai/vram-request`, `…/tflops-limit`, `…/gpu-count`), as the
+# listed `gpu-fraction`, `gpu-memory` (KAI) and `hami.io/gpu-*` are spelled.
+SHARE_ANNOTATION_SHAPE = (r"(?i)(?:^|[/._-])(?:v?gpu|vram|tflops)[-_.]?"
+                          r"(?:request|limit|count|number|num|memory|mem|fraction|cores?|percentage)s?$")
+_SHARE_ANNOTATION_RE = re.compile(SHARE_ANNOTATION_SHAPE.replace("$", "\\Z"))
+
+
 def _share_annotation(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
+    """Whether the pod carries an annotation through which a GPU-sharing scheduler hands it GPUs:
+    one of the `gpu-request-annotations` setting, or one shaped like them."""
     annotations_re = setting_re(settings, "gpu-request-annotations")
-    return annotations_re is not None and any(annotations_re.match(str(key)) is not None for key in pod.annotations)
+    for key in pod.annotations:
+        if annotations_re is not None and annotations_re.match(str(key)) is not None:
+            return True
+        if _SHARE_ANNOTATION_RE.search(str(key)):
+            return True
+    return False
 
 
 NVIDIA_FIX = "request nvidia.com/gpu in resources.limits instead"
@@ -524,11 +656,11 @@ def _image_rule(entry: Any) -> ImageRule:
 
 @functools.lru_cache(maxsize=1)
 def _image_data() -> dict:
-    from importlib.resources import files
+    from gpulint.load.packaged import read_text
 
     from gpulint.load.yamlload import Document, load_documents
 
-    text = files("gpulint.knowledge").joinpath("data/gpu_images.yaml").read_text(encoding="utf-8")
+    text = read_text("gpulint.knowledge", "data/gpu_images.yaml")
     for doc in load_documents(text):
         if isinstance(doc, Document) and isinstance(doc.data, dict):
             return doc.data
@@ -542,15 +674,38 @@ def builtin_image_rules() -> tuple[ImageRule, ...]:
 
 @functools.lru_cache(maxsize=1)
 def ngc_mirror_names() -> dict[str, tuple[str, str]]:
-    """NGC repositories (under nvcr.io/nvidia/) recognisable when copied into another
-    registry: each name, and its flattened spelling (`ai-dynamo-vllm-runtime`), -> (name, source)."""
+    """Images recognisable when copied into another registry: NGC repositories (`repository`,
+    under nvcr.io/nvidia/) and other distinctive CUDA images (`image`, a whole reference):
+    each name, its last two components and its flattened spelling (`ai-dynamo-vllm-runtime`)
+    -> (the original image, source)."""
     names: dict[str, tuple[str, str]] = {}
     for entry in _image_data().get("ngc-mirrors", []):
-        if not isinstance(entry, dict) or not isinstance(entry.get("repository"), str):
+        if not isinstance(entry, dict) or not (isinstance(entry.get("repository"), str)
+                                               or isinstance(entry.get("image"), str)):
             raise RuntimeError(f"gpulint/knowledge/data/gpu_images.yaml: bad ngc-mirrors entry {entry!r}")
-        repository = entry["repository"]
-        names[repository] = names[repository.replace("/", "-")] = (repository, str(entry.get("source", "")))
+        source = str(entry.get("source", ""))
+        if isinstance(entry.get("repository"), str):
+            repository = entry["repository"]
+            original = f"nvcr.io/nvidia/{repository}"
+        else:
+            original = entry["image"]
+            repository = "/".join(original.split("/")[-2:])
+        names[repository] = names[repository.replace("/", "-")] = (original, source)
+        if "image" in entry:
+            names.setdefault(repository.rpartition("/")[2], (original, source))
     return names
+
+
+@functools.lru_cache(maxsize=1)
+def ngc_families() -> dict[str, str]:
+    """NGC image families built on the CUDA userland: path (or last component) under
+    nvcr.io/nvidia/ -> source."""
+    families: dict[str, str] = {}
+    for entry in _image_data().get("ngc-families", []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("repository"), str):
+            raise RuntimeError(f"gpulint/knowledge/data/gpu_images.yaml: bad ngc-families entry {entry!r}")
+        families[entry["repository"]] = str(entry.get("source", ""))
+    return families
 
 
 def image_visible_devices_default(image: str | None, settings: Mapping[str, Any]) -> ImageRule | None:
@@ -570,7 +725,7 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
     """image_visible_devices_default for one image: a scan meets the same few images again and again."""
     ref = parse_image(image)
     if ref is None:
-        return None
+        return placeholder_registry_rule(image)
     normalized = str(ref)
     for pattern in patterns:
         if fnmatch.fnmatchcase(normalized, pattern) or fnmatch.fnmatchcase(image.strip(), pattern):
@@ -581,37 +736,93 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
     return image_by_evidence(ref)
 
 
-# NGC namespaces whose images are built on NVIDIA's CUDA base images.
-_NGC_PREFIXES = ("nvidia/", "nim/")
-# "cuda" as a word of the repository or tag (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`),
-# or a CUDA version tag (`cu118`, `cu121`, `cu12`).
-_CUDA_WORD_RE = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cu1\d{1,2})(?:$|[^a-z])", re.IGNORECASE)
+# The NGC framework release tag (`24.01-py3`, `24.05-py3-sdk`, `23.10-tf2-py3`,
+# `24.05-trtllm-python-py3`): only NGC's CUDA framework images are released so.
+NGC_RELEASE_TAG = r"\d{2}\.\d{2}(?:\.\d+)?-(?:[a-z0-9]+-)*py3(?:-[a-z0-9]+)*"
+_NGC_RELEASE_TAG_RE = re.compile(NGC_RELEASE_TAG + r"\Z")
+# "cuda" (or cuDNN, which only CUDA images carry) as a word of the repository or tag
+# (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`, `12.4.1-cudnn-runtime-ubuntu22.04`), or a
+# CUDA version tag (`cu118`, `cu121`, `cu12`).
+CUDA_WORDS = r"cuda|cudnn|cu1\d{1,2}"
+_CUDA_WORD_RE = re.compile(rf"(?:^|[^a-z0-9])(?:{CUDA_WORDS})(?:$|[^a-z])", re.IGNORECASE)
 # "gpu" as a word of the repository's name or tag (`mindspore-gpu`, `2.13.0-gpu`,
 # `:gpu`): how frameworks name their CUDA builds; not in another vendor's image,
 # nor in a name that says the image is a cluster component about GPUs
 # (`gpu-operator`, `kubevirt-gpu-device-plugin`, `nvidia_gpu_exporter`), which
 # need not be built on CUDA at all.
-_GPU_WORD_RE = re.compile(r"(?:^|[^a-z0-9])gpus?(?:$|[^a-z])", re.IGNORECASE)
-_COMPONENT_WORD_RE = re.compile(
-    r"(?:^|[^a-z])(?:operator|plugin|exporter|scheduler|extender|controller|manager|discovery|monitor|"
-    r"label+er|validator|webhook|admission|driver|installer|toolkit|agent|feature)s?(?:$|[^a-z])",
-    re.IGNORECASE)
+GPU_WORDS = "gpus?"
+_GPU_WORD_RE = re.compile(rf"(?:^|[^a-z0-9]){GPU_WORDS}(?:$|[^a-z])", re.IGNORECASE)
+COMPONENT_WORDS = ("operator|plugin|exporter|scheduler|extender|controller|manager|discovery|monitor|"
+                   "label+er|validator|webhook|admission|driver|installer|toolkit|agent|feature")
+_COMPONENT_WORD_RE = re.compile(rf"(?:^|[^a-z])(?:{COMPONENT_WORDS})s?(?:$|[^a-z])", re.IGNORECASE)
+
+
+_CPU_WORD_RE = re.compile(r"(?:^|[^a-z])cpu(?:$|[^a-z])", re.IGNORECASE)
+
+
+def _mirror_rule(ref: ImageRef) -> ImageRule | None:
+    """The rule of a copy of a listed CUDA image in another registry (same name), or None; a
+    CPU build (`-cpu` tag) of the same name is none."""
+    mirrors = ngc_mirror_names()
+    name = ref.repository.rpartition("/")[2]
+    two = "/".join(ref.repository.split("/")[-2:])
+    mirrored = next((n for n in (two, name) if n in mirrors), None)
+    if mirrored is None or _CPU_WORD_RE.search(ref.tag or ""):
+        return None
+    original, source = mirrors[mirrored]
+    if ref.name == original:
+        return ImageRule(ref.name, "all", source)
+    return ImageRule(ref.name, "all", f"a copy of the image {original} ({source})")
+
+
+# An image whose registry (and tag) a script fills in (`$ECR_REGISTRY/ray-llm:$TAG`,
+# `${REGISTRY}/sglang:v1`): its repository path is still written out.
+_PLACEHOLDER_REGISTRY_RE = re.compile(
+    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/(?P<path>[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*)"
+    r"(?::(?P<tag>[\w.-]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?))?\Z")
+
+
+def placeholder_registry_rule(image: str) -> ImageRule | None:
+    """For an image whose registry is a variable, the rule its written repository name gives
+    (a copy of a listed CUDA image), or None."""
+    match = _PLACEHOLDER_REGISTRY_RE.match(image.strip())
+    if match is None:
+        return None
+    tag = match.group("tag")
+    ref = ImageRef("(a registry a script fills in)", match.group("path"),
+                   tag if tag and "$" not in tag else None, None)
+    if image_vendor(ref.repository, ref.tag) is not None:
+        return None
+    return _mirror_rule(ref)
 
 
 def image_by_evidence(ref: ImageRef) -> ImageRule | None:
-    """Whether an image is a CUDA image by what its reference says, without a list.
+    """Whether an image is a CUDA image by what its reference says.
 
-    NGC images (`nvcr.io/nvidia/...`, `nvcr.io/nim/...`), copies of NGC images in
-    another registry (same repository name, or its path joined with `-`), and
-    images whose repository name or tag says CUDA or, unless it names another
-    vendor's stack (ROCm, oneAPI, Neuron...), GPU, are built on `nvidia/cuda`,
-    whose ENV sets NVIDIA_VISIBLE_DEVICES=all. Exceptions (images that set
-    `void`) come first in data/gpu_images.yaml.
+    NGC images of a CUDA family (data/gpu_images.yaml `ngc-families`) or with an
+    NGC framework release tag, NIM microservices (`nvcr.io/nim/...`), copies of
+    NVIDIA product images in another registry (same repository name, or its path
+    joined with `-`), and images whose repository name or
+    tag says CUDA or, unless it names another vendor's stack (ROCm, oneAPI,
+    Neuron...), GPU, are built on `nvidia/cuda`, whose ENV sets
+    NVIDIA_VISIBLE_DEVICES=all. The `nvcr.io/nvidia/` prefix alone is not:
+    NGC also hosts operators, distroless and Kubernetes component images.
+    Exceptions (images that set `void`) come first in data/gpu_images.yaml.
     """
-    if ref.registry == "nvcr.io" and ref.repository.startswith(_NGC_PREFIXES):
-        return ImageRule(f"nvcr.io/{ref.repository.split('/', 1)[0]}/*", "all",
-                         "NGC images are built on NVIDIA CUDA base images and set it (NVIDIA/k8s-device-plugin#203; "
-                         "e.g. k8s-device-plugin, dcgm-exporter Dockerfiles: ENV NVIDIA_VISIBLE_DEVICES=all)")
+    if ref.registry == "nvcr.io":
+        org, _, path = ref.repository.partition("/")
+        if org == "nim":
+            # The NIM org holds only NVIDIA Inference Microservices: CUDA inference servers.
+            return ImageRule("nvcr.io/nim/*", "all", "NGC NIM microservices are built on NVIDIA CUDA "
+                                                     "images (ENV NVIDIA_VISIBLE_DEVICES=all)")
+        if org == "nvidia":
+            families = ngc_families()
+            family = path if path in families else path.rpartition("/")[2]
+            if family in families:
+                return ImageRule(f"nvcr.io/nvidia/{path}", "all", families[family])
+            if _NGC_RELEASE_TAG_RE.match(ref.tag or ""):
+                return ImageRule(ref.name, "all", f"tag {ref.tag} is an NGC framework release, built on "
+                                                  "the NGC CUDA base (ENV NVIDIA_VISIBLE_DEVICES=all)")
     name = ref.repository.rpartition("/")[2]
     tag = ref.tag or ""
     if _CUDA_WORD_RE.search(name) or _CUDA_WORD_RE.search(tag):
@@ -619,12 +830,9 @@ def image_by_evidence(ref: ImageRef) -> ImageRule | None:
                                           "nvidia/cuda (ENV NVIDIA_VISIBLE_DEVICES=all)")
     if image_vendor(ref.repository, ref.tag) is not None:
         return None
-    mirrors = ngc_mirror_names()
-    two = "/".join(ref.repository.split("/")[-2:])
-    mirrored = next((n for n in (two, name) if n in mirrors), None)
+    mirrored = _mirror_rule(ref)
     if mirrored is not None:
-        original, source = mirrors[mirrored]
-        return ImageRule(ref.name, "all", f"a copy of the NGC image nvcr.io/nvidia/{original} ({source})")
+        return mirrored
     if (_GPU_WORD_RE.search(name) or _GPU_WORD_RE.search(tag)) and not _COMPONENT_WORD_RE.search(name):
         return ImageRule(ref.name, "all", "its repository or tag says GPU, as frameworks name their CUDA "
                                           "builds (built on nvidia/cuda: ENV NVIDIA_VISIBLE_DEVICES=all)")

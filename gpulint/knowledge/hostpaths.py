@@ -37,24 +37,72 @@ def _run_form(path: str) -> str:
 
 # --- GPU devices and the NVIDIA driver on the node -----------------------------
 
-# (test, description) in order; the first match describes the path.
-# Other vendors' device nodes (/dev/dri, /dev/kfd, /dev/vfio, /dev/accel, /dev/neuron*)
-# are not here: they reach no NVIDIA GPU (gpulint.knowledge.vendors).
+# Whole-node device trees; other vendors' device nodes (/dev/dri, /dev/kfd, /dev/vfio,
+# /dev/accel, /dev/neuron*) are not here: they reach no NVIDIA GPU (gpulint.knowledge.vendors).
 _DEVICE_DIRS = (
     ("/dev/char", "the node's character devices, GPUs included"),
-    ("/usr/local/nvidia", "the node's NVIDIA driver"),
-    ("/run/nvidia/driver", "the node's NVIDIA driver"),
-    ("/opt/nvidia", "the node's NVIDIA driver"),   # the install prefix of CoreOS/Flatcar driver installers
 )
+
+# NVIDIA driver and toolkit trees are recognised by the names NVIDIA's installers give
+# their directories, wherever a node keeps them (/usr/local/nvidia, /opt/nvidia, GKE's
+# /home/kubernetes/bin/nvidia, nvidia-docker 1.0's /var/lib/nvidia-docker/volumes/
+# nvidia_driver/<version>, Ubuntu's /usr/lib/nvidia-<version>, a copy under
+# /usr/local/nvidia-docker/...), not by a list of prefixes. A directory component is
+#  - a tree by its own name: `nvidia` joined by `-`/`_` to a driver version
+#    (`nvidia-535`) or to a word only NVIDIA's driver and toolkit packages use
+#    (`nvidia_driver`, `nvidia-docker`, `nvidia-container-toolkit`);
+#  - a bare `nvidia` directory when it is a software tree: right below a software
+#    prefix (/usr, /usr/local, /opt, a `lib*`, multiarch `*-linux-gnu` or `bin` directory,
+#    /var/lib, /run) or
+#    holding one (`.../nvidia/lib64`, `.../nvidia/bin`, `.../nvidia/driver`).
+# A name that merely contains the word (`/data/nvidia-models`, `/data/nvidia/datasets`)
+# is data, not a tree.
+_TREE_NAME_RE = re.compile(
+    r"nvidia[-_](?:\d+(?:\.\d+)*|drivers?|docker|container(?:[-_](?:toolkit|runtime))?|toolkit|current|legacy)\Z",
+    re.IGNORECASE)
+_SOFTWARE_PARENTS = frozenset({"usr", "local", "opt", "bin", "sbin", "lib", "lib32", "lib64", "libx32"})
+_SOFTWARE_CHILD_RE = re.compile(r"(?:lib(?:32|64|x32)?|bin|sbin|drivers?|toolkit|current|\d+(?:\.\d+)*)\Z")
+# Node areas that hold no software trees, whatever their components are called: kernel
+# views, logs, the kubelet's state (device-plugin sockets), configuration.
+_NOT_TREES = ("/proc", "/sys", "/var/log", "/var/lib/kubelet", "/etc", "/lib/modules", "/usr/lib/modules",
+              "/lib/firmware", "/usr/lib/firmware", "/dev")
+# Driver files, wherever they sit: libnvidia-ml.so.1, libcuda.so.1, nvidia-smi.
+_DRIVER_FILE_RE = re.compile(r"libnvidia-.+|libcuda\.so(?:\..*)?|nvidia-smi\Z")
+
+
+def nvidia_tree(path: str) -> str | None:
+    """The component of normalised `path` that makes it (or an ancestor) an NVIDIA driver or
+    toolkit tree of the node, or None."""
+    if any(is_within(path, area) for area in _NOT_TREES):
+        return None
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] == ["run"]:
+        # /run holds daemons' state: /run/nvidia is the GPU Operator's driver root only as a
+        # whole or below `driver` (not validations/, mps/, toolkit/ pid files).
+        return "nvidia" if parts[1:2] == ["nvidia"] and parts[2:3] in ([], ["driver"]) else None
+    found: list[str] = []
+    for i, part in enumerate(parts):
+        if _TREE_NAME_RE.match(part):
+            found.append(part)
+        elif part.lower() == "nvidia":
+            parent = parts[i - 1].lower() if i else ""
+            child = parts[i + 1] if i + 1 < len(parts) else ""
+            if parent in _SOFTWARE_PARENTS or parent.endswith("-linux-gnu") or parts[:i] == ["var", "lib"] \
+                    or _SOFTWARE_CHILD_RE.match(child):
+                found.append(part)
+    # The most telling component: the driver inside an nvidia-docker volume tree.
+    return next((part for part in found if "driver" in part.lower()), found[0] if found else None)
 
 
 def gpu_host_access(path: str) -> str | None:
     """What a hostPath of `path` exposes of the node's GPUs, or None.
 
     Only the NVIDIA GPU devices, the whole `/dev` (and `/dev/char`), the host
-    root and NVIDIA driver paths count; other vendors' device nodes do not. Generic host directories that may hold NVIDIA files (`/usr`,
-    `/lib`, `/var`), the device-plugin and pod-resources sockets, `/var/run/cdi`,
-    `/run/nvidia/validations`, `/run/nvidia/mps`, `/sys` and `/proc` do not.
+    root, NVIDIA driver and toolkit trees (by structure: `nvidia_tree`) and driver
+    files count; other vendors' device nodes do not. Generic host directories that
+    may hold NVIDIA files (`/usr`, `/lib`, `/var`), the device-plugin and
+    pod-resources sockets, `/var/run/cdi`, `/run/nvidia/validations`,
+    `/run/nvidia/mps`, `/sys` and `/proc` do not.
     """
     path = _run_form(normalize(path))
     if path == "/":
@@ -68,12 +116,16 @@ def gpu_host_access(path: str) -> str | None:
             return description
     if path == "/run/nvidia":
         return "the NVIDIA driver root the GPU Operator publishes on the node"
-    if path.startswith("/home/kubernetes/bin/nvidia"):
-        return "the node's NVIDIA driver"
-    name = posixpath.basename(path)
-    if "libnvidia-" in name or name == "nvidia-smi":
+    if not any(is_within(path, area) for area in ("/proc", "/sys")) \
+            and _DRIVER_FILE_RE.match(posixpath.basename(path)):
         return "a file of the node's NVIDIA driver"
-    return None
+    tree = nvidia_tree(path)
+    if tree is None:
+        return None
+    word = tree[len("nvidia") + 1:].lower()
+    if not word or "driver" in word or word[0].isdigit() or word in ("current", "legacy"):
+        return "the node's NVIDIA driver"
+    return f"the node's {tree} tree (NVIDIA driver or toolkit files)"
 
 
 # Path components that only NVIDIA device nodes and driver files have:
@@ -105,25 +157,36 @@ _RUNTIME_SOCKETS = {
     "/run/dockershim.sock": "dockershim",
     "/run/cri-dockerd.sock": "cri-dockerd",
 }
-# Runtime state directories: below them are the runtime's sockets and its containers.
-_RUNTIME_DIRS = {
+# Runtime directories under /run hold the runtime's sockets (its API, its shims',
+# plugins'), which a read-only mount still lets a process connect to.
+_RUNTIME_RUN_DIRS = {
     "/run/docker": "Docker",
     "/run/containerd": "containerd",
     "/run/k3s/containerd": "k3s containerd",
     "/run/podman": "Podman",
     "/run/crio": "CRI-O",
+}
+# Runtime state on disk (images, snapshots, container configs): a container that can write
+# it can change what the runtime starts; reading it starts nothing (cAdvisor mounts
+# /var/lib/docker read-only).
+_RUNTIME_STATE_DIRS = {
     "/var/lib/docker": "Docker",
     "/var/lib/containerd": "containerd",
 }
+# Container log trees inside the runtime state: what log shippers (Fluent Bit, Promtail,
+# Filebeat) read. They hold log files and per-container metadata, no socket, nothing the
+# running daemon acts on.
+_RUNTIME_LOG_DIRS = ("/var/lib/docker/containers",)
 _ROOTLESS_RE = re.compile(r"/run/user/[^/]+/(?:docker\.sock|podman(?:/podman\.sock)?)\Z")
 
 
-def container_runtime_access(path: str) -> str | None:
+def container_runtime_access(path: str, writable: bool = True) -> str | None:
     """Which node container runtime a hostPath of `path` exposes, or None.
 
     The socket itself, a directory holding it (`/run`, `/var/run`,
-    `/run/containerd`), or a runtime's state directory. The host root `/` is
-    left to the host-access check.
+    `/run/containerd`) whatever the mount's `readOnly`, or a runtime's state
+    directory when a container can write it (`writable`); never its container log
+    files. The host root `/` is left to the host-access check.
     """
     path = _run_form(normalize(path))
     if path == "/" or not path.startswith("/"):
@@ -133,12 +196,24 @@ def container_runtime_access(path: str) -> str | None:
             return f"the {runtime} socket"
         if is_within(socket, path):
             return f"the {runtime} socket (under {path})"
-    for directory, runtime in _RUNTIME_DIRS.items():
+    for directory, runtime in _RUNTIME_RUN_DIRS.items():
         if is_within(path, directory):
             return f"the {runtime} runtime state"
+    if any(is_within(path, directory) for directory in _RUNTIME_LOG_DIRS):
+        return None
+    for directory, runtime in _RUNTIME_STATE_DIRS.items():
+        if is_within(path, directory) and writable:
+            return f"the {runtime} runtime state, writable"
     if _ROOTLESS_RE.match(path):
         return "a rootless container engine socket"
     return None
+
+
+def is_driver_tree(path: str) -> bool:
+    """Whether normalised `path` is an NVIDIA driver or toolkit tree a driver installer writes
+    (the GPU Operator's /run/nvidia driver root, or `nvidia_tree`)."""
+    path = _run_form(path)
+    return path == "/run/nvidia" or nvidia_tree(path) is not None
 
 
 # --- volumes and mounts ----------------------------------------------------------
@@ -189,3 +264,13 @@ def node_path_of(pod: PodSpec, container: Container, container_path: str) -> str
         return None
     rest = path[len(best[0]):] if best[0] != "/" else path
     return normalize(best[1] + "/" + rest)
+
+
+# The tables above, for their admission form (knowledge/celforms.py).
+DEVICE_DIRS = tuple(directory for directory, _what in _DEVICE_DIRS)
+RUNTIME_SOCKETS = tuple(_RUNTIME_SOCKETS)
+RUNTIME_RUN_DIRS = tuple(_RUNTIME_RUN_DIRS)
+RUNTIME_STATE_DIRS = tuple(_RUNTIME_STATE_DIRS)
+RUNTIME_LOG_DIRS = _RUNTIME_LOG_DIRS
+NOT_TREES = _NOT_TREES
+SOFTWARE_PARENTS = tuple(sorted(_SOFTWARE_PARENTS))

@@ -13,7 +13,15 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from gpulint.knowledge.gpu import DEFAULT_SETTINGS, Globs, globs_re, is_glob
+from gpulint.knowledge.gpu import (
+    DEFAULT_SETTINGS,
+    Globs,
+    dra_extended_class,
+    edit_distance,
+    globs_re,
+    is_glob,
+    scheduler_gpu_resource,
+)
 from gpulint.knowledge.vendors import other_vendor_resource
 
 if TYPE_CHECKING:
@@ -75,7 +83,8 @@ class ResourceNames:
         found = self._known.get(name)
         if found is None:
             found = _remember(self._known, name, self.is_gpu(name) or self.is_overcommittable(name)
-                              or other_vendor_resource(name) is not None)
+                              or other_vendor_resource(name) is not None or dra_extended_class(name) is not None
+                              or scheduler_gpu_resource(name, self.gpu + self.overcommittable))
         return found
 
     def is_unknown_gpu_like(self, name: str) -> bool:
@@ -222,24 +231,6 @@ def _repaired_globs(lower: str, names: ResourceNames) -> tuple[str, ...]:
         if rest and common >= max(len(prefix) - 2, len(prefix) // 2):
             out.append(prefix + rest)
     return tuple(out)
-
-
-def edit_distance(a: str, b: str) -> int:
-    """Optimal string alignment distance: insertions, deletions, substitutions and
-    transpositions of adjacent characters (`gup` -> `gpu` is one edit)."""
-    if a == b:
-        return 0
-    previous2: list[int] = []
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        current = [i] + [0] * len(b)
-        for j, cb in enumerate(b, start=1):
-            cost = 0 if ca == cb else 1
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                current[j] = min(current[j], previous2[j - 2] + 1)
-        previous2, previous = previous, current
-    return previous[len(b)]
 
 
 # --- values the sharing schedulers accept ------------------------------------

@@ -93,7 +93,7 @@ _OTHER_VALUE_RE = re.compile(r"amd|radeon|instinct|mi\d{2,3}|intel|gaudi|neuron|
 # Words in an image's repository path or tag naming another vendor's accelerator
 # software stack (ROCm is AMD's, oneAPI/XPU Intel's, Neuron AWS's...): an image
 # saying one belongs to that vendor, and its `gpu` word is never CUDA evidence.
-_OTHER_IMAGE_WORDS: tuple[tuple[str, str], ...] = (
+OTHER_IMAGE_WORDS: tuple[tuple[str, str], ...] = (
     (r"rocm|amd|amdgpu|radeon|instinct", "AMD"),
     (r"intel|oneapi|xpu|habana|gaudi", "Intel"),    # Habana Gaudi is Intel's
     (r"neuron|inferentia|trainium", "AWS Neuron"),
@@ -101,7 +101,7 @@ _OTHER_IMAGE_WORDS: tuple[tuple[str, str], ...] = (
     (r"ascend|cann", "Huawei Ascend"),
 )
 _OTHER_IMAGE_RE = re.compile(
-    "|".join(rf"(?P<v{i}>(?:^|[^a-z0-9])(?:{words})(?:$|[^a-z]))" for i, (words, _) in enumerate(_OTHER_IMAGE_WORDS)),
+    "|".join(rf"(?P<v{i}>(?:^|[^a-z0-9])(?:{words})(?:$|[^a-z]))" for i, (words, _) in enumerate(OTHER_IMAGE_WORDS)),
     re.IGNORECASE,
 )
 
@@ -114,7 +114,7 @@ def image_vendor(repository: str, tag: str | None) -> str | None:
         for part in text.split("/"):
             match = _OTHER_IMAGE_RE.search(part)
             if match is not None:
-                return _OTHER_IMAGE_WORDS[int(match.lastgroup[1:])][1]   # type: ignore[index]
+                return OTHER_IMAGE_WORDS[int(match.lastgroup[1:])][1]   # type: ignore[index]
     return None
 
 

@@ -39,6 +39,9 @@ class Limits:
 
     max_depth: int = 500
     max_expanded_nodes: int = 1_000_000
+    # Bytes of the largest file read (stdin aside): a larger one is reported and never opened. A
+    # file with no line breaks is held whole while parsed (about 7 times its size in memory).
+    max_file_size: int | None = 256 << 20
 
 
 DEFAULT_LIMITS = Limits()

@@ -65,6 +65,8 @@ class ConfigIndex:
     def __init__(self) -> None:
         self._items: dict[tuple[str, str, str], ConfigSource] = {}
         self._claims: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        # KEP-5004: extended resource name -> the DeviceClass that declares it.
+        self._extended: dict[str, str] = {}
         # The same sources by (kind, name), then namespace: a lookup that misses its exact
         # key finds its only candidate in constant time instead of scanning every source.
         self._by_name: dict[tuple[str, str], dict[str, ConfigSource]] = {}
@@ -78,9 +80,12 @@ class ConfigIndex:
         if source is not None:
             self.add_source(source)
 
-    def add_source(self, source: "ConfigSource | ClaimSource") -> None:
+    def add_source(self, source: "ConfigSource | ClaimSource | ExtendedResourceSource") -> None:
         """Index a source made by `source_of` (a later one of the same key replaces an earlier one)."""
         namespace = source.ref.namespace or ""
+        if isinstance(source, ExtendedResourceSource):
+            self._extended[source.name] = source.ref.name
+            return
         if isinstance(source, ClaimSource):
             self._claims[(source.ref.kind, namespace, source.ref.name)] = source.classes
             return
@@ -107,6 +112,11 @@ class ConfigIndex:
 
     def __iter__(self) -> Iterator[ConfigSource]:
         return iter(self._items.values())
+
+    def extended_resource_class(self, name: str) -> str | None:
+        """The DeviceClass of the scan whose `extendedResourceName` is `name` (KEP-5004: a pod
+        requesting it gets a DRA claim for that class), or None."""
+        return self._extended.get(name)
 
     def claim_classes(self, kind: str, namespace: str | None, name: str) -> tuple[str, ...] | None:
         """Device class names a ResourceClaim(Template) of the scan requests; None when it is not in the scan."""
@@ -150,12 +160,24 @@ class ClaimSource:
     classes: tuple[str, ...]
 
 
-def source_of(obj: KubeObject) -> "ConfigSource | ClaimSource | None":
-    """What the index keeps of `obj`: None unless it is a v1 ConfigMap or Secret, or a DRA
-    claim. Made as each object is read, so that a large stream's index pass holds no
-    object's data for long."""
+@dataclass(frozen=True)
+class ExtendedResourceSource:
+    """What the index keeps of a DRA DeviceClass that declares an extended resource name (KEP-5004)."""
+
+    ref: ObjectRef
+    name: str
+
+
+def source_of(obj: KubeObject) -> "ConfigSource | ClaimSource | ExtendedResourceSource | None":
+    """What the index keeps of `obj`: None unless it is a v1 ConfigMap or Secret, a DRA claim,
+    or a DeviceClass declaring an extended resource name. Made as each object is read, so
+    that a large stream's index pass holds no object's data for long."""
     if obj.ref.kind in _CLAIM_KINDS and obj.ref.api_version.startswith("resource.k8s.io/"):
         return ClaimSource(obj.ref, _device_classes(obj))
+    if obj.ref.kind == "DeviceClass" and obj.ref.api_version.startswith("resource.k8s.io/"):
+        spec = obj.data.get("spec")
+        name = spec.get("extendedResourceName") if isinstance(spec, dict) else None
+        return ExtendedResourceSource(obj.ref, name) if isinstance(name, str) and name else None
     kind = {"ConfigMap": "configMap", "Secret": "secret"}.get(obj.ref.kind)
     if kind is None or obj.ref.api_version != "v1":
         return None

@@ -45,6 +45,10 @@ class KubeObject:
     ref: ObjectRef
     template: str | None   # Helm `# Source:` path, when rendered by Helm
     origin: dict | None    # parsed Kustomize origin annotation, when present
+    # For a pod-spec patch parsed from a string (gpulint.model.podpatch): the object holding
+    # the string, the string's document path there, and whether the patch's positions are the
+    # file's own (a literal block, a one-line string without escapes).
+    patch_of: "tuple[KubeObject, tuple, bool] | None" = None
 
     def path(self, *items: Any) -> tuple:
         """Document path of a path inside this object."""

@@ -4,22 +4,36 @@ Built-in kinds have fixed paths. Every other kind (CRDs: Ray, Kubeflow, JobSet,
 LeaderWorkerSet, Volcano, Knative, Argo Rollouts, OpenKruise, Tekton...) is
 searched by shape: any mapping with a `containers` list is a pod spec, and any
 other mapping with an `image` string and a container key (`command`, `env`,
-`resources`, `securityContext`, `script`...) is a container wherever it sits
+`resources`, `securityContext`, `script`...), or under a key that names it a
+container (`mainContainer`), is a container wherever it sits
 (`runner:`, `worker:`, `steps[]`, `sidecars[]`, `stepTemplate`). Such a loose
 container gets its pod-level fields (volumes, hostPID, node selection) from the
 nearest enclosing mapping that has any, else from the mapping holding it. Two
 CRD families keep containers elsewhere and are handled by name: Argo Workflows
 templates (`container`, `script`, `containerSet`) and KServe components
 (`predictor.model` and the framework shorthands).
+
+Containers also live in strings: a strategic-merge patch of the pod (Argo
+`podSpecPatch` on a workflow or a template, any key spelled so) is parsed
+(gpulint.model.podpatch) and its pod spec checked with positions inside the
+string; its containers merge by name with the pods they patch (a patch container
+runs its base container's image, and a base container gets the patch's
+resources). A custom-resource component with a container's keys but no `image`
+of its own (`env`, `command`...) runs the resource's top-level image
+(`spec.image`), and is a container too.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
+import dataclasses
+import functools
+
 from gpulint.model.nodes import is_node, node_view
 from gpulint.model.objects import KubeObject
-from gpulint.model.workload import PodSpec, Problems, Workload, at_path as _at, build_pod_spec
+from gpulint.model.podpatch import patch_object
+from gpulint.model.workload import Container, PodSpec, Problems, Resources, Workload, at_path as _at, build_pod_spec
 
 KNOWN_KINDS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),
@@ -49,6 +63,10 @@ _NO_PODS = frozenset({
 
 _ARGO_KINDS = frozenset({"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"})
 _KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
+# A serving runtime is a template: KServe merges the selecting InferenceService's model spec
+# (its resources among them) into the runtime's container of this name.
+_KSERVE_RUNTIMES = frozenset({"ServingRuntime", "ClusterServingRuntime"})
+_KSERVE_CONTAINER = "kserve-container"
 _KSERVE_FRAMEWORKS = ("model", "tensorflow", "pytorch", "sklearn", "xgboost", "onnx", "triton",
                       "huggingface", "lightgbm", "pmml", "paddle", "alibi", "art", "aix")
 _SKIP_KEYS = frozenset({"metadata", "status", "apiVersion", "kind"})
@@ -74,6 +92,8 @@ def workload_of(obj: KubeObject) -> Workload | None:
         node = node_view(obj, problems)
         return Workload(obj, [], list(problems), node=node)
     pods = list(_pod_specs(obj, problems))
+    if pods and not (kind in KNOWN_KINDS and obj.ref.api_version in _CORE_GROUPS) and _may_patch(obj):
+        pods += _patched_pods(obj, pods)
     if not pods and not problems:
         return None
     return Workload(obj, pods, list(problems))
@@ -97,23 +117,34 @@ def _pod_specs(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
         return
     kserve = obj.ref.api_version.startswith("serving.kserve.io/")
     loose: list[tuple] = []
-    for rel in _find_container_holders(obj.data, (), None, (), None if kserve else loose):
+    top_image = None if kserve else _top_image(obj)
+    runtime = kserve and kind in _KSERVE_RUNTIMES
+    for rel in _find_container_holders(obj.data, (), None, (), None if kserve else loose, top_image is not None):
         extra = _kserve_extras(obj, rel) if kserve else None
         pod = build_pod_spec(obj, rel, _label(rel), problems, extra_containers=extra)
         if pod is not None:
+            if runtime:
+                for container in pod.containers:
+                    if container.name == _KSERVE_CONTAINER:
+                        container.resources_from = "the InferenceService that selects this serving runtime"
             yield _with_operator_resources(obj, rel, pod)
     if kserve:
         yield from _kserve_shorthand(obj, problems)
+        return
     for pod, rels in _loose_pods(obj, loose, problems):
         for rel in rels:   # the first container whose component declares resources
             if _with_operator_resources(obj, rel, pod).operator_resources_path is not None:
                 break
+        if top_image is not None:
+            for container in pod.containers:
+                if container.image is None:   # a component running the resource's image
+                    container.image, container.image_at = top_image
         yield pod
 
 
 # Keys under which a custom resource declares the resources of a component its
 # operator builds pods for (NVIDIA Dynamo `services.<name>.resources`, Kubeflow
-# Trainer `trainer.resourcesPerNode`).
+# Trainer `trainer.resourcesPerNode`; and the Spark operator's `gpu: {name, quantity}`).
 _OPERATOR_RESOURCE_KEYS = ("resources", "resourcesPerNode")
 
 
@@ -144,30 +175,41 @@ def _with_operator_resources(obj: KubeObject, rel: tuple, pod: PodSpec) -> PodSp
                 pod.operator_resources = merged
                 pod.operator_resources_path = where + (key,)
                 return pod
+        # The Spark operator's spelling: `gpu: {name: nvidia.com/gpu, quantity: 1}` on the driver
+        # or executor it builds a pod for.
+        gpu = holder.get("gpu")
+        if isinstance(gpu, dict) and isinstance(gpu.get("name"), str) and "quantity" in gpu:
+            pod.operator_resources = {gpu["name"]: gpu["quantity"]}
+            pod.operator_resources_path = where + ("gpu",)
+            return pod
     return pod
 
 
 def _loose_pods(obj: KubeObject, loose: list[tuple], problems: Problems) -> Iterator[tuple[PodSpec, list[tuple]]]:
     """Pod specs of the loose containers, grouped by the mapping that gives their pod-level
-    fields, each with the paths of its containers."""
+    fields, each with the paths of its containers. A component declaring the GPUs its
+    operator requests for it (`gpu: {name, quantity}`) is a pod of its own: the Spark
+    operator builds one for the driver and one per executor."""
     groups: dict[tuple, list[tuple[tuple, dict, str, str]]] = {}
     rels: dict[tuple, list[tuple]] = {}
     for rel, pod_rel in loose:
-        rels.setdefault(pod_rel, []).append(rel)
+        own = rel if isinstance(_at(obj.data, rel), dict) and isinstance(_at(obj.data, rel).get("gpu"), dict) else None
+        key = (pod_rel, own)
+        rels.setdefault(key, []).append(rel)
         parent = rel[:-1]
         if len(parent) == len(pod_rel) + 1 and parent[:-1] == pod_rel and parent[-1] in _POD_LISTS:
-            groups.setdefault(pod_rel, [])  # `sidecars`/`initContainers`: build_pod_spec reads the list
+            groups.setdefault(key, [])  # `sidecars`/`initContainers`: build_pod_spec reads the list
             continue
         name = next((item for item in reversed(rel) if isinstance(item, str)), "")
-        groups.setdefault(pod_rel, []).append((obj.path(*rel), _at(obj.data, rel), "", name))
-    for pod_rel, extra in groups.items():
+        groups.setdefault(key, []).append((obj.path(*rel), _at(obj.data, rel), "", name))
+    for (pod_rel, _own), extra in groups.items():
         pod = build_pod_spec(obj, pod_rel, _label(pod_rel), problems, extra_containers=extra)
         if pod is not None:
-            yield pod, rels[pod_rel]
+            yield pod, rels[(pod_rel, _own)]
 
 
 def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder: tuple,
-                            loose: list[tuple] | None) -> Iterator[tuple]:
+                            loose: list[tuple] | None, inherit: bool = False) -> Iterator[tuple]:
     """Paths of mappings that have a `containers` list, outermost first.
 
     When `loose` is a list, containers found by shape outside such mappings are
@@ -179,7 +221,8 @@ def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder
         if isinstance(data.get("containers"), list) or isinstance(data.get("initContainers"), list):
             yield rel
             return
-        if loose is not None and rel and is_container_shaped(data):
+        if loose is not None and rel and (is_container_shaped(data) or _named_container(rel[-1], data)
+                                          or inherit and _runs_top_image(data)):
             loose.append((rel, pod_rel if pod_rel is not None else holder))
             return
         if rel and not POD_KEYS.isdisjoint(data):
@@ -188,16 +231,47 @@ def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder
             if key in _SKIP_KEYS and not rel:
                 continue
             if isinstance(value, (dict, list)):
-                yield from _find_container_holders(value, rel + (key,), pod_rel, rel, loose)
+                yield from _find_container_holders(value, rel + (key,), pod_rel, rel, loose, inherit)
     elif isinstance(data, list):
         for i, value in enumerate(data):
             if isinstance(value, (dict, list)):
-                yield from _find_container_holders(value, rel + (i,), pod_rel, holder, loose)
+                yield from _find_container_holders(value, rel + (i,), pod_rel, holder, loose, inherit)
 
 
 def is_container_shaped(data: dict) -> bool:
     """A mapping with an `image` string and a container key is a container, wherever it sits."""
     return isinstance(data.get("image"), str) and not CONTAINER_KEYS.isdisjoint(data)
+
+
+def _named_container(key: Any, data: dict) -> bool:
+    """A mapping with an `image` string under a key that names it a container (`mainContainer`
+    of a Dynamo service's `extraPodSpec`, `container`), even with no other container key."""
+    return isinstance(key, str) and key.lower().endswith("container") and isinstance(data.get("image"), str)
+
+
+def _runs_top_image(data: dict) -> bool:
+    """A component without an image string of its own that has what only a container has: an
+    `env` list of variables, or a `command`/`args` list (its operator runs the resource's image)."""
+    if "image" in data:
+        return False   # its own image, whatever its spelling
+    env = data.get("env")
+    if isinstance(env, list) and env and all(isinstance(e, dict) and "name" in e for e in env):
+        return True
+    return any(isinstance(data.get(key), list) and data[key] for key in ("command", "args"))
+
+
+def _top_image(obj: KubeObject) -> tuple[str, tuple] | None:
+    """The image a custom resource runs for components that name none (`spec.image`, a string
+    or `{repository, tag}`), and its document path; None when there is none."""
+    spec = obj.data.get("spec")
+    image = spec.get("image") if isinstance(spec, dict) else None
+    if isinstance(image, str) and image.strip():
+        return image, obj.path("spec", "image")
+    if isinstance(image, dict) and isinstance(image.get("repository"), str):
+        tag = image.get("tag")
+        text = image["repository"] + (f":{tag}" if isinstance(tag, (str, int, float)) and str(tag) else "")
+        return text, obj.path("spec", "image", "repository")
+    return None
 
 
 def _label(rel: tuple) -> str:
@@ -267,3 +341,90 @@ def _kserve_shorthand(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
             pod = build_pod_spec(obj, rel, _label(rel), problems, extra_containers=extra)
             if pod is not None:
                 yield pod
+
+
+# --- pod-spec patches held in strings ------------------------------------------------
+
+
+def _may_patch(obj: KubeObject) -> bool:
+    return _text_may_patch(obj.doc.text)
+
+
+@functools.lru_cache(maxsize=2)
+def _text_may_patch(text: str) -> bool:
+    """Once per document text (the items of a large List share one; a string caches its hash;
+    two entries, so that no more than the documents at hand are kept)."""
+    return "odSpecPatch" in text or "od_spec_patch" in text
+
+
+def _is_patch_key(key: Any) -> bool:
+    """Keys documented as a strategic-merge patch of the pod: Argo's `podSpecPatch`, and the
+    same name in other spellings (`pod_spec_patch`)."""
+    return isinstance(key, str) and key.replace("_", "").replace("-", "").lower() == "podspecpatch"
+
+
+def _patch_keys(data: Any, rel: tuple) -> Iterator[tuple]:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if _is_patch_key(key) and isinstance(value, str):
+                yield rel + (key,)
+            elif isinstance(value, (dict, list)) and not (key in _SKIP_KEYS and not rel):
+                yield from _patch_keys(value, rel + (key,))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            if isinstance(value, (dict, list)):
+                yield from _patch_keys(value, rel + (i,))
+
+
+def _patched_pods(obj: KubeObject, pods: list[PodSpec]) -> list[PodSpec]:
+    """Pod specs of the object's pod-spec patches, merged with the pods each one patches
+    (those under the mapping that holds the patch: a template's, or every template's)."""
+    found: list[PodSpec] = []
+    for rel in _patch_keys(obj.data, ()):
+        patch = patch_object(obj, rel)
+        if patch is None:
+            continue
+        holder = obj.path(*rel[:-1])
+        patched = [pod for pod in pods if pod.path[:len(holder)] == holder]
+        # Type problems inside a patch have no position in the manifest's document: the
+        # patch is checked for what it grants, not validated.
+        pod = build_pod_spec(patch, (), _label(rel), Problems())
+        if pod is None or not pod.containers:
+            continue
+        for container in pod.containers:
+            container.origin = patch
+            bases = [c for p in patched for c in p.containers if c.name == container.name]
+            for base in bases:
+                _merge(base, container, obj)
+        found.append(pod)
+    return found
+
+
+def _merge(base: Container, patch: Container, obj: KubeObject) -> None:
+    """A strategic merge by container name: the patch container runs the base's image unless it
+    names one, and either side's resources are the union (the patch's quantities win)."""
+    base.patches.append(patch)
+    patch.patched = base
+    if patch.image is None and base.image is not None:
+        patch.image = base.image
+        patch.image_at = base.image_path
+        patch.image_origin = base.image_origin or obj
+    merged = _merged_resources(base.resources, patch.resources)
+    if merged is not None:
+        base.resources = merged
+        base.memo.clear()
+    merged = _merged_resources(patch.resources, base.resources)
+    if merged is not None:
+        patch.resources = dataclasses.replace(merged, limits={**merged.limits, **patch.resources.limits},
+                                              requests={**merged.requests, **patch.resources.requests})
+        patch.memo.clear()
+
+
+def _merged_resources(into: Resources, extra: Resources) -> Resources | None:
+    """`into` with `extra`'s limits, requests and claims added (None when nothing changes)."""
+    limits = {**into.limits, **extra.limits}
+    requests = {**into.requests, **extra.requests}
+    claims = into.claims + [c for c in extra.claims if c not in into.claims]
+    if limits == into.limits and requests == into.requests and claims == into.claims:
+        return None
+    return dataclasses.replace(into, limits=limits, requests=requests, claims=claims)

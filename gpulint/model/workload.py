@@ -112,6 +112,7 @@ class VolumeMount:
     name: str
     mount_path: str
     path: tuple
+    read_only: bool = False  # `readOnly: true`: the container cannot write below mount_path
 
 
 @dataclass(frozen=True)
@@ -152,9 +153,28 @@ class Container:
     # Facts derived from the container that several rules ask for (its commands,
     # its resource entries...), computed once by the helper that owns each key.
     memo: dict = field(default_factory=dict, repr=False, compare=False)
+    # The object whose document `path` refers to when it is not the workload's own (the
+    # string of a pod-spec patch, parsed as a document: gpulint.model.podpatch).
+    origin: Any = field(default=None, repr=False, compare=False)
+    # Where the image comes from when it is not this mapping's `image` (a custom-resource
+    # component running its resource's image, a patch container its base container's).
+    image_at: tuple | None = None
+    image_origin: Any = field(default=None, repr=False, compare=False)
+    # Containers of pod-spec patches merged into this one by name (their env applies too),
+    # and for a patch container, the container it patches.
+    patches: list = field(default_factory=list, repr=False, compare=False)
+    patched: Any = field(default=None, repr=False, compare=False)
+    # Who decides the container's resources when its own are only defaults ("" when it does):
+    # a KServe serving runtime's `kserve-container` runs with the InferenceService's.
+    resources_from: str = ""
 
     def key_path(self, *items: Any) -> tuple:
         return self.path + items
+
+    @property
+    def image_path(self) -> tuple:
+        """Document path of the image reference (in `image_origin` when that is set)."""
+        return self.image_at if self.image_at is not None else self.path + ("image",)
 
     @property
     def gpu_limits(self) -> dict:
@@ -422,7 +442,8 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
         entry = path + ("volumeMounts", i)
         if type(item) is not dict and problems.expect(item, dict, entry, f"volumeMounts[{i}]") is None:
             continue
-        mounts.append(VolumeMount(str(item.get("name", "")), str(item.get("mountPath", "")), entry))
+        mounts.append(VolumeMount(str(item.get("name", "")), str(item.get("mountPath", "")), entry,
+                                  item.get("readOnly") is True))
 
     return Container(
         role=role,

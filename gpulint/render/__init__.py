@@ -18,6 +18,7 @@ from gpulint.render.base import (
     RenderFailure,
     RenderOptions,
 )
+from gpulint.results.inputkind import InputKind
 
 if TYPE_CHECKING:
     from gpulint.config.render import ChartValues
@@ -27,7 +28,7 @@ __all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOpti
            "source_mapper"]
 
 
-def render(kind: str, real: "object", display: str, options: RenderOptions,
+def render(kind: InputKind, real: "object", display: str, options: RenderOptions,
            values: "ChartValues | None" = None, shared: "SharedRuns | None" = None) -> Rendered:
     """Render a "chart" or "kustomization" input (a chart with `values`: one of its
     renders besides the defaults, see render/chartvalues.py). `shared`: the scan's
@@ -36,11 +37,11 @@ def render(kind: str, real: "object", display: str, options: RenderOptions,
     from pathlib import Path
 
     path = Path(str(real))
-    if kind == "chart":
+    if kind is InputKind.CHART:
         from gpulint.render.helm import render_chart
 
         return render_chart(path, display, options, values, shared)
-    from gpulint.render.kustomize import render_kustomization
+    from gpulint.render.kustomizebuild import render_kustomization
 
     return render_kustomization(path, display, options)
 

@@ -10,9 +10,9 @@ from gpulint.api import Severity
 from gpulint.config.render import DEFAULT_RELEASE, RenderOptions
 from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject
-from gpulint.results.findings import MappedLocation
+from gpulint.results.findings import MappedLocation, RenderedFrom
 
-__all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "rendered_name", "rendered_source"]
+__all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "rendered_name"]
 
 
 class Mapper(Protocol):
@@ -56,35 +56,14 @@ class Rendered:
     # A chart that did not render: its templates, read as literal text (each action a
     # placeholder, as a loose template is), (display path, real path, None); its failure says so.
     literal: list[tuple[str, Path, str | None]] = field(default_factory=list)
+    # A digest of every file the render read (chart copy, kustomization files): what a finding's
+    # template, values or origin lines depend on besides the rendered text (the result cache's key).
+    sources: str = ""
 
 
 def rendered_name(display: str) -> str:
     """`charts/gpu-app` -> `charts/gpu-app (rendered)`: never a temporary path."""
-    return f"{display.rstrip('/') or '/'} (rendered)"
-
-
-def rendered_source(name: str) -> str | None:
-    """`charts/gpu-app (rendered)` or `charts/gpu-app (rendered with ci/gpu-values.yaml)`
-    -> `charts/gpu-app`; None for any other name.
-
-    Reports use it to place findings on rendered output at a file of the
-    repository (the chart's or kustomization's own file), never at this name."""
-    if name.endswith(RENDERED_SUFFIX):
-        return name[: -len(RENDERED_SUFFIX)]
-    at = name.rfind(VARIANT_MARK)
-    if at > 0 and name.endswith(")"):
-        return name[:at]
-    return None
-
-
-def rendered_variant(name: str) -> str:
-    """`charts/app (rendered with ci/gpu-values.yaml)` -> `ci/gpu-values.yaml`; "" for a default render."""
-    at = name.rfind(VARIANT_MARK)
-    return name[at + len(VARIANT_MARK):-1] if at > 0 and name.endswith(")") else ""
-
-
-RENDERED_SUFFIX = " (rendered)"
-VARIANT_MARK = " (rendered with "   # a chart rendered with other values (render/chartvalues.py)
+    return RenderedFrom.of(display).name
 
 
 def join_display(display: str, rel: str) -> str:

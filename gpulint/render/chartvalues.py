@@ -15,6 +15,7 @@ import os
 from typing import Iterable
 
 from gpulint.config.render import ChartValues, ConfiguredChart
+from gpulint.results.findings import RenderedFrom
 
 CI_DIR = "ci"
 CI_SUFFIX = "-values.yaml"
@@ -22,7 +23,7 @@ CI_SUFFIX = "-values.yaml"
 
 def variant_name(display: str, values: ChartValues) -> str:
     """`charts/app (rendered with ci/gpu-values.yaml, --set a=b)`."""
-    return f"{display.rstrip('/') or '/'} (rendered with {values.label or 'no extra values'})"
+    return RenderedFrom.of(display, values.label).name
 
 
 def chart_values(real: str, display: str, configured: Iterable[ConfiguredChart] = ()) -> list[ChartValues]:

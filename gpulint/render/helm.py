@@ -20,6 +20,7 @@ from typing import Any, Callable
 from gpulint.api import KeyAt, Severity, TextAt, ValueAt
 from gpulint.config.render import ChartValues
 from gpulint.load.locations import Span
+from gpulint.load.regular import read_regular
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import KubeObject, helm_source
 from gpulint.render.base import (
@@ -63,6 +64,7 @@ _TEMPLATE_ERROR_RE = re.compile(r"template: ([^:\s]+):(\d+):(\d+):")
 # `fail` and `required`: execution error at (gpu-app/templates/x.yaml:3:4): message
 _MISSING_DEPENDENCY_RE = re.compile(r"missing in charts/ directory: ([^;\n]+)")
 _EXECUTION_ERROR_RE = re.compile(r"execution error at \(([^:\s()]+):(\d+):(\d+)\)")
+TEMPLATE_READ_MAX = 16 << 20    # a chart file larger than this is not read for mapping
 _PARSE_ERROR_RE = re.compile(r"(?:YAML parse error on|error converting YAML to JSON.*? in) ([^:\s]+)")
 
 
@@ -110,7 +112,7 @@ class Chart:
             if not self.readable(path):
                 return None
             try:
-                text = path.read_text(encoding="utf-8", errors="replace")
+                text = read_regular(path, TEMPLATE_READ_MAX).decode("utf-8", errors="replace")
             except OSError:
                 return None
             rel = path.relative_to(self.real).as_posix()
@@ -146,7 +148,7 @@ class Chart:
                             or not chart.readable(path)):
                         continue
                     try:
-                        if b"define" not in path.read_bytes():
+                        if b"define" not in read_regular(path, TEMPLATE_READ_MAX):
                             continue
                     except OSError:
                         continue
@@ -166,7 +168,7 @@ class Chart:
 
 def _chart_name(real: Path) -> str | None:
     try:
-        text = (real / CHART_FILE).read_text(encoding="utf-8", errors="replace")
+        text = read_regular(real / CHART_FILE, TEMPLATE_READ_MAX).decode("utf-8", errors="replace")
     except OSError:
         return None
     for doc in load_documents(text):
@@ -243,7 +245,7 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
         # (a placeholder version hides the missing dependencies until it is replaced).
         for attempt in range(3):
             result = _run_shared(shared, argv, (*options.values, *extra.files), copied, real, options.timeout,
-                                 scratch, attempt=attempt)
+                                 scratch, attempt=attempt, memory=options.memory)
             if result.ok:
                 break
             message = replace_paths(result.message, [(str(copied.root), display),
@@ -259,7 +261,7 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
         if not result.ok:
             return not_rendered(_failure(message, real, display, chart_file, options, repository))
     mapper = HelmMapper(result.stdout, lambda n: chart if n == chart.name else None, user_files, sets)
-    return Rendered(name, result.stdout, mapper, problems=problems, plain=plain)
+    return Rendered(name, result.stdout, mapper, problems=problems, plain=plain, sources=copied.digest.hexdigest())
 
 
 def _fix_problems(fix: ChartFix, chart_yaml: ChartFile, display: str) -> list[RenderFailure]:
@@ -321,15 +323,15 @@ def literal_templates(chart: Chart) -> list[tuple[str, Path, str | None]]:
 
 
 def _run_shared(shared: SharedRuns | None, argv: list[str], files: tuple[str, ...], copied: Any, real: Path,
-                timeout: float, scratch: str, attempt: int = 0) -> RunResult:
+                timeout: float, scratch: str, attempt: int = 0, memory: int | None = None) -> RunResult:
     """`helm template` (run()), or the result of an identical run of the scan (`shared`), its
     message naming this run's temporary directory as the identical run's named its own.
     `attempt`: the how-manieth run of this render (a retry runs on a changed copy)."""
     if shared is None:
-        return run(argv, None, timeout, Path(scratch))
+        return run(argv, None, timeout, Path(scratch), memory)
 
     def start() -> tuple[RunResult, str]:
-        return run(argv, None, timeout, Path(scratch)), scratch
+        return run(argv, None, timeout, Path(scratch), memory), scratch
 
     key = (attempt, *_run_key(argv, files, copied))
     result, owner_scratch = shared.run(key, (str(real_path(real)), tuple(map(_real, files))), start)
@@ -439,7 +441,7 @@ def _dependency_span(real: Path, name: str, chart: Chart) -> Span:
     path = real / CHART_FILE
     if chart.readable(path):
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_regular(path, TEMPLATE_READ_MAX).decode("utf-8", errors="replace")
         except OSError:
             text = ""
         for doc in load_documents(text):

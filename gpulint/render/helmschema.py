@@ -38,12 +38,20 @@ def remote_schema_reference(chart: Path) -> tuple[str, str] | None:
 
 
 def _schema_reference(data: bytes) -> str | None:
+    """The schema's first reference outside itself. A schema gpulint cannot read as JSON (a
+    byte-order mark, UTF-16, bytes that do not decode) may still be one Helm reads (it strips a
+    BOM): it is taken as naming one, so that Helm never validates, and never fetches, with it."""
     import json
 
+    from gpulint.load.decode import decode_lenient
+
     try:
-        schema = json.loads(data.decode("utf-8", errors="replace"))
-    except ValueError:
-        return None                   # Helm reports an unreadable schema itself, fetching nothing
+        text, problem = decode_lenient(data)
+        schema = json.loads(text)
+    except Exception:  # noqa: BLE001 - binary, undecodable or not JSON: not something gpulint checked
+        return "(a schema gpulint cannot read as JSON)" if data.strip() else None
+    if problem is not None:
+        return "(a schema gpulint cannot read as JSON)"
     return _external_reference(schema)
 
 

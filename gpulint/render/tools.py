@@ -63,15 +63,20 @@ def which(explicit: str | None, *names: str) -> str:
     raise ToolMissing(" and ".join(names) + " not found on PATH")
 
 
-def run(argv: list[str], cwd: str | None, timeout: float, scratch: Path) -> RunResult:
+def run(argv: list[str], cwd: str | None, timeout: float, scratch: Path, memory: int | None = None) -> RunResult:
     """Run a renderer with a scrubbed, offline environment rooted in `scratch`.
 
     The renderer runs in a session of its own: on expiry of `timeout` the whole
     process group (helm plugins, git, ...) is killed, not only the first process.
+    `memory`: MiB it may allocate (see memory_prefix); None for no limit.
     """
     env = _isolated_env(scratch)
+    _write_kubeconfig(scratch)
     tool = Path(argv[0]).name
     prefix = offline_prefix()
+    if memory is not None:
+        env["GOMEMLIMIT"] = f"{memory}MiB"       # the Go runtime collects harder before the hard limit
+        prefix = memory_prefix(memory) + prefix
     with _LIVE_LOCK:
         if _stopping.is_set():
             return RunResult(False, "", f"{tool} was not run: the scan was interrupted")
@@ -97,8 +102,68 @@ def run(argv: list[str], cwd: str | None, timeout: float, scratch: Path) -> RunR
     stdout = out.decode("utf-8", errors="replace")
     if process.returncode != 0:
         stderr = err.decode("utf-8", errors="replace")
+        if memory is not None and _OUT_OF_MEMORY_RE.search(stderr):
+            return RunResult(False, "", f"{tool} needed more than the {memory} MiB of memory a renderer may use and "
+                                        "was stopped (raise the limit with --render-memory)")
         return RunResult(False, stdout, clean_message(stderr) or f"{tool} exited with status {process.returncode}")
     return RunResult(True, stdout, "")
+
+
+# The Go runtime's words when an allocation fails (helm, kustomize and kubectl are Go programs).
+_OUT_OF_MEMORY_RE = re.compile(r"^(?:fatal error: out of memory|runtime: out of memory)", re.M)
+
+# A Go program reserves about 700-770 MiB of address space before it allocates anything (helm
+# 3.17 and kubectl 1.32 would not start under 700 MiB, did under 768): the limit is that much
+# on top of what a render may allocate, so `--render-memory` counts the render's own memory.
+GO_RESERVE = 1024
+
+
+def memory_prefix(memory: int) -> list[str]:
+    """`prlimit --as=BYTES --` limiting the renderer (and every process it starts) to `memory` MiB
+    beyond the Go runtime's reservation: an allocation past it fails and the renderer exits.
+    (util-linux's prlimit sets the limit in the child before exec; where it is missing, a
+    Python one-liner does the same.)"""
+    limit = str((memory + GO_RESERVE) << 20)
+    found = _prlimit()
+    if found:
+        return [found, f"--as={limit}", "--"]
+    return [sys.executable, "-S", "-c", "import os,resource,sys;l=int(sys.argv[1]);"
+            "resource.setrlimit(resource.RLIMIT_AS,(l,l));os.execvp(sys.argv[2],sys.argv[2:])", limit]
+
+
+_PRLIMIT: list[str | None] = []
+
+
+def _prlimit() -> str | None:
+    if not _PRLIMIT:
+        _PRLIMIT.append(shutil.which("prlimit") if sys.platform.startswith("linux") else None)
+    return _PRLIMIT[0]
+
+
+# Where kubectl (or the version dispatcher some distributions install as `kubectl`) would look
+# for an API server: port 0 on the loopback, where nothing can listen. `kubectl kustomize` needs
+# no server; a dispatcher that asks for its version reaches nothing and uses its default kubectl.
+_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- name: none
+  cluster:
+    server: https://127.0.0.1:0
+contexts:
+- name: none
+  context:
+    cluster: none
+current-context: none
+"""
+
+
+def _write_kubeconfig(scratch: Path) -> None:
+    path = scratch / "kubeconfig"
+    if not path.exists():
+        try:
+            path.write_text(_KUBECONFIG, encoding="utf-8")
+        except OSError:
+            pass
 
 
 # The renderers running now (in any thread of this process), for stop_running.
@@ -180,7 +245,7 @@ def _kill_group(process: subprocess.Popen) -> None:
         pass
 
 
-# Defence in depth: gpulint never gives a renderer a remote reference (see kustomize.py and
+# Defence in depth: gpulint never gives a renderer a remote reference (see kustomizebuild.py and
 # helm.py), and a renderer that tries one anyway finds no network. Where the OS lets an
 # unprivileged process make a network namespace (`unshare --net --map-root-user`), the
 # renderer runs in one with no interface but a down loopback; everywhere, its proxy
@@ -223,7 +288,7 @@ def _isolated_env(scratch: Path) -> dict[str, str]:
     env["HELM_REGISTRY_CONFIG"] = str(scratch / "helm" / "registry.json")
     env["HELM_REPOSITORY_CONFIG"] = str(scratch / "helm" / "repositories.yaml")
     env["HELM_REPOSITORY_CACHE"] = str(scratch / "helm" / "repository")
-    env["KUBECONFIG"] = str(scratch / "kubeconfig")  # absent: nothing of the user's is read
+    env["KUBECONFIG"] = str(scratch / "kubeconfig")  # gpulint's own (_KUBECONFIG): nothing of the user's is read
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         env[name] = env[name.lower()] = _DEAD_PROXY
     env["GIT_ALLOW_PROTOCOL"] = "none"       # git refuses every transport (file, http, ssh, git)

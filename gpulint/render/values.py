@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpulint.load.regular import read_regular
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
@@ -49,9 +50,12 @@ class _Source:
     sets: list[SetEntry] = field(default_factory=list)
 
 
+VALUES_READ_MAX = 64 << 20   # a values file larger than this is not read for mapping
+
+
 def read_values_file(path: Path, display: str) -> ValuesFile:
     try:
-        text = decode(path.read_bytes())
+        text = decode(read_regular(path, VALUES_READ_MAX))   # never a named pipe: it would wait forever
     except (OSError, BinaryInput, DecodeError):
         return ValuesFile(display, None)
     for doc in load_documents(text):

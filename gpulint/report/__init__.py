@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from gpulint import __version__
 from gpulint.api import Severity
 from gpulint.results.findings import STATUSES, Finding
 from gpulint.results.scanning import ScanResult
 
-# Each built-in rule's page (docs/rules/, made by scripts/gen_rule_docs.py).
-RULE_DOCS_URI = "https://github.com/gpulint/gpulint/blob/main/docs/rules/{id}.md"
+# Each built-in rule's page (docs/rules/, made by scripts/gen_rule_docs.py) as this version
+# documents it: the release's tag, so an old report never links to a newer rule's text.
+RULE_DOCS_URI = f"https://github.com/gpulint/gpulint/blob/v{__version__}/docs/rules/{{id}}.md"
 
 
 def visible(findings: list[Finding], show_suppressed: bool) -> list[Finding]:

@@ -14,10 +14,9 @@ from __future__ import annotations
 from typing import IO
 
 from gpulint.api import Severity
-from gpulint.render.base import rendered_source, rendered_variant
 from gpulint.report import summary, visible
 from gpulint.report.repopath import Locator
-from gpulint.report.safetext import valid_text
+from gpulint.report.safetext import no_command, valid_text
 from gpulint.report.text import _summary_line as summary_line
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import ScanResult
@@ -82,8 +81,9 @@ def write(result: ScanResult, out: IO[str], show_suppressed: bool = False, locat
 
         out.write(f"::group::{escape_data(NOT_ANNOTATED_GROUP)} ({len(rest)})\n")
         for finding in rest:
-            # Plain text (and escaped): inside a group no line is a workflow command.
-            out.write(_no_command(text_line(finding, False)) + "\n")
+            # Plain text, escaped: the runner reads commands inside a group too (and trims a line
+            # before it looks for `::`), so no line may read as one.
+            out.write(no_command(text_line(finding, False)) + "\n")
         out.write("::endgroup::\n")
         count = len(rest)
         out.write(f"::notice title=gpulint::{escape_data(more_message(count))}\n")
@@ -96,11 +96,6 @@ def more_message(count: int) -> str:
             f"\"{NOT_ANNOTATED_GROUP}\", the job summary, or the code scanning alerts.")
 
 
-def _no_command(line: str) -> str:
-    """A log line that cannot be read as a workflow command (`::` at its start)."""
-    return " " + line if line.startswith("::") else line
-
-
 def _command(finding: Finding) -> str:
     return "notice" if finding.suppressed is not None else COMMANDS[finding.severity]
 
@@ -110,11 +105,10 @@ def annotation(finding: Finding, locator: Locator) -> str:
     file, span = (finding.file, finding.span) if mapped is None else (mapped.file, mapped.span)
     message = finding.message
     if mapped is not None:
-        source = rendered_source(finding.file)
-        shown = locator.locate(source if source is not None else finding.file).relative
-        variant = rendered_variant(finding.file)
-        if variant:
-            shown = f"{shown} with {variant}"
+        rendered = finding.rendered
+        shown = locator.locate(rendered.target if rendered is not None else finding.file).relative
+        if rendered is not None and rendered.values:
+            shown = f"{shown} with {rendered.values}"
         message += f" (rendered output of {shown}, line {finding.span.line})"
     title = f"{finding.rule_id} {finding.rule_name}"
     command = COMMANDS[finding.severity]

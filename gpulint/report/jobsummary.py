@@ -24,9 +24,16 @@ TOP_FILES = 10
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~&])")
 
 
+# What GitHub turns into a link or a notification in text it renders, escapes aside: `@user` and
+# `@org/team` mentions, `#123` references, and autolinks (`https://...`, `www.`, `a@b.c`). A zero
+# width space after `@`, `#`, `:` of `://` and `www` breaks each without changing what is read.
+_LINKING = re.compile(r"(@|#(?=\d)|:(?=//)|(?<![\w.])www(?=\.))", re.I)
+
+
 def md(text: str) -> str:
-    """Text shown as itself in Markdown: punctuation Markdown reads is backslash-escaped."""
-    return _MARKDOWN.sub(r"\\\1", text)
+    """Text shown as itself in Markdown: punctuation Markdown reads is backslash-escaped, and
+    mentions, references and autolinks are broken."""
+    return _LINKING.sub("\\1\u200b", _MARKDOWN.sub(r"\\\1", text))
 
 
 def _where(finding: Finding) -> str:

@@ -34,17 +34,35 @@ def as_dict(finding: Finding) -> dict:
         },
         "container": finding.container,
         "field_path": finding.field_path,
-        "source": finding.source,
+        "source": None if finding.source is None else finding.source.as_dict(),
         "suppressed": finding.suppressed is not None,
         "suppression": None if finding.suppressed is None else {
             "kind": finding.suppressed.kind, "reason": finding.suppressed.reason,
         },
         "mapped": [as_dict_mapped(m) for m in finding.mapped],
+        "fix": fix_dict(finding),
     }
 
 
+# The report's own version, apart from the tool's: raised only by a change a reader must handle
+# (a field removed, renamed or given another type or meaning); fields are added without raising it.
+# The policy and the schema: docs/json-report.md.
+SCHEMA_VERSION = 1
+
+
+def fix_dict(finding: Finding) -> dict | None:
+    """The finding's fix (applicability and text edits), or null with the reason it has none."""
+    fix = finding.fix
+    if fix is None:
+        return None if finding.no_fix is None else {"applicability": None, "title": finding.no_fix, "edits": []}
+    return {"applicability": fix.applicability, "title": fix.title,
+            "edits": [{"line": e.span.line, "column": e.span.column, "end_line": e.span.end_line,
+                       "end_column": e.span.end_column, "text": e.text} for e in fix.edits]}
+
+
 def render(result: ScanResult) -> str:
-    """The report: what `json.dumps({"version", "findings", "summary"}, indent=2, ensure_ascii=False)` gives."""
+    """The report: what `json.dumps({"version", "schema_version", "findings", "summary"}, indent=2,
+    ensure_ascii=False)` gives."""
     import io
 
     out = io.StringIO()
@@ -61,7 +79,8 @@ def write(result: ScanResult, out: IO[str]) -> None:
     def emit(text: str) -> None:
         out.write(json_safe(text))   # a name that is not UTF-8: \udcNN escapes, never invalid UTF-8
 
-    emit('{\n  "version": ' + jsonstream.dumps(__version__) + ',\n  "findings": ')
+    emit('{\n  "version": ' + jsonstream.dumps(__version__) + ',\n  "schema_version": ' + str(SCHEMA_VERSION)
+         + ',\n  "findings": ')
     head = "[\n    "
     for finding in result.findings:
         emit(head + finding_text(finding))
@@ -91,9 +110,10 @@ def finding_text(finding: Finding) -> str:
             f'      "object": {obj_text},\n'
             f'      "container": {"null" if finding.container is None else q(finding.container)},\n'
             f'      "field_path": {q(finding.field_path)},\n'
-            f'      "source": {"null" if finding.source is None else dumps(finding.source, 3)},\n'
+            f'      "source": {"null" if finding.source is None else dumps(finding.source.as_dict(), 3)},\n'
             f'      "suppressed": {"false" if suppressed is None else "true"},\n'
-            f'      "suppression": {suppression},\n      "mapped": {mapped}\n    }}')
+            f'      "suppression": {suppression},\n      "mapped": {mapped},\n'
+            f'      "fix": {dumps(fix_dict(finding), 3)}\n    }}')
 
 
 def as_dict_mapped(m: object) -> dict:

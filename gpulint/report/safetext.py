@@ -13,6 +13,14 @@ UTF-8, and a name holding a newline could forge a line of a line-based report.
   Unicode line separators as `\\n`, `\\r`, `\\x1b`, `\\u2028`..., and, in file
   names, a backslash as `\\\\`, so the escaped name maps back to one name.
 - URIs (SARIF): percent-encoding of the name's bytes (repopath.RepoPath.uri).
+- CI logs (every line gpulint writes to stdout or stderr): `no_command` makes a
+  line GitHub's runner cannot take for a workflow command. The runner reads a
+  line as one when, trimmed of white space, it starts with `::`, or (its older
+  syntax) when it holds `##[` anywhere; such a line gets a backslash before the
+  `::` or the `[`.
+- Terminal text (the `full` format's source lines): `terminal_text` escapes every
+  control character but tab (C0, ESC, DEL, C1), so a manifest's line cannot set
+  a terminal's title, write an OSC 8 link or move the cursor.
 """
 
 from __future__ import annotations
@@ -31,6 +39,11 @@ def json_safe(text: str) -> str:
 
     A raw surrogate can only be inside a JSON string, so replacing it with
     its six-character escape keeps the document's meaning."""
+    if "##[" in text:
+        # A JSON report printed in a CI log: `##[` anywhere in a line is a workflow command to
+        # GitHub's runner. It can only be inside a string (`#` is no JSON syntax), where `\u005b`
+        # is the same `[`.
+        text = text.replace("##[", "##\\u005b")
     if text.isascii():
         return text
     try:
@@ -74,3 +87,31 @@ def printable_path(name: str) -> str:
     if _UNPRINTABLE_PATH.search(name) is None:
         return name
     return _UNPRINTABLE_PATH.sub(_escape, name)
+
+
+def no_command(line: str) -> str:
+    """One line of a log that no CI runner reads as a workflow command (see the module's notes)."""
+    if "##[" in line:
+        line = line.replace("##[", "##\\[")
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        at = len(line) - len(stripped)
+        line = line[:at] + "\\" + line[at:]
+    return line
+
+
+def no_commands(text: str) -> str:
+    """`no_command` for each line of `text`."""
+    if "::" not in text and "##[" not in text:
+        return text
+    return "\n".join(no_command(line) for line in text.split("\n"))
+
+
+_CONTROL_BUT_TAB = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def terminal_text(text: str) -> str:
+    """`text` with every control character but tab escaped (`\\x1b`, `\\x9d`, ...)."""
+    if _CONTROL_BUT_TAB.search(text) is None:
+        return text
+    return _CONTROL_BUT_TAB.sub(_escape, text)

@@ -34,7 +34,6 @@ scanning" section says it for users):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -47,8 +46,8 @@ import sarif_om as om
 from gpulint import __version__
 from gpulint.api import Rule, Severity
 from gpulint.load.locations import Span
-from gpulint.render.base import rendered_source, rendered_variant
 from gpulint.report import RULE_DOCS_URI
+from gpulint.report.fingerprint import Fingerprints
 from gpulint.report.linehash import FileLineHashes
 from gpulint.report.repopath import Locator, RepoPath
 from gpulint.report.safetext import json_safe
@@ -161,7 +160,7 @@ def build(
         suppressed, findings = len(findings) - len(active), active
     kept = _cap(findings, max_results)
     bases = _BaseIds(locator)
-    fingerprints = _Fingerprints()
+    fingerprints = Fingerprints()
     line_hashes = _LineHashes()
     results = _Ready(_result(f, index, bases, fingerprints, line_hashes) for f in kept)
 
@@ -304,7 +303,7 @@ def _cap(findings: list[Finding], limit: int) -> list[Finding]:
 
 
 def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
-            fingerprints: "_Fingerprints", line_hashes: "_LineHashes") -> dict[str, Any]:
+            fingerprints: Fingerprints, line_hashes: "_LineHashes") -> dict[str, Any]:
     """One result as JSON data (keys in SARIF's sorted order, as to_json writes sarif-om objects).
 
     Results are the bulk of a log: they are written as plain data, not through
@@ -314,7 +313,7 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
     related: list[dict[str, Any]] = []
     message = finding.message
     properties = _result_properties(finding)
-    source = rendered_source(finding.file)
+    source = finding.rendered.target if finding.rendered is not None else None
     if primary is not None:
         path, span = locator.locate(primary.file), primary.span
     elif source is not None and (anchor := _anchor(source, locator)) is not None:
@@ -328,7 +327,7 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
         # The position in the rendered output goes into the message and a property.
         span = finding.span
         shown = locator.locate(source).relative if source is not None else locator.locate(finding.file).relative
-        variant = rendered_variant(finding.file)
+        variant = finding.rendered.values if finding.rendered is not None else ""
         shown_render = f"{shown} with {variant}" if variant else shown
         message += f" (rendered output of {shown_render}, line {span.line}, column {span.column})"
         properties["renderedLocation"] = {"source": shown, **({"values": variant} if variant else {}), "startLine": span.line, "startColumn": span.column,
@@ -340,10 +339,12 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
                 "message": {"text": mapped.description or _MAPPED_ROLE_WORDS.get(mapped.role, mapped.role)},
                 "physicalLocation": _physical(locator.locate(mapped.file), mapped.span, bases),
             })
+    # Square brackets are escaped in every message (SARIF §3.11.6): text from the tree (a container's
+    # name, a file name) must never read as an embedded link `[text](url)`.
+    message = _escape_link(message)
     if related:
         # GitHub links related locations that the message embeds as [text](id).
         links = ", ".join(f"[{_escape_link(loc['message']['text'])}]({loc['id']})" for loc in related)
-        message = _escape_link(message)
         message += f"{'' if message.endswith('.') else '.'} See {links}."
 
     location: dict[str, Any] = {}
@@ -376,7 +377,27 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
     suppressions = _suppressions(finding)
     if suppressions:
         result["suppressions"] = suppressions
+    fixes = _fixes(finding, primary is None and source is None, path, bases)
+    if fixes:
+        result = {"fixes": fixes, **result}   # the first key in sorted order
     return result
+
+
+def _fixes(finding: Finding, in_place: bool, path: RepoPath, bases: "_BaseIds") -> list[dict[str, Any]]:
+    """The finding's fix as SARIF `fixes`: one artifact change of the file read, a replacement per
+    text edit (an empty deleted region inserts). Only for findings located in the file itself."""
+    fix = finding.fix
+    if fix is None or not in_place:
+        return []
+    replacements = []
+    for edit in fix.edits:
+        s = edit.span
+        replacements.append({"deletedRegion": {"endColumn": s.end_column, "endLine": s.end_line,
+                                               "startColumn": s.column, "startLine": s.line},
+                             "insertedContent": {"text": edit.text}})
+    return [{"artifactChanges": [{"artifactLocation": bases.artifact(path), "replacements": replacements}],
+             "description": {"text": f"{fix.title} ({fix.applicability} fix)"},
+             "properties": {"applicability": fix.applicability}}]
 
 
 _FIRST_LINE = Span(1, 1, 1, 1)
@@ -470,7 +491,7 @@ def _result_properties(finding: Finding) -> dict[str, Any]:
     if finding.field_path:
         props["fieldPath"] = finding.field_path
     if finding.source:
-        props["source"] = {str(k): v for k, v in finding.source.items() if v is not None}
+        props["source"] = finding.source.as_dict()
     return props
 
 
@@ -480,7 +501,7 @@ def _escape_link(text: str) -> str:
 
 
 def _notification(text: str, level: str) -> om.Notification:
-    return om.Notification(message=om.Message(text=text), level=level)
+    return om.Notification(message=om.Message(text=_escape_link(text)), level=level)
 
 
 class _BaseIds:
@@ -519,28 +540,6 @@ class _BaseIds:
     def declarations(self) -> dict[str, om.ArtifactLocation]:
         # A base URI must end with a slash (SARIF §3.14.14).
         return {name: om.ArtifactLocation(uri=root.as_uri().rstrip("/") + "/") for root, name in self._ids.items()}
-
-
-class _Fingerprints:
-    """A line-independent identity: rule, file, object, container, field path.
-
-    Two results with the same identity (e.g. two commands in one script) get
-    `:1`, `:2`... in report order, as GitHub's own fingerprints do.
-    """
-
-    def __init__(self) -> None:
-        self._seen: dict[str, int] = {}
-
-    def of(self, finding: Finding, uri: str) -> str:
-        obj = finding.obj
-        identity = "\0".join([
-            finding.rule_id, uri,
-            "" if obj is None else f"{obj.kind}/{obj.namespace or ''}/{obj.name}",
-            finding.container or "", finding.field_path,
-        ])
-        digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
-        count = self._seen[digest] = self._seen.get(digest, 0) + 1
-        return f"{digest}:{count}"
 
 
 # --- serialisation -----------------------------------------------------------

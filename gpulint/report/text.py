@@ -13,7 +13,7 @@ import os
 from typing import IO, Collection, Iterable
 
 from gpulint.report import summary, visible
-from gpulint.report.safetext import printable, printable_path
+from gpulint.report.safetext import no_command, no_commands, printable, printable_path, terminal_text
 from gpulint.results.findings import Finding
 from gpulint.results.scanning import ScanResult
 
@@ -42,7 +42,7 @@ def write(result: ScanResult, out: IO[str], show_suppressed: bool = False, colou
         _write_full(findings, out, colour, not_on_disk)
     else:
         for finding in findings:
-            out.write(_line(finding, colour) + "\n")
+            out.write(no_command(_line(finding, colour)) + "\n")
     if not quiet:
         out.write(_summary_line(summary(result), show_suppressed) + "\n")
 
@@ -95,12 +95,12 @@ def _write_full(findings: Iterable[Finding], out: IO[str], colour: bool, not_on_
                     source.close()
                 current = path
                 source = None if path in not_on_disk else _SourceLines(path)
-                shown = printable_path(path)
+                shown = no_command(printable_path(path))
                 out.write((f"{_BOLD}{shown}{_RESET}" if colour else shown) + ":\n")
-            out.write("  " + _line(finding, colour, with_path=False) + "\n")
+            out.write(no_command("  " + _line(finding, colour, with_path=False)) + "\n")
             text = source.line(line) if source is not None else ""
             if text:
-                out.write(_snippet(text, line, column, colour))
+                out.write(no_commands(_snippet(text, line, column, colour)))
     finally:
         if source is not None:
             source.close()
@@ -147,8 +147,10 @@ class _SourceLines:
 
 def _snippet(source: str, line: int, column: int, colour: bool) -> str:
     """`   14 | text` and a caret under the column (tabs kept so the caret lines up)."""
-    shown = source if len(source) <= _MAX_SOURCE else source[:_MAX_SOURCE] + "..."
-    lead = "".join(c if c == "\t" else " " for c in shown[:max(column - 1, 0)])
+    cut = source if len(source) <= _MAX_SOURCE else source[:_MAX_SOURCE]
+    # The line is the tree's: control characters escaped (an escape sequence would drive the terminal).
+    shown = terminal_text(cut) + ("..." if len(cut) < len(source) else "")
+    lead = "".join(c if c == "\t" else " " * len(terminal_text(c)) for c in cut[:max(column - 1, 0)])
     number = str(line)
     gutter = " " * len(number) + " |"
     caret = "^"
@@ -178,8 +180,7 @@ def _line(finding: Finding, colour: bool, with_path: bool = True) -> str:
     if primary is not None:
         text += f" [{_mapped_note(finding)}]"
     elif finding.source:
-        origin = finding.source.get("template") or finding.source.get("origin")
-        text += f" [from {printable_path(str(origin))}]"
+        text += f" [from {printable_path(finding.source.path)}]"
     if finding.suppressed is not None:
         note = f"[suppressed ({finding.suppressed.kind}): {printable(finding.suppressed.reason)}]"
         text += f" {_DIM}{note}{_RESET}" if colour else f" {note}"

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from gpulint.api import Severity
 from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject, ObjectRef
-
-INVALID_INPUT = "GPU000"
-RENDER_FAILED = "GPU010"             # a chart or kustomization that could not be rendered as it is
-UNRENDERED_TEMPLATE = "GPU011"
-OUTSIDE_ROOT = "GPU099"
 
 # Outcome of one input, so the summary always accounts for every file.
 STATUS_SCANNED = "scanned"            # read and parsed (possibly with GPU000 findings)
@@ -49,6 +44,62 @@ class MappedLocation:
     description: str = ""
 
 
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace `span` of the finding's file (1-based, end column exclusive; an empty span inserts)
+    with `text`. Columns count characters, as the finding's own span does."""
+
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True)
+class FindingFix:
+    """A rule's fix turned into text edits of the finding's file (gpulint/fix/resolve.py)."""
+
+    title: str
+    applicability: str       # api.Applicability's value: "safe" or "unsafe"
+    edits: tuple[TextEdit, ...]
+
+
+class FindingSource(NamedTuple):
+    """The file of the repository an object of rendered output was written in.
+
+    `role` is "template" (the Helm template named by `# Source:`) or "origin"
+    (the Kustomize resource or patch file named by its origin annotation).
+    """
+
+    role: str
+    path: str
+
+    def as_dict(self) -> dict[str, str]:
+        """As JSON and SARIF write it: `{"template": path}` or `{"origin": path}`."""
+        return {self.role: self.path}
+
+
+class RenderedFrom(NamedTuple):
+    """The chart or kustomization whose rendered output a finding is in.
+
+    `target` is its directory as given; `values` names the values it was
+    rendered with besides its defaults ("" for its defaults). Reports place
+    such a finding at a file of the repository, never at `name`.
+    """
+
+    target: str
+    values: str = ""
+
+    @classmethod
+    def of(cls, display: str, values_label: str | None = None) -> "RenderedFrom":
+        """The render of `display` with its defaults (`values_label` None) or with other values."""
+        return cls(display.rstrip("/") or "/", "" if values_label is None else values_label or "no extra values")
+
+    @property
+    def name(self) -> str:
+        """The name a finding's `file` carries: `charts/app (rendered)`,
+        `charts/app (rendered with ci/gpu-values.yaml)`."""
+        return f"{self.target} (rendered with {self.values})" if self.values else f"{self.target} (rendered)"
+
+
 @dataclass(slots=True)  # a large scan keeps every finding until the report is written
 class Finding:
     rule_id: str
@@ -60,11 +111,14 @@ class Finding:
     obj: ObjectRef | None = None
     container: str | None = None
     field_path: str = ""            # stable path inside the object, e.g. spec.containers[name=a].env[name=X]
-    source: dict | None = None      # {"template": ...} (Helm) or {"origin": ...} (Kustomize)
+    source: FindingSource | None = None   # the template (Helm) or origin file (Kustomize) of the object
     suppressed: Suppression | None = None
     # Template/values/origin locations, most specific first; `file`/`span` stay
     # the position in the input actually read (e.g. the rendered output).
     mapped: list[MappedLocation] = field(default_factory=list)
+    rendered: RenderedFrom | None = None   # set when `file` is the rendered output of a chart or kustomization
+    fix: FindingFix | None = None
+    no_fix: str | None = None       # why a finding whose rule has a fix has none here
 
     def sort_key(self) -> tuple:
         return (self.file, self.span.line, self.span.column, self.rule_id, self.message)

@@ -123,8 +123,6 @@ class ScanConfig:
     severities: dict[str, Severity] = field(default_factory=dict)  # per-rule overrides
     settings: dict[str, Any] = field(default_factory=dict)
     limits: Limits = DEFAULT_LIMITS
-    report_invalid_input: bool = True                   # GPU000 enabled
-    report_render_failed: bool = True                   # GPU010 enabled (both: unless ignored)
     suppressors: list[Suppressor] = field(default_factory=list)  # applied in order
     hooks: list[ScanHook] = field(default_factory=list)          # see suppress.ScanHook
     render: RenderOptions = field(default_factory=RenderOptions)  # Helm/Kustomize settings

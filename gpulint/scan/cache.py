@@ -10,6 +10,16 @@ the result is scanned again. Entries are JSON (never pickle: a cache folder is
 writable by whoever shares it) and are checked field by field when read; an entry
 that is unreadable, malformed or recorded under another key is ignored.
 
+A rendered input is keyed by its rendered text and by the bytes of every file the render
+read (Rendered.sources) and of the files scanned instead of a render: a finding's template,
+values and origin lines come from those, and an edit can move them without changing the
+rendered text.
+
+The folder is trusted only when it is ours: not a symbolic link, owned by the user running
+gpulint, writable by nobody else (else anyone who can write there could plant an entry that
+turns a scan's errors into "No findings"); otherwise the cache is off and `problem` says why
+(the command line prints it once). Folders gpulint makes are private (0700).
+
 An answer from the cache costs reading every input (its key) and the entry: no
 input is parsed, the entry is not written again, and large files are hashed as
 streams (bench/run.py figure 6 measures it against a scan).
@@ -28,15 +38,25 @@ from gpulint.api import Severity
 from gpulint.load.decode import read_small_file
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
-from gpulint.results.findings import FileReport, Finding, MappedLocation, Suppression
+from gpulint.results.emit import stored_finding
+from gpulint.results.findings import (
+    FileReport,
+    Finding,
+    FindingFix,
+    FindingSource,
+    MappedLocation,
+    RenderedFrom,
+    Suppression,
+    TextEdit,
+)
+from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanConfig, ScanResult
 
 if TYPE_CHECKING:
     from gpulint.inputs.discovery import Input
     from gpulint.scan.reader import InputReader
 
-FORMAT = 1
-_RENDERED = ("chart", "kustomization")
+FORMAT = 3   # 3: findings carry their fix
 _CHUNK = 1 << 20
 
 
@@ -52,6 +72,7 @@ class ResultCache:
     def __init__(self, folder: str, context: str) -> None:
         self.folder = os.path.join(folder, f"v{FORMAT}")
         self.context = context
+        self.problem = _untrusted(folder) or _untrusted(self.folder)   # why the cache is off, or None
 
     def key(self, inputs: list[Input], config: ScanConfig, reader: InputReader) -> str:
         """The key of a scan of `inputs` (reading them; the reader keeps small files' bytes for the scan)."""
@@ -59,12 +80,14 @@ class ResultCache:
         _add(digest, f"gpulint {__version__} cache {FORMAT}", self.context, _code_stamp(config))
         for item in inputs:
             _add(digest, item.kind, item.display, str(item.real))
-            if item.kind in _RENDERED:
+            if item.kind.rendered:
                 rendered = reader.rendered(item)
                 failure = rendered.failure
                 _add(digest, rendered.display, rendered.text if rendered.text is not None else "\0none",
-                     repr(failure) if failure is not None else "")
-            elif item.kind in ("manifest", "stdin", "dockerfile"):
+                     repr(failure) if failure is not None else "", repr(rendered.problems), rendered.sources)
+                for display, path, given in (*rendered.plain, *rendered.literal):
+                    _add(digest, display, str(path), given if given is not None else _bytes_of(path))
+            elif item.kind.manifests or item.kind is InputKind.DOCKERFILE:
                 try:
                     _add_content(digest, item, reader)
                 except Exception as error:  # noqa: BLE001 - unreadable: its error is part of the result
@@ -75,7 +98,10 @@ class ResultCache:
         return os.path.join(self.folder, key[:2], key + ".json")
 
     def load(self, key: str) -> ScanResult | None:
-        """The result stored under `key`, or None (absent, unreadable, malformed, foreign)."""
+        """The result stored under `key`, or None (absent, unreadable, malformed, foreign, or a
+        folder that is not ours)."""
+        if self.problem is not None or _untrusted(os.path.dirname(self._path(key))) is not None:
+            return None
         # The entry's objects hold no reference cycles: the cyclic collector, which
         # would walk them again and again while they are made, is paused meanwhile.
         collecting = gc.isenabled()
@@ -95,13 +121,15 @@ class ResultCache:
     def store(self, key: str, result: ScanResult) -> None:
         """Write the result under `key` (atomically); a scan that met a bug is not stored,
         and a folder that cannot be written is no error."""
-        if result.internal_errors:
+        if result.internal_errors or self.problem is not None:
             return
         path = self._path(key)
         import tempfile
 
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            if _untrusted(os.path.dirname(path)) is not None:
+                return
             fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -115,6 +143,38 @@ class ResultCache:
             return
 
 
+def _untrusted(folder: str) -> str | None:
+    """Why `folder` may not hold cache entries (a symbolic link, another owner, writable by others),
+    or None (also when it does not exist yet: gpulint makes it, private)."""
+    import stat
+
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"{folder} cannot be read ({error.strerror or error})"
+    if stat.S_ISLNK(info.st_mode):
+        return f"{folder} is a symbolic link"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{folder} is not a directory"
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        return f"{folder} belongs to another user"
+    if info.st_mode & 0o022:
+        return f"{folder} is writable by other users"
+    return None
+
+
+def _bytes_of(path: Any) -> str:
+    """A file scanned in place of a render, for the key (its digest, or why it was not read)."""
+    from gpulint.load.regular import read_regular
+
+    try:
+        return hashlib.sha256(read_regular(path)).hexdigest()
+    except OSError as error:
+        return f"\0unread {type(error).__name__} {error}"
+
+
 def _add(digest: Any, *parts: str) -> None:
     for part in parts:
         data = part.encode("utf-8", "surrogateescape")
@@ -126,7 +186,7 @@ def _add_content(digest: Any, item: Input, reader: InputReader) -> None:
     """The bytes of `item` into `digest`: a small regular file read whole (and kept by the
     reader for the scan, which then does not open it again), anything else as a stream in
     chunks (a 200 MB file is never in memory whole for its key)."""
-    data = read_small_file(item.real) if item.kind != "stdin" and item.real is not None else None
+    data = read_small_file(item.real) if item.kind is not InputKind.STDIN and item.real is not None else None
     if data is not None:
         reader.keep(item, data)
         digest.update(b"w" + len(data).to_bytes(8, "little"))
@@ -182,9 +242,13 @@ def _plain(result: ScanResult) -> dict:
 def _plain_finding(f: Finding) -> list:
     return [f.rule_id, f.rule_name, f.severity.value, f.message, f.file, list(f.span),
             [f.obj.api_version, f.obj.kind, f.obj.name, f.obj.namespace] if f.obj else None,
-            f.container, f.field_path, f.source,
+            f.container, f.field_path, [f.source.role, f.source.path] if f.source else None,
             [f.suppressed.kind, f.suppressed.reason] if f.suppressed else None,
-            [[m.role, m.file, list(m.span), m.description] for m in f.mapped]]
+            [[m.role, m.file, list(m.span), m.description] for m in f.mapped],
+            [f.rendered.target, f.rendered.values] if f.rendered else None,
+            None if f.fix is None else [f.fix.title, f.fix.applicability,
+                                        [[list(e.span), e.text] for e in f.fix.edits]],
+            f.no_fix]
 
 
 _SEVERITIES = {severity.value: severity for severity in Severity}
@@ -219,7 +283,7 @@ def _result_of(data: Any) -> ScanResult:
 
 def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
     (rule_id, rule_name, severity, message, file, span, obj, container, field_path, source, suppressed,
-     mapped) = f
+     mapped, rendered, fix, no_fix) = f
     _strings(rule_id, rule_name, message, file, field_path)
     if type(container) is not str and container is not None:
         raise ValueError("not a container")
@@ -231,9 +295,14 @@ def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
         if ref is None:
             ref = objects[key] = ObjectRef(*key)
         obj = ref
-    if source is not None and not (type(source) is dict and {*map(type, source)} | {*map(type, source.values())}
-                                   <= _STR):
-        raise ValueError("not a source")
+    if source is not None:
+        role, path = source
+        _strings(role, path)
+        source = FindingSource(role, path)
+    if rendered is not None:
+        target, values = rendered
+        _strings(target, values)
+        rendered = RenderedFrom(target, values)
     if suppressed is not None:
         kind, reason = suppressed
         _strings(kind, reason)
@@ -242,5 +311,17 @@ def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
     for role, where, at, description in mapped:
         _strings(role, where, description)
         locations.append(MappedLocation(role, where, _span(at), description))
-    return Finding(rule_id, rule_name, _SEVERITIES[severity], message, file, _span(span), obj, container, field_path,
-                   source, suppressed, locations)
+    finding = stored_finding(rule_id, rule_name, _SEVERITIES[severity], message, file, _span(span), obj, container,
+                             field_path, source, suppressed, locations, rendered)
+    if fix is not None:
+        title, applicability, edits = fix
+        _strings(title, applicability)
+        changes = []
+        for at, text in edits:
+            _strings(text)
+            changes.append(TextEdit(_span(at), text))
+        finding.fix = FindingFix(title, applicability, tuple(changes))
+    if no_fix is not None:
+        _strings(no_fix)
+        finding.no_fix = no_fix
+    return finding

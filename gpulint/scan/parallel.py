@@ -30,7 +30,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from gpulint.inputs.discovery import NOT_READ_KINDS
+from gpulint.results.inputkind import InputKind
 from gpulint.results.findings import (
     STATUS_ERROR,
     FileReport,
@@ -68,9 +68,9 @@ class Steps:
     """The engine's per-input steps. The engine hands them over so that this module,
     which the engine uses, never imports the engine back."""
 
-    scan_input: Callable       # (input, config, index, reader, contexts) -> FileReport
-    rule_contexts: Callable    # (config, index) -> the rules' contexts for a scan
-    scan_part: Callable        # (input, config, contexts, part) -> (FileReport, found objects); engine.scan_part
+    scan_input: Callable       # (input, config, index, reader, context) -> FileReport
+    scan_context: Callable     # (config, index, inputs) -> what every input of the scan is checked with
+    scan_part: Callable        # (input, config, contexts, part) -> (FileReport, found objects); dispatch.scan_part
 
 
 # One input's outcome: report, internal errors, hook states, ordered-suppressor keys.
@@ -150,7 +150,7 @@ def _splittable(item: "Input", size: int | None) -> bool:
     a Helm source mapper) and not JSON (read with its own rules)."""
     from gpulint.load import decode
 
-    return (item.kind == "manifest" and item.real is not None and size is not None
+    return (item.kind is InputKind.MANIFEST and item.real is not None and size is not None
             and size >= max(SPLIT_MIN, decode.WHOLE_MAX + 1) and not item.display.lower().endswith(".json"))
 
 
@@ -208,11 +208,11 @@ def _sizes(inputs: list["Input"], reader: "InputReader") -> list[int | None]:
     """Bytes to scan per input; None for stdin (the parent reads it)."""
     out: list[int | None] = []
     for item in inputs:
-        if item.kind == "stdin":
+        if item.kind is InputKind.STDIN:
             out.append(None)
-        elif item.kind in NOT_READ_KINDS:
+        elif not item.kind.read:
             out.append(0)
-        elif item.kind in ("chart", "kustomization"):
+        elif item.kind.rendered:
             text = reader.rendered(item).text
             out.append(len(text) if text else 0)
         else:
@@ -272,11 +272,11 @@ class _Work:
         for position in positions:
             suppressors[position] = _Recorder(suppressors[position], position, self.calls)
         self.config = replace(config, suppressors=suppressors)
-        self.contexts = steps.rule_contexts(self.config, index)
+        self.contexts = steps.scan_context(self.config, index, inputs)
 
     def scan_part(self, i: int, part: tuple[int, int, int, int]) -> tuple[Outcome, bool] | None:
-        """One part of input `i` (engine.scan_part): its outcome and whether it held objects;
-        None when the input must be scanned whole (engine.PartFailed, or a bug met)."""
+        """One part of input `i` (dispatch.scan_part): its outcome and whether it held objects;
+        None when the input must be scanned whole (dispatch.PartFailed, or a bug met)."""
         try:
             report, found = self.steps.scan_part(self.inputs[i], self.config, self.contexts, part)
         except Exception:  # noqa: BLE001 - PartFailed or a bug: the whole input is scanned again
@@ -324,7 +324,7 @@ class IndexHelper:
     """Half of a parallel scan's index pass, in one forked process, while the parent
     reads the other half: the pass reads every file and parses every ConfigMap and
     Secret before any worker can start, a tenth of a scan that would otherwise stay
-    serial. The helper sends back what it found (engine.Indexed: the objects, and the
+    serial. The helper sends back what it found (indexing.Indexed: the objects, and the
     bytes and parsed documents the scan's workers then inherit from the parent).
     """
 
@@ -340,7 +340,7 @@ class IndexHelper:
         global _INDEX_WORK
         # Every other manifest (the largest stays with the parent): what costs in this pass is
         # parsing ConfigMaps and Secrets, which small files hold as often as large ones.
-        manifests = sorted((i for i, item in enumerate(inputs) if item.kind == "manifest" and sizes[i] is not None),
+        manifests = sorted((i for i, item in enumerate(inputs) if item.kind is InputKind.MANIFEST and sizes[i] is not None),
                            key=lambda i: -(sizes[i] or 0))
         share = manifests[1::2]
         if len(share) < 2:
@@ -387,7 +387,7 @@ def _deliver_index_share(send: Any, positions: list[int]) -> None:
 
 
 def _index_share(positions: list[int]) -> dict[int, tuple]:
-    """engine.index_input for each position; bytes and parsed documents only up to half
+    """indexing.index_input for each position; bytes and parsed documents only up to half
     of what the parent's reader keeps (the rest would be dropped there anyway)."""
     assert _INDEX_WORK is not None
     inputs, reader, limits, index_input = _INDEX_WORK

@@ -21,6 +21,7 @@ from gpulint.inputs.discovery import Input
 from gpulint.load import decode as decode_mod
 from gpulint.load.decode import read_small_file
 from gpulint.load.yamlload import ParsedChunks
+from gpulint.results.inputkind import InputKind
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from gpulint.render import Rendered
     from gpulint.render.tools import SharedRuns
 
-RENDERED_KINDS = ("chart", "kustomization")
 
 
 class InputReader:
@@ -65,7 +65,7 @@ class InputReader:
         todo: dict[tuple, Input] = {}
         for item in inputs:
             key = (str(item.real), item.values)
-            if item.kind in RENDERED_KINDS and key not in self._rendered and key not in self._pending:
+            if item.kind.rendered and key not in self._rendered and key not in self._pending:
                 todo.setdefault(key, item)
         if not todo:
             return
@@ -136,7 +136,7 @@ class InputReader:
 
     def keep(self, item: Input, data: bytes) -> None:
         """Remember a file's bytes, read whole by the index pass, for the scan."""
-        if item.kind == "manifest" and item.real is not None and self._kept_size + len(data) <= self.CACHE_MAX:
+        if item.kind is InputKind.MANIFEST and item.real is not None and self._kept_size + len(data) <= self.CACHE_MAX:
             self._kept[str(item.real)] = data
             self._kept_size += len(data)
 
@@ -182,7 +182,7 @@ class InputReader:
     def small(self, item: Input) -> bytes | None:
         """The bytes of a manifest whole, when small: kept ones (handed over once) or read
         at once from a small regular file; None when it is to be read as a stream (open)."""
-        if item.kind != "manifest" or item.real is None:
+        if item.kind is not InputKind.MANIFEST or item.real is None:
             return None
         data = self._hand_over(item)
         return data if data is not None else read_small_file(item.real)
@@ -190,7 +190,7 @@ class InputReader:
     def open(self, item: Input) -> IO[bytes]:
         """A binary stream of the input, positioned at its start, for a `with` block
         (a plain object, not a generator: the scan opens every input twice)."""
-        if item.kind == "stdin":
+        if item.kind is InputKind.STDIN:
             if self._stdin is None:
                 import shutil
                 import tempfile

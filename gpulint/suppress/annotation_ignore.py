@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpulint.api import LineAt, UnusedSuppression
 from gpulint.model.ignores import IGNORE, ignores_of
 from gpulint.model.workload import PodSpec, Workload
+from gpulint.results.emit import Emitter
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
 from gpulint.suppress.core import (
     KIND_ANNOTATION,
-    META_RULES,
     NO_REASON,
-    UNUSED_SUPPRESSION,
-    add_finding,
     code_matches,
+    unused_suppression_hook,
     unused_label,
 )
 
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 class AnnotationSuppressions:
     """The annotation suppressor, and the hook reporting annotation codes that matched nothing (GPU092)."""
 
-    def __init__(self) -> None:
+    def __init__(self, about_suppressions: frozenset[str]) -> None:
+        # Rules whose findings no annotation silences (core.about_suppressions).
+        self.about_suppressions = about_suppressions
         # (file, document index, annotations path, code as written) that silenced a finding.
         self.used: set[tuple[str, int, tuple, str]] = set()
         # Whether GPU092 is enabled, for the last rule list seen (asked per document).
@@ -41,7 +43,7 @@ class AnnotationSuppressions:
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
-        if workload is None or finding.rule_id in META_RULES:
+        if workload is None or finding.rule_id in self.about_suppressions:
             return None
         for ignore in ignores_of(workload):
             if ignore.pod is not None and not _in_pod(ignore.pod, workload, finding, ctx):
@@ -60,7 +62,7 @@ class AnnotationSuppressions:
                       config: "ScanConfig") -> None:
         # A workload's findings all come from its own document, so usage is complete here.
         if self._reports_unused is None or self._reports_unused[0] is not config.rules:
-            self._reports_unused = (config.rules, any(r.id == UNUSED_SUPPRESSION for r in config.rules))
+            self._reports_unused = (config.rules, any(r.check_suppression is not None for r in config.rules))
         if not self._reports_unused[1]:
             return
         from gpulint.results.findings import stable_path
@@ -75,11 +77,11 @@ class AnnotationSuppressions:
                 span = doc.span(ignore.key_path)
                 if span is None:
                     continue
-                add_finding(report, config, UNUSED_SUPPRESSION, span,
-                            f"unused suppression: {', '.join(unused)}; remove it from {IGNORE} "
-                            f"({obj.ref.describe()})",
-                            SuppressionContext(workload, None, obj, doc.text, doc.line_offset),
-                            obj=obj, field_path=stable_path(obj, ignore.key_path))
+                where = LineAt(span.line, span.column, span.end_line, span.end_column)
+                Emitter(config).event(report, SuppressionContext(workload, None, obj, doc.text, doc.line_offset),
+                                      unused_suppression_hook,
+                                      UnusedSuppression(f"{IGNORE} ({obj.ref.describe()})", where, tuple(unused)),
+                                      report.file, obj=obj, field_path=stable_path(obj, ignore.key_path))
 
     # A ParallelHook (see suppress.py). Usage is complete per document, so the
     # parent needs it only to end up in the same state as a single process.

@@ -162,7 +162,7 @@ class BaselineWriter:
         return Suppression(KIND_BASELINE, self.reason)
 
     def write(self) -> None:
-        from gpulint.report.output import write_atomic
+        from gpulint.report.atomicfile import write_atomic
 
         try:
             write_atomic(str(self.path), render(self.counts))

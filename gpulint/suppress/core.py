@@ -20,14 +20,11 @@ explanation, and the baseline only catches what nothing else accounts for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Iterable
 
-from gpulint.model.objects import KubeObject
-from gpulint.results.findings import FileReport, Finding
-from gpulint.results.scanning import ScanConfig, SuppressionContext, Suppressor
-
-if TYPE_CHECKING:
-    from gpulint.load.locations import Span
+from gpulint.api import Rule
+from gpulint.results.findings import Finding
+from gpulint.results.scanning import ScanConfig, Suppressor
 
 KIND_INLINE = "inline"
 KIND_ANNOTATION = "annotation"
@@ -35,24 +32,7 @@ KIND_CONFIG = "config"
 KIND_SYSTEM = "system-component"
 KIND_BASELINE = "baseline"
 
-# Rules about suppressions themselves. A directive cannot silence the report
-# about itself (a reasonless `ignore[GPU003,GPU090]` would otherwise hide that
-# it has no reason); config exemptions and the baseline still apply to them.
-SUPPRESSION_WITHOUT_REASON = "GPU090"
-SUPPRESSION_WITHOUT_CODES = "GPU091"
-UNUSED_SUPPRESSION = "GPU092"
-META_RULES = frozenset({SUPPRESSION_WITHOUT_REASON, SUPPRESSION_WITHOUT_CODES, UNUSED_SUPPRESSION})
-
 NO_REASON = "no reason given"
-
-
-def apply(finding: Finding, ctx: SuppressionContext, suppressors: list[Suppressor]) -> Finding:
-    for suppressor in suppressors:
-        verdict = suppressor(finding, ctx)
-        if verdict is not None:
-            finding.suppressed = verdict
-            break
-    return finding
 
 
 def pipeline(*, inline: Suppressor | None = None, annotation: Suppressor | None = None,
@@ -67,16 +47,23 @@ def code_matches(code: str, finding: Finding) -> bool:
     return code.upper() == finding.rule_id or code == finding.rule_name
 
 
-def add_finding(report: FileReport, config: ScanConfig, rule_id: str, span: "Span", message: str,
-                ctx: SuppressionContext, obj: KubeObject | None = None, field_path: str = "") -> None:
-    """Add a finding about a suppression itself, if its rule is enabled (suppressors still apply)."""
-    rule = next((r for r in config.rules if r.id == rule_id), None)
-    if rule is None:
-        return
-    finding = Finding(rule.id, rule.name, config.severity_of(rule.id, rule.severity), message,
-                      report.file, span, obj=obj.ref if obj else None,
-                      field_path=field_path or f"line:{span.line}")
-    report.findings.append(apply(finding, ctx, config.suppressors))
+def about_suppressions(rules: Iterable[Rule]) -> frozenset[str]:
+    """Ids of the rules whose findings are about suppressions themselves (a suppression comment or
+    one that suppressed nothing: GPU090-GPU092). A directive cannot silence the report about itself
+    (a reasonless `ignore[GPU003,GPU090]` would otherwise hide that it has no reason); config
+    exemptions and the baseline still apply to them."""
+    return frozenset(rule.id for rule in rules
+                     if rule.check_directive is not None or rule.check_suppression is not None)
+
+
+def directive_hook(rule: Rule) -> Any:
+    """The hook of the rules that check a suppression comment (GPU090, GPU091)."""
+    return rule.check_directive
+
+
+def unused_suppression_hook(rule: Rule) -> Any:
+    """The hook of the rules that report a suppression that suppressed nothing (GPU092)."""
+    return rule.check_suppression
 
 
 def unused_label(code: str, config: ScanConfig) -> str:

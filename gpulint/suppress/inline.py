@@ -17,20 +17,19 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpulint.api import LineAt, SuppressionComment, UnusedSuppression
 from gpulint.load.comments import CommentMap
 from gpulint.load.filenames import is_dockerfile
 from gpulint.load.locations import Span
+from gpulint.results.emit import Emitter
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
 from gpulint.suppress.core import (
     KIND_INLINE,
-    META_RULES,
     NO_REASON,
-    SUPPRESSION_WITHOUT_CODES,
-    SUPPRESSION_WITHOUT_REASON,
-    UNUSED_SUPPRESSION,
-    add_finding,
     code_matches,
+    directive_hook,
+    unused_suppression_hook,
     unused_label,
 )
 
@@ -113,7 +112,9 @@ def _in_comment(comments: CommentMap, file: str, line: int, directive: Directive
 class InlineSuppressions:
     """The inline suppressor and the hook that reports directives (bad or unused)."""
 
-    def __init__(self) -> None:
+    def __init__(self, about_suppressions: frozenset[str]) -> None:
+        # Rules whose findings no directive silences (core.about_suppressions).
+        self.about_suppressions = about_suppressions
         # (file, line, code as written) of every directive code that silenced a finding.
         self.used: set[tuple[str, int, str]] = set()
         # Directives seen per file, each with a context over the text it is in (for later findings).
@@ -127,7 +128,7 @@ class InlineSuppressions:
     # --- the suppressor -------------------------------------------------------
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
-        if ctx.text is None or finding.rule_id in META_RULES:
+        if ctx.text is None or finding.rule_id in self.about_suppressions:
             return None
         if self._last_text is None or self._last_text[0] is not ctx.text:
             self._last_text = (ctx.text, _may_hold_directive(ctx.text))
@@ -169,14 +170,12 @@ class InlineSuppressions:
         if not found:
             return
         self.seen.setdefault(report.file, []).extend(found)
+        emitter = Emitter(config)
         for d, ctx in found:
-            if not d.codes:
-                add_finding(report, config, SUPPRESSION_WITHOUT_CODES, d.span,
-                        f"`{d.text}` names no rule, so it suppresses nothing; list the codes it is "
-                        "for, e.g. `# gpulint: ignore[GPU003] reason`", ctx)
-            elif not d.reason:
-                add_finding(report, config, SUPPRESSION_WITHOUT_REASON, d.span,
-                        f"`{d.text}` gives no reason; say after the codes why the finding is acceptable", ctx)
+            span = d.span
+            comment = SuppressionComment(d.text, LineAt(span.line, span.column, span.end_line, span.end_column),
+                                         tuple(d.codes), d.reason or "")
+            emitter.event(report, ctx, directive_hook, comment, report.file)
 
     def document_done(self, report: "FileReport", doc: "Document", workloads: "list[Workload]",
                       config: "ScanConfig") -> None:
@@ -195,8 +194,9 @@ class InlineSuppressions:
             self.seen.setdefault(file, []).extend(directives)
 
     def scan_done(self, result: "ScanResult", config: "ScanConfig") -> None:
-        if not any(rule.id == UNUSED_SUPPRESSION for rule in config.rules):
+        if not any(rule.check_suppression is not None for rule in config.rules):
             return
+        emitter = Emitter(config)
         reports = {report.file: report for report in result.files}
         for file, directives in self.seen.items():
             report = reports.get(file)
@@ -209,5 +209,8 @@ class InlineSuppressions:
                         continue
                     unused.append(unused_label(code, config))
                 if unused:
-                    add_finding(report, config, UNUSED_SUPPRESSION, d.span,
-                            f"unused suppression: {', '.join(unused)}; remove it from `{d.text}`", ctx)
+                    span = d.span
+                    emitter.event(report, ctx, unused_suppression_hook,
+                                  UnusedSuppression(f"`{d.text}`", LineAt(span.line, span.column, span.end_line,
+                                                                           span.end_column), tuple(unused)),
+                                  report.file)

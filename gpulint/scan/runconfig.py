@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from gpulint.api import Rule
+from gpulint.config.render import RenderOptions
 from gpulint.config.selection import select_rules
-from gpulint.results.findings import INVALID_INPUT, RENDER_FAILED
+from gpulint.load.yamlload import DEFAULT_LIMITS, Limits
 from gpulint.results.scanning import ScanConfig, Suppressor
 from gpulint.suppress.annotation_ignore import AnnotationSuppressions
-from gpulint.suppress.core import pipeline
+from gpulint.suppress.core import about_suppressions, pipeline
 from gpulint.suppress.inline import InlineSuppressions
 
 if TYPE_CHECKING:  # the baseline and configuration modules load when a scan uses them
@@ -51,8 +52,9 @@ def _matching(rules: Mapping[str, Rule], codes: list[str] | None) -> set[str]:
     return {rule.id for rule in select_rules(dict(rules), codes)} if codes else set()
 
 
-def choose_rules(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions) -> tuple[list[Rule], bool]:
-    """The enabled rules, and whether GPU000 (invalid input) is reported.
+def choose_rules(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions) -> list[Rule]:
+    """The enabled rules, in id order. A rule kept when selecting others (GPU000, GPU010) is on
+    unless a layer ignores or disables it (kept_on).
 
     Raises SelectionError for an unknown code on the command line (the
     configuration's codes were checked when it was loaded).
@@ -72,11 +74,12 @@ def choose_rules(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOpti
         added = _matching(rules, extend) | extra_on | selected
         removed = _matching(rules, ignore) | extra_off
         on = (on | added) - removed
-    return [rule for rid, rule in rules.items() if rid in on], engine_rule_reported(rules, project, cli, INVALID_INPUT)
+    return [rule for rid, rule in rules.items()
+            if (kept_on(rules, project, cli, rid) if rule.kept_when_selecting_others else rid in on)]
 
 
-def engine_rule_reported(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions, rule_id: str) -> bool:
-    """Whether a rule the engine reports itself (GPU000 invalid input, GPU010 render failed) is on:
+def kept_on(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions, rule_id: str) -> bool:
+    """Whether a rule kept when selecting others (GPU000 invalid input, GPU010 render failed) is on:
     always, unless a layer ignores or disables it (a later layer selecting it turns it back on);
     `--select` of other rules does not turn it off, so nothing unread goes unsaid."""
     own = project.rules.get(rule_id)
@@ -94,14 +97,17 @@ def engine_rule_reported(rules: Mapping[str, Rule], project: ProjectConfig, cli:
 
 
 def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
-         system: Suppressor | None = None) -> RunPlan:
-    """Build the ScanConfig; `system` is the system-component suppressor, if any.
+         system: Suppressor | None = None, render: RenderOptions | None = None,
+         limits: Limits = DEFAULT_LIMITS) -> RunPlan:
+    """Build the ScanConfig; `system` is the system-component suppressor, if any;
+    `render` the Helm/Kustomize settings (default: RenderOptions()), `limits` the loader's.
 
     Raises SelectionError (bad CLI code) and BaselineError (unreadable baseline).
     """
-    chosen, report_invalid = choose_rules(rules, project, cli)
-    inline = InlineSuppressions()
-    annotations = AnnotationSuppressions()
+    chosen = choose_rules(rules, project, cli)
+    about = about_suppressions(rules.values())
+    inline = InlineSuppressions(about)
+    annotations = AnnotationSuppressions(about)
     writer = None
     baseline: Suppressor | None = None
     if cli.write_baseline or cli.baseline or project.baseline is not None:
@@ -121,8 +127,6 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
         options={rid: dict(rc.options) for rid, rc in project.rules.items() if rc.options},
         severities={rid: rc.severity for rid, rc in project.rules.items() if rc.severity is not None},
         settings=project.settings,
-        report_invalid_input=report_invalid,
-        report_render_failed=engine_rule_reported(rules, project, cli, RENDER_FAILED),
         suppressors=pipeline(
             inline=inline,
             annotation=annotations,
@@ -131,6 +135,8 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
             baseline=baseline,
         ),
         hooks=[inline, annotations],
+        render=render if render is not None else RenderOptions(),
+        limits=limits,
     )
     fail_on = cli.fail_on or project.fail_on or "warning"
     return RunPlan(config, fail_on, project, writer)

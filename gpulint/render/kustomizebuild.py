@@ -9,18 +9,19 @@ wrapper, which is exactly how overlays reach `../base`. Kustomize then writes
 the annotation from the text before any rule runs, so rendered positions are
 those of a plain `kustomize build DIR`.
 
-Before any build, every kustomization the target reaches is read (kustomization.audit):
+Before any build, every kustomization the target reaches is audited (kustomizefile.audit):
 one naming a remote resource, base, component or Helm chart is not built at all
-(nothing is fetched), nor one naming a path that resolves outside the repository;
-their local resource and patch files are scanned as they are instead. A
-kustomization that reads files outside its own directory (but inside the
-repository) only builds with `--load-restrictor LoadRestrictionsNone` (as Argo CD
-and Flux setups are often configured); it is built that way only when that is the
-only error and no path-like string of any reached kustomization or generator
-configuration leads out of the repository. When the build
-fails, the plain build is run to report the tool's own message (the wrapper's
-indirection would only add noise); a kustomization that builds plainly but not
-through the wrapper is scanned without origins.
+(nothing is fetched), nor one that names (itself or through a generator, transformer
+or validator configuration, in a file, inline or in a directory) a path that resolves
+outside the repository, nor one gpulint cannot read exactly as kustomize would (a YAML
+tag such as `!!binary`, text that does not decode or parse). A build runs only with
+kustomize's default load restrictor, never retried in a less restricted mode. A
+kustomization that is not built, or whose build fails, is scanned the way a chart that
+does not render is: its local resource and patch files as they are, their findings at
+their own severity, and ONE GPU010 that says why. When the build fails, the plain build
+is run to report the tool's own message (the wrapper's indirection would only add
+noise); a kustomization that builds plainly but not through the wrapper is scanned
+without origins.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import ORIGIN_ANNOTATION, KubeObject, parse_origin
-from gpulint.render import kustomization as kz
+from gpulint.render import kustomizefile as kz
 from gpulint.render.boundary import repository_root
 from gpulint.render.base import (
     Rendered,
@@ -58,14 +59,10 @@ INSTALL_HINT = ("install kubectl (it includes `kubectl kustomize`) or kustomize,
                 "or build it yourself: `kubectl kustomize {dir} | gpulint scan -`")
 
 
-_RESTRICTOR_ERROR = "is not in or below"     # kustomize's load restrictor refused a file outside the root
-
-
-def _argv(tool: str, directory: str, unrestricted: bool = False) -> list[str]:
-    flags = ["--load-restrictor", "LoadRestrictionsNone"] if unrestricted else []
+def _argv(tool: str, directory: str) -> list[str]:
     if Path(tool).name.startswith("kubectl"):
-        return [tool, "kustomize", *flags, directory]
-    return [tool, "build", *flags, directory]
+        return [tool, "kustomize", directory]
+    return [tool, "build", directory]
 
 
 def render_kustomization(real: Path, display: str, options: RenderOptions) -> Rendered:
@@ -78,14 +75,13 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
         return Rendered(name, failure=RenderFailure(
             f"not built: {Path(file_display).name} is a symbolic link to outside the repository (gpulint "
             "reads nothing outside the repository it scans)", file_display, Span(1, 1, 1, 1), STATUS_ERROR))
-    if found.remote or found.outside:
+    if found.remote or found.outside or found.unreadable:
         return _not_built(name, display, target, found)
     try:
         tool = which(options.kustomize, "kustomize", "kubectl")
     except ToolMissing as missing:
-        return Rendered(name, failure=RenderFailure(
-            f"Kustomization not built: {missing}; {INSTALL_HINT.format(dir=display)}",
-            file_display, Span(1, 1, 1, 1), STATUS_ERROR))
+        return _fallback(name, display, target, found,
+                         f"Kustomization not built: {missing}; {INSTALL_HINT.format(dir=display)}", None)
     with scratch_dir() as scratch_name:
         scratch = Path(scratch_name).resolve()
         wrapper = scratch / "wrapper"
@@ -95,24 +91,41 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
             "# Written by gpulint: builds the target with origin annotations.\n"
             f"resources:\n- {_quote(relative)}\n"
             "buildMetadata:\n- originAnnotations\n", encoding="utf-8")
-        result = run(_argv(tool, str(wrapper)), None, options.timeout, scratch)
-        if not result.ok and _RESTRICTOR_ERROR in result.message and found.contained:
-            # Files outside a kustomization's own directory but inside the repository (checked
-            # above, symlinks resolved): build as Argo CD and Flux setups commonly do.
-            result = run(_argv(tool, str(wrapper), unrestricted=True), None, options.timeout, scratch)
+        result = run(_argv(tool, str(wrapper)), None, options.timeout, scratch, options.memory)
         if result.ok:
             text, origins = strip_origins(result.stdout, wrapper, target, display)
-            return Rendered(name, text, KustomizeMapper(target, display, origins))
-        plain = result if result.timed_out else run(_argv(tool, str(real)), None, options.timeout, scratch)
+            return Rendered(name, text, KustomizeMapper(target, display, origins), sources=found.digest())
+        plain = result if result.timed_out else run(_argv(tool, str(real)), None, options.timeout, scratch,
+                                                    options.memory)
         if plain.ok:
             text, origins = strip_origins(plain.stdout, wrapper, target, display)
-            return Rendered(name, text, KustomizeMapper(target, display, origins))
+            return Rendered(name, text, KustomizeMapper(target, display, origins), sources=found.digest())
         message = replace_paths(plain.message, [(str(scratch), "(temporary directory)"), (str(target), display)])
-    if _RESTRICTOR_ERROR in message and not found.contained:
-        message += ("; gpulint lifts kustomize's load restrictor only when every path the kustomizations "
-                    "name stays inside the repository")
-    return Rendered(name, failure=RenderFailure(f"kustomize build failed: {message}", file_display,
-                                                _failure_span(message, found), STATUS_ERROR))
+    return _fallback(name, display, target, found, f"kustomize build failed: {message}", message)
+
+
+def _fallback(name: str, display: str, target: Path, found: kz.Audit, why: str, message: str | None) -> Rendered:
+    """A kustomization that could not be built, scanned as a chart that does not render is: its
+    local resource and patch files as they are (their findings keep their severity) and ONE
+    GPU010 saying so, at the entry kustomize names when it names one."""
+    plain = _plain_files(display, target, found)
+    scanned = ("its local resources and patches were scanned as they are" if plain
+               else "it has no local resource or patch file to scan")
+    k = found.reached[0] if found.reached else None
+    span = _failure_span(message or "", found)
+    file = join_display(display, os.path.relpath(k.file, target)) if k is not None else \
+        join_display(display, kz.KUSTOMIZATION_FILES[0])
+    doc = k.doc if k is not None else None
+    problem = RenderFailure(f"{why}; {scanned}", file, span, STATUS_ERROR, doc.text if doc is not None else None,
+                            doc.line_offset if doc is not None else 0)
+    return Rendered(name, problems=[problem], plain=plain, sources=found.digest())
+
+
+def _plain_files(display: str, target: Path, found: kz.Audit) -> list[tuple[str, Path, str | None]]:
+    plain: list[tuple[str, Path, str | None]] = [
+        (join_display(display, os.path.relpath(path, target)), path, None) for path in found.manifests()]
+    plain += [(join_display(display, os.path.relpath(file, target)), file, text) for file, text in found.inline()]
+    return plain
 
 
 _NAMED_RE = re.compile(r"accumulating resources from '([^']+)'")
@@ -132,9 +145,7 @@ def _not_built(name: str, display: str, target: Path, found: kz.Audit) -> Render
     """A kustomization that would fetch or read outside the repository is not built: each
     kustomization naming such a reference is reported once, and the resource and patch files
     of every local kustomization are scanned as they are, so a bypass in them is still found."""
-    plain: list[tuple[str, Path, str | None]] = [
-        (join_display(display, os.path.relpath(path, target)), path, None) for path in found.manifests()]
-    plain += [(join_display(display, os.path.relpath(file, target)), file, text) for file, text in found.inline()]
+    plain = _plain_files(display, target, found)
     scanned = ("its local resources and patches were scanned as they are" if plain
                else "it has no local resource or patch file to scan")
     problems: list[RenderFailure] = []
@@ -152,7 +163,10 @@ def _not_built(name: str, display: str, target: Path, found: kz.Audit) -> Render
         problems.append(_problem(f"not built: it reads {paths}, which resolves outside the repository "
                                  f"(gpulint reads nothing outside the repository it scans); {scanned}",
                                  display, target, refs[0]))
-    return Rendered(name, problems=problems, plain=plain)
+    for ref, why in found.unreadable:
+        problems.append(_problem(f"not built: {why}, which gpulint cannot check the way kustomize would read it "
+                                 f"(it builds only what it has checked); {scanned}", display, target, ref))
+    return Rendered(name, problems=problems, plain=plain, sources=found.digest())
 
 
 def _problem(message: str, display: str, target: Path, ref: kz.Reference) -> RenderFailure:

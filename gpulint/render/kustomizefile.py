@@ -15,8 +15,11 @@ from typing import Any, Iterable
 
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
-from gpulint.load.yamlload import Document, load_documents
+from gpulint.load.regular import read_regular
+from gpulint.load.yamlload import Document, LoadError, event_reader, load_documents
 from gpulint.render.tools import real_path, value_at
+
+AUDIT_READ_MAX = 8 << 20     # a kustomization or generator configuration larger than this is not built
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -114,6 +117,18 @@ class Kustomization:
             refs.append(openapi["path"])
         return {p for p in self._local(refs) if p.is_file()} | {real_path(self.file)}
 
+    def object_files(self) -> set[Path]:
+        """The files whose lines a finding on the build can point at: resources, patches and the
+        kustomization file itself (inline patches). Generator inputs and configurations shape the
+        output without a line of it coming from them."""
+        data = self.data
+        refs = _strings(data.get("resources")) + _strings(data.get("bases"))
+        refs += [s for s in _strings(data.get("patchesStrategicMerge")) if "\n" not in s]
+        for key in ("patches", "patchesJson6902"):
+            refs += [entry["path"] for entry in _list(data.get(key))
+                     if isinstance(entry, dict) and isinstance(entry.get("path"), str)]
+        return {p for p in self._local(refs) if p.is_file()} | {real_path(self.file)}
+
     def patches(self) -> list[Patch]:
         """Patches in the order kustomize applies them (later ones win)."""
         data = self.data
@@ -149,7 +164,7 @@ def load(directory: Path) -> Kustomization | None:
         return None
     doc = None
     try:
-        text = decode(file.read_bytes())
+        text = decode(read_regular(file, AUDIT_READ_MAX))
     except (OSError, BinaryInput, DecodeError):
         text = ""
     for item in load_documents(text):
@@ -191,6 +206,20 @@ def plan(directories: list[Path]) -> Plan:
         if k is not None:
             consumed |= {real_path(p) for p in k.referenced_files()}
     return Plan(roots, consumed)
+
+
+def files_read(root: Path) -> tuple[set[Path], set[Path]]:
+    """Every local file building `root` reads, and those of them a finding can point at
+    (Kustomization.object_files); resolved, from `root` and the kustomizations it builds on
+    inside its repository."""
+    read: set[Path] = set()
+    pointed: set[Path] = set()
+    for directory in _reach([real_path(root)], {}):
+        k = load(directory)
+        if k is not None:
+            read |= {real_path(p) for p in k.referenced_files()}
+            pointed |= {real_path(p) for p in k.object_files()}
+    return read, pointed
 
 
 def _reach(starts: list[Path], loaded: dict[Path, Kustomization]) -> set[Path]:
@@ -253,8 +282,11 @@ class Reference:
     owner: Kustomization
     text: str                       # as written (for a generator file `key=path`, the path)
     where: tuple                    # path of the string in the kustomization document
+    at: Span | None = None          # where it is, when not at `where` (a tag, a configuration's entry)
 
     def span(self) -> Span:
+        if self.at is not None:
+            return self.at
         found = self.owner.doc.span(self.where) if self.owner.doc is not None else None
         return found if found is not None else Span(1, 1, 1, 1)
 
@@ -267,10 +299,30 @@ class Audit:
     reached: list[Kustomization] = field(default_factory=list)    # local kustomizations, outermost first
     remote: list[list[Reference]] = field(default_factory=list)   # per kustomization naming URLs
     outside: list[Reference] = field(default_factory=list)        # local paths outside the repository
-    # Whether every path-like string (`..` or absolute) stays inside the repository: only then may
-    # kustomize's load restrictor be lifted for files outside a kustomization's own directory.
-    contained: bool = True
+    # What gpulint cannot read as kustomize would (a YAML tag, text that does not decode or parse, a
+    # file that is no regular file): never built, since the audit could not see what the build reads.
+    unreadable: list[tuple[Reference, str]] = field(default_factory=list)
     root_outside: bool = False          # the kustomization file itself links out of the repository
+    configs: list[Path] = field(default_factory=list)  # generator/transformer/validator files read
+
+    def digest(self) -> str:
+        """A SHA-256 of every file the audit found the build reads (names and bytes): a result
+        cache keys the render by it, so an edit that leaves the built text the same (a patch
+        moved down a line) is still a new key (the mapped lines changed)."""
+        import hashlib
+
+        files: set[Path] = set(self.configs)
+        for k in self.reached:
+            files |= k.referenced_files()
+        digest = hashlib.sha256()
+        for path in sorted(files):
+            digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
+            try:
+                data = read_regular(path, AUDIT_READ_MAX)
+            except OSError as error:
+                data = f"\0unread {type(error).__name__}".encode()
+            digest.update(len(data).to_bytes(8, "little") + data)
+        return digest.hexdigest()
 
     def inline(self) -> list[tuple[Path, str]]:
         """(kustomization file, text holding one of its inline patches) of every reached kustomization."""
@@ -363,12 +415,19 @@ def references(k: Kustomization) -> list[Reference]:
 
 
 def audit(root: Path, repository: Path) -> Audit:
-    """Walk every kustomization the build of `root` reaches, reading nothing outside `repository`."""
+    """Walk every kustomization the build of `root` reaches, reading nothing outside `repository`.
+
+    Generator, transformer and validator configurations (files, inline text, and directories
+    whose resources are configurations) are read too, with every string in them that names a
+    path: kustomize reads what they name. Each file is read with gpulint's loader and refused
+    where that loader could see something else than kustomize's (a tag, a decoding or parse
+    error), so the audit and the build never disagree about what a file says."""
     result = Audit(repository)
     seen: set[Path] = set()
-    todo: list[tuple[Path, Reference | None]] = [(real_path(root), None)]
+    # (directory, the reference reaching it, for a directory of configurations: the kustomization using them)
+    todo: list[tuple[Path, Reference | None, Kustomization | None]] = [(real_path(root), None, None)]
     while todo:
-        directory, via = todo.pop(0)
+        directory, via, holds_configs = todo.pop(0)
         if directory in seen:
             continue
         seen.add(directory)
@@ -383,6 +442,10 @@ def audit(root: Path, repository: Path) -> Audit:
         if k is None:
             continue
         result.reached.append(k)
+        why = _unreadable_file(k.file)
+        if why is not None:
+            result.unreadable.append((Reference(k, k.file.name, (), why[1]), why[0]))
+            continue
         remote: list[Reference] = []
         for ref in references(k):
             local = os.path.normpath(k.directory / ref.text)
@@ -390,24 +453,122 @@ def audit(root: Path, repository: Path) -> Audit:
                     or looks_like_host(ref.text) and not os.path.lexists(local)):
                 remote.append(ref)
                 continue
-            target = real_path(Path(os.path.normpath(k.directory / ref.text)))
+            target = real_path(Path(local))
             if not _inside(target, repository):
-                if os.path.lexists(os.path.normpath(k.directory / ref.text)):
+                if os.path.lexists(local):
                     result.outside.append(ref)
                 continue
-            if ref.where[0] in ("resources", "bases", "components") and target.is_dir():
-                todo.append((target, ref))
-            elif ref.where[0] in ("generators", "transformers", "validators") and target.is_file():
-                result.contained &= _contained(_file_data(target), k.directory, repository)
+            if not os.path.lexists(local):
+                continue
+            if target.is_dir():
+                if ref.where[0] in ("resources", "bases", "components"):
+                    todo.append((target, ref, holds_configs))
+                elif ref.where[0] in _CONFIG_LISTS:
+                    todo.append((target, ref, k))     # a directory of configurations
+                continue
+            if not os.path.isfile(target):
+                result.unreadable.append((ref, f"{ref.text} is no regular file (a named pipe, device or socket)"))
+                continue
+            if ref.where[0] in _CONFIG_LISTS or holds_configs is not None and ref.where[0] in ("resources", "bases"):
+                result.configs.append(target)
+                why = _unreadable_file(target)
+                if why is not None:
+                    result.unreadable.append((ref, f"{ref.text}: {why[0]}"))
+                    continue
+                user = holds_configs.directory if holds_configs is not None else k.directory
+                _audit_config(_file_data(target), k, ref, result, remote, user)
+        for key in _CONFIG_LISTS:   # inline configurations
+            for i, item in enumerate(_list(k.data.get(key))):
+                if isinstance(item, str) and "\n" in item:
+                    ref = Reference(k, "(inline configuration)", (key, i))
+                    why = _unreadable_text(item)
+                    if why is not None:
+                        result.unreadable.append((ref, f"its inline {key} entry {i + 1}: {why[0]}"))
+                        continue
+                    _audit_config([d.data for d in load_documents(item) if isinstance(d, Document)], k, ref,
+                                  result, remote)
         if remote:
             result.remote.append(remote)
-        result.contained &= _contained(k.data, k.directory, repository)
-        for key in ("generators", "transformers", "validators"):   # inline configurations
-            for item in _strings(k.data.get(key)):
-                if "\n" in item:
-                    result.contained &= all(_contained(d.data, k.directory, repository)
-                                            for d in load_documents(item) if isinstance(d, Document))
     return result
+
+
+_CONFIG_LISTS = ("generators", "transformers", "validators")
+# Keys of generator and transformer configurations that kustomize reads as a file, directory or URL.
+_CONFIG_PATH_KEYS = {"files", "envs", "env", "path", "valuesFile", "chartHome", "repo", "additionalValuesFiles",
+                     "resources", "crds", "paths"}
+_PLAIN_TAGS = {None, "!", "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq",
+               "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
+               "tag:yaml.org,2002:null"}
+
+
+def _unreadable_file(path: Path) -> tuple[str, Span] | None:
+    try:
+        text = decode(read_regular(path, AUDIT_READ_MAX))
+    except (BinaryInput, DecodeError) as error:
+        return f"it does not decode as text ({error})", Span(1, 1, 1, 1)
+    except OSError as error:
+        return f"it cannot be read ({error.strerror or error})", Span(1, 1, 1, 1)
+    return _unreadable_text(text)
+
+
+def _unreadable_text(text: str) -> tuple[str, Span] | None:
+    """Why gpulint's reading of `text` could differ from kustomize's (and where), or None."""
+    for item in load_documents(text):
+        if isinstance(item, LoadError):
+            return f"it does not parse (line {item.line}: {item.message})", Span(item.line, item.column,
+                                                                                  item.line, item.column + 1)
+    try:
+        next_event = event_reader(text)
+        while True:
+            event = next_event()
+            if event is None or type(event).__name__ == "StreamEndEvent":
+                return None
+            tag = getattr(event, "ctag", None) or getattr(event, "tag", None)
+            tag = None if tag is None else str(tag)
+            if tag not in _PLAIN_TAGS:
+                mark = event.start_mark
+                shown = tag.replace("tag:yaml.org,2002:", "!!")
+                return (f"it uses the YAML tag {shown} (line {mark.line + 1}), which kustomize reads otherwise "
+                        "than gpulint", Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 1))
+    except Exception:  # noqa: BLE001 - what libyaml refuses here, load_documents reported above
+        return None
+
+
+def _audit_config(docs: list[Any], k: Kustomization, via: Reference, result: Audit,
+                  remote: list[Reference], user: Path | None = None) -> None:
+    """The strings of a generator/transformer/validator configuration that name a path (relative to
+    the kustomization naming it, and to the one using it when that is another) or, under a key
+    kustomize reads a file from, a URL."""
+    for data in docs:
+        for key, text in _strings_in(data):
+            for candidate in {text, text.split("=", 1)[-1]}:
+                candidate = candidate.strip()
+                if not candidate:
+                    continue
+                if key in _CONFIG_PATH_KEYS and (is_remote(candidate) or key == "repo"):
+                    remote.append(Reference(k, candidate, via.where, via.at))
+                    break
+                bases = {k.directory, user or k.directory}
+                if not ("/" in candidate or candidate.startswith(".")
+                        or any(os.path.islink(os.path.normpath(base / candidate)) for base in bases)):
+                    continue
+                if any(os.path.lexists(local := os.path.normpath(base / candidate))
+                       and not _inside(real_path(Path(local)), result.repository) for base in bases):
+                    result.outside.append(Reference(k, candidate, via.where, via.at))
+                    break
+
+
+def _strings_in(data: Any, key: str = "", depth: int = 0) -> list[tuple[str, str]]:
+    """(the key it is under, string) of every one-line string in `data`."""
+    if depth > 64:
+        return []
+    if isinstance(data, dict):
+        return [pair for k, v in data.items() for pair in _strings_in(v, str(k), depth + 1)]
+    if isinstance(data, list):
+        return [pair for v in data for pair in _strings_in(v, key, depth + 1)]
+    if isinstance(data, str) and "\n" not in data and len(data) < 4096:
+        return [(key, data)]
+    return []
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -416,28 +577,7 @@ def _inside(path: Path, root: Path) -> bool:
 
 def _file_data(path: Path) -> list[Any]:
     try:
-        text = decode(path.read_bytes())
+        text = decode(read_regular(path, AUDIT_READ_MAX))
     except (OSError, BinaryInput, DecodeError):
         return []
     return [d.data for d in load_documents(text) if isinstance(d, Document)]
-
-
-def _contained(data: Any, directory: Path, repository: Path, depth: int = 0) -> bool:
-    """Whether no string in `data` that looks like a path escaping its directory names an existing
-    file outside `repository` (fields gpulint does not know about included)."""
-    if depth > 50:
-        return False
-    if isinstance(data, dict):
-        return all(_contained(v, directory, repository, depth + 1) for v in data.values())
-    if isinstance(data, list):
-        return all(_contained(v, directory, repository, depth + 1) for v in data)
-    if not isinstance(data, str) or "\n" in data:
-        return True
-    for candidate in {data, data.split("=", 1)[-1]}:
-        candidate = candidate.strip()
-        if not (candidate.startswith("/") or ".." in candidate.replace("\\", "/").split("/")):
-            continue
-        path = os.path.normpath(directory / candidate)
-        if os.path.lexists(path) and not _inside(real_path(Path(path)), repository):
-            return False
-    return True

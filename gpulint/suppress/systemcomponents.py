@@ -27,9 +27,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from gpulint.api import RULE_ID_RE
+from gpulint.api import RULE_ID_RE, Rule
 from gpulint.knowledge.gpu import pod_requests_gpu, settings_with
-from gpulint.knowledge.roles import ROLE_RULES, Role, image_role, pod_roles, role_for
+from gpulint.knowledge.roles import Role, image_role, mounted_host_paths, pod_roles, role_for
 from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
@@ -204,11 +204,11 @@ def _string_list(value: Any, where: str, key: str) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def builtin_components() -> tuple[SystemComponent, ...]:
     """The shipped allowlist (knowledge/data/system_components.yaml)."""
-    from importlib.resources import files
+    from gpulint.load.packaged import read_text
 
     from gpulint.load.yamlload import Document, load_documents
 
-    text = files("gpulint.knowledge").joinpath("data/system_components.yaml").read_text(encoding="utf-8")
+    text = read_text("gpulint.knowledge", "data/system_components.yaml")
     for doc in load_documents(text):
         if isinstance(doc, Document) and isinstance(doc.data, dict):
             return tuple(parse_components(doc.data.get("components"), "gpulint/knowledge/data/system_components.yaml"))
@@ -229,7 +229,8 @@ class SystemComponentSuppressor:
     kind = KIND
 
     def __init__(self, components: Sequence[SystemComponent], *, roles: bool = False,
-                 settings: Mapping[str, Any] | None = None, builtin: bool = False) -> None:
+                 settings: Mapping[str, Any] | None = None, builtin: bool = False,
+                 rules: Mapping[str, Rule] | None = None) -> None:
         # `builtin`: the shipped components come first, read when a finding first asks
         # (a scan answered from the result cache asks nothing).
         self._given = tuple(components)
@@ -238,6 +239,9 @@ class SystemComponentSuppressor:
         # Recognise unlisted components by their role (knowledge/roles.py); `settings`
         # say which resources are GPUs (a pod requesting GPUs has no role).
         self.roles = roles
+        # Per rule id, the roles its rule exempts (Rule.exempt_roles); only those rules look for roles.
+        self._exempt_roles = {rule_id: rule.exempt_roles for rule_id, rule in (rules or {}).items()
+                              if rule.exempt_roles}
         self._settings = settings if settings is not None else settings_with()
         # Derived from `components` only (so the same in every process): per rule id
         # the components exempt from it; per repository the components it matches.
@@ -254,10 +258,21 @@ class SystemComponentSuppressor:
         return self._components
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
+        verdict = self._decide(finding, ctx)
+        # (Not for a finding about no container: a volume nothing mounts is to be removed.)
+        # (Only for the rules GPU infrastructure is exempt from: those that exempt some role.)
+        if verdict is None and self.roles and ctx.workload is not None and ctx.container is not None \
+                and finding.rule_id in self._exempt_roles:
+            hint = exemption_hint(finding.rule_id, ctx.workload, self._settings)
+            if hint:
+                finding.message += hint
+        return verdict
+
+    def _decide(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
         if workload is None and ctx.image_env is not None and self.roles:
             role = image_role(ctx.image_env)   # a Dockerfile: the image it builds
-            if role is not None and finding.rule_id in role.exempt:
+            if role is not None and role.name in self._exempt_roles.get(finding.rule_id, ()):
                 return Suppression(KIND, "system component: " + role.reason)
             return None
         if workload is None or not (self.components or self.roles):
@@ -266,8 +281,8 @@ class SystemComponentSuppressor:
         if candidates is None:
             candidates = self._exempt[finding.rule_id] = tuple(
                 c for c in self.components if finding.rule_id in c.exempt)
-        by_role = self.roles and finding.rule_id in ROLE_RULES
-        if not candidates and not by_role:
+        exempt_roles = self._exempt_roles.get(finding.rule_id) if self.roles else None
+        if not candidates and not exempt_roles:
             return None
         targets = _targets(workload, ctx.container)
         if not targets:
@@ -281,10 +296,10 @@ class SystemComponentSuppressor:
                 if component is not None and component.workload_base and pod_requests_gpu(pod, self._settings):
                     component = None
                 name = component.name if component is not None else None
-            if name is None and by_role:
+            if name is None and exempt_roles:
                 if id(pod) not in roles:
                     roles[id(pod)] = pod_roles(workload, pod, self._settings)
-                role = role_for(finding.rule_id, roles[id(pod)])
+                role = role_for(exempt_roles, roles[id(pod)])
                 name = role.reason if role is not None else None
             if name is None:
                 return None
@@ -317,6 +332,35 @@ class SystemComponentSuppressor:
         return id(component) in matching
 
 
+def exemption_hint(rule_id: str, workload: Workload, settings: Mapping[str, Any]) -> str:
+    """For an active finding on what looks like GPU infrastructure (a pod with a role this rule
+    does not exempt, or a node agent: a DaemonSet requesting no GPUs), one line saying how to
+    exempt it in .gpulint.yaml; "" otherwise."""
+    roles = [role for pod in workload.pod_specs for role in pod_roles(workload, pod, settings)]
+    if roles:
+        what = roles[0].name
+    elif _node_agent(workload, settings):
+        what = "node agent"
+    else:
+        return ""
+    where = f"kind: {workload.kind}, name: {workload.name}" if workload.name else f"kind: {workload.kind}"
+    return (f" [GPU infrastructure ({what})? exempt it in .gpulint.yaml: "
+            f"exemptions: [{{rules: [{rule_id}], {where}, reason: \"<why it needs this>\"}}]]")
+
+
+_NODE_CRITICAL = frozenset({"system-node-critical", "system-cluster-critical"})
+
+
+def _node_agent(workload: Workload, settings: Mapping[str, Any]) -> bool:
+    """A DaemonSet requesting no GPUs that works on the node itself (a mounted hostPath, the
+    host's PID or network namespace, a node-critical priority): what infrastructure looks like.
+    (A DaemonSet that merely runs everywhere, a GPU burn-in setting NVIDIA_VISIBLE_DEVICES, is not.)"""
+    if workload.kind != "DaemonSet" or any(pod_requests_gpu(pod, settings) for pod in workload.pod_specs):
+        return False
+    return any(mounted_host_paths(pod) or pod.host_pid or pod.host_network
+               or pod.raw.get("priorityClassName") in _NODE_CRITICAL for pod in workload.pod_specs)
+
+
 def _targets(workload: Workload, container: Container | None) -> list[tuple[PodSpec, Container]]:
     pairs = list(workload.containers())
     if container is None:
@@ -343,10 +387,12 @@ def _component_of(workload: Workload, pod: PodSpec, container: Container,
 
 def system_component_suppressor(extra_entries: Any = None, *, builtin: bool = True,
                                 origin: str = "configuration",
-                                settings: Mapping[str, Any] | None = None) -> SystemComponentSuppressor:
+                                settings: Mapping[str, Any] | None = None,
+                                rules: Mapping[str, Rule] | None = None) -> SystemComponentSuppressor:
     """The allowlist suppressor: the built-in components and recognition by role
     (unless `builtin` is False, i.e. `--no-default-exemptions`) followed by
     `extra_entries` from a configuration, validated here (ExemptionError names the
-    bad entry). `settings`: the scan's GPU settings (default: the built-in ones)."""
+    bad entry). `settings`: the scan's GPU settings (default: the built-in ones);
+    `rules`: the scan's rules by id, whose `exempt_roles` say which roles they exempt."""
     extra = parse_components(extra_entries, origin) if extra_entries is not None else []   # checked now
-    return SystemComponentSuppressor(extra, roles=builtin, settings=settings, builtin=builtin)
+    return SystemComponentSuppressor(extra, roles=builtin, settings=settings, builtin=builtin, rules=rules)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-FORMATS = ("text", "full", "concise", "json", "sarif", "github")
+from gpulint.report import registry
+
 STDOUT = "-"
 
 
@@ -37,7 +38,7 @@ class Target:
 
 def parse(value: str, default_format: str) -> Target:
     fmt, sep, rest = value.partition(":")
-    if sep and fmt in FORMATS:
+    if sep and fmt in registry.format_modules():
         if not rest:
             raise OutputError(f"-o {value}: no file after '{fmt}:' (use '{fmt}:-' for stdout)")
         return Target(fmt, None if rest == STDOUT else rest)
@@ -53,7 +54,7 @@ def plan(values: list[str] | str | None, default_format: str) -> list[Target]:
     elif isinstance(values, str):
         values = [values]
     targets = [parse(value, default_format) for value in values]
-    bare = any(":" not in v or v.partition(":")[0] not in FORMATS for v in values)
+    bare = any(":" not in v or v.partition(":")[0] not in registry.format_modules() for v in values)
     if not bare and not any(t.to_stdout for t in targets):
         targets.append(Target(default_format, None))
     if sum(t.to_stdout for t in targets) > 1:

@@ -1,0 +1,203 @@
+"""`gpulint scan --fix / --diff / --unsafe-fixes`: which fixes apply, fixing each file in
+rounds (gpulint/fix/rounds.py) with the engine scanning the edited text again, and
+what is written: files in place (atomically, only those that changed), the fixed
+text of stdin on stdout, or a unified diff.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from gpulint.api import Applicability
+from gpulint.fix.files import NotFixable, Source, write_atomic
+from gpulint.fix.rounds import fix_file, identity
+from gpulint.inputs.discovery import Input
+from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
+from gpulint.results.inputkind import InputKind
+from gpulint.results.scanning import ScanConfig, ScanResult
+from gpulint.scan.reader import InputReader
+
+
+@dataclass
+class Policy:
+    """Which fixes may be applied: safe ones, unsafe ones too, and of which rules."""
+
+    unsafe: bool
+    fixable: frozenset[str]          # rule ids
+
+    def allows(self, finding: Finding) -> bool:
+        fix = finding.fix
+        return (fix is not None and finding.rule_id in self.fixable
+                and (self.unsafe or fix.applicability == Applicability.SAFE.value))
+
+    def held_back(self, finding: Finding) -> bool:
+        """An unsafe fix `--unsafe-fixes` would apply."""
+        fix = finding.fix
+        return (not self.unsafe and fix is not None and finding.rule_id in self.fixable
+                and fix.applicability == Applicability.UNSAFE.value)
+
+
+@dataclass
+class FileFix:
+    display: str
+    path: str | None                  # None: stdin
+    before: str
+    after: str
+    source: Source
+    report: FileReport                # the scan of `after`
+
+
+@dataclass
+class FixRun:
+    files: list[FileFix] = field(default_factory=list)   # files whose text the fixes changed
+    fixed: int = 0
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)       # files not edited, and why
+
+
+def policy(rules: dict, project: Any, unsafe: bool) -> Policy:
+    from gpulint.config.selection import select_rules
+
+    fixable = {rule.id for rule in select_rules(dict(rules), project.fixable or ["ALL"])}
+    if project.unfixable:
+        fixable -= {rule.id for rule in select_rules(dict(rules), project.unfixable)}
+    return Policy(unsafe, frozenset(fixable))
+
+
+class _TextReader(InputReader):
+    """Hands the scan the edited bytes of the one input being fixed."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__()
+        self._data = data
+
+    def small(self, item: Any) -> bytes | None:
+        return self._data
+
+
+def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: InputReader,
+               rules_policy: Policy) -> FixRun:
+    """Fix every input whose findings have fixes the policy allows (nothing is written here)."""
+    from gpulint.scan.dispatch import scan_input
+    from gpulint.scan.indexing import build_index
+    from gpulint.scan.violations import ScanContext
+
+    run = FixRun()
+    by_display = {item.display: item for item in inputs if item.kind in (InputKind.MANIFEST, InputKind.STDIN)}
+    # The files of a kustomization that was not built are scanned as they are: fixed as such too.
+    for item in inputs:
+        if item.kind is InputKind.KUSTOMIZATION:
+            for display, path, given in reader.rendered(item).plain:
+                if given is None and display not in by_display:
+                    by_display[display] = Input(display, InputKind.MANIFEST, str(path))
+    todo = []
+    for report in result.files:
+        files = {f.file for f in report.findings if f.suppressed is None and rules_policy.allows(f)}
+        for file in sorted(files & set(by_display)):
+            todo.append((FileReport(file, STATUS_SCANNED, [f for f in report.findings if f.file == file]),
+                         by_display[file]))
+    if not todo:
+        return run
+    # The scan again, as it was, for each round: without the baseline, whose counts a
+    # first pass has used up (what it suppressed stays unfixed), and without hooks.
+    rescan_config = dataclasses.replace(
+        config, hooks=[], suppressors=[s for s in config.suppressors if not hasattr(s, "decide")])
+    index = build_index(inputs, reader, config.limits)
+
+    def opt_in(finding: Finding) -> bool:
+        """A finding of a rule the user turned on (off by default): a fix may meet it, bug-free."""
+        rule = config.all_rules.get(finding.rule_id)
+        return rule is not None and not rule.enabled_by_default
+
+    def unreadable(finding: Finding) -> bool:
+        """A finding saying the text is not readable as manifests (a rule's input hook: GPU000)."""
+        rule = config.all_rules.get(finding.rule_id)
+        return rule is not None and rule.check_input is not None
+
+    contexts = ScanContext(rescan_config, index, [item for _report, item in todo])
+    for report, item in todo:
+        held = {identity(f) for f in report.findings if f.suppressed is not None}
+        try:
+            with reader.open(item) as stream:
+                source = Source.of(stream.read())
+        except NotFixable as reason:
+            run.notes.append(f"{item.display}: not fixed: {reason}")
+            continue
+        except OSError as error:
+            run.notes.append(f"{item.display}: not fixed: {error.strerror or error}")
+            continue
+        mine = report
+
+        def rescan(text: str, item: Any = item, source: Source = source) -> FileReport:
+            return scan_input(item, rescan_config, index, _TextReader(source.encode(text)), contexts)
+
+        def allowed(finding: Finding, held: set = held) -> bool:
+            return rules_policy.allows(finding) and identity(finding) not in held
+
+        try:
+            outcome = fix_file(item.display, source.text, mine, rescan, allowed, opt_in, unreadable=unreadable)
+        except Exception as error:  # a bug in gpulint or a plugin: this file stays as it is, the others go on
+            from gpulint.results.findings import internal_error_message
+
+            run.errors.append(internal_error_message(f"{item.display} (fixing)", error))
+            continue
+        run.fixed += outcome.fixed
+        run.errors += outcome.errors
+        run.notes += outcome.notes
+        if outcome.text != source.text:
+            run.files.append(FileFix(item.display, item.real if item.kind is InputKind.MANIFEST else None,
+                                     source.text, outcome.text, source, outcome.report))
+    return run
+
+
+def write_files(run: FixRun) -> None:
+    """Write each changed file in place (stdin's text is the caller's to print)."""
+    for fixed in run.files:
+        if fixed.path is not None:
+            write_atomic(fixed.path, fixed.source.encode(fixed.after))
+
+
+def diff_text(run: FixRun) -> str:
+    from gpulint.fix.diff import unified
+
+    return "".join(unified(fixed.display, fixed.before, fixed.after) for fixed in run.files)
+
+
+def summary(fixed: int, result: ScanResult, rules_policy: Policy, show: Callable[[str], None]) -> None:
+    """`N fixed, M remaining (K with --unsafe-fixes)`."""
+    remaining = [f for f in result.findings if f.suppressed is None]
+    held = sum(1 for f in remaining if rules_policy.held_back(f))
+    line = f"gpulint: {fixed} fixed, {len(remaining)} remaining"
+    if held:
+        line += f" ({held} with --unsafe-fixes)"
+    show(line)
+
+
+def would_fix(run: FixRun, result: ScanResult, rules_policy: Policy, show: Callable[[str], None]) -> None:
+    """What `--diff` says after its diff: how many fixes it shows, and how many more `--unsafe-fixes` would."""
+    held = sum(1 for f in result.findings if f.suppressed is None and rules_policy.held_back(f))
+    files = len(run.files)
+    line = (f"gpulint: {run.fixed} fix{'' if run.fixed == 1 else 'es'} in {files} "
+            f"file{'' if files == 1 else 's'} would be applied")
+    if held:
+        line += f" ({held} more with --unsafe-fixes)"
+    show(line)
+
+
+
+def remaining(result: ScanResult, run: FixRun) -> ScanResult:
+    """The scan with each fixed file's report replaced by the scan of its fixed text."""
+    fixed = {item.display: item.report for item in run.files}
+    return ScanResult([fixed.get(report.file, report) for report in result.files], list(result.internal_errors))
+
+
+def text_of(item: Any, reader: InputReader) -> str:
+    """The text of an input that was not fixed, as read (for stdin under --fix)."""
+    with reader.open(item) as stream:
+        data = stream.read()
+    try:
+        return Source.of(data).text
+    except NotFixable:
+        return data.decode("utf-8", "replace")

@@ -1,0 +1,433 @@
+"""A rule's edits by document path (api.Edit) -> text edits of the document's own text.
+
+Every edit is placed from the positions the loader keeps: a value is replaced where
+its scalar is written, an entry is deleted with the lines it occupies, an entry is
+inserted after its last sibling with the siblings' indentation and in their style
+(block or flow, quoted keys or not). The rest of the text is left exactly as it is.
+When the text does not allow a clean edit (an alias or merge key shares the node with
+other places, a block scalar, a layout not foreseen), there is no fix and `NoFix` says why.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from gpulint.api import CopyOf, Edit, Fix
+from gpulint.load.locations import LocNode, Span
+from gpulint.load.yamlload import resolve_plain
+from gpulint.results.findings import Finding, FindingFix, TextEdit
+
+if TYPE_CHECKING:
+    from gpulint.api import Violation
+    from gpulint.load.yamlload import Document
+
+NO_FIX_TEMPLATE = "no fix: the value comes from a template expression"
+_HELM_SOURCE = "# Source:"   # what `helm template` writes before each document
+# A string written plain only when YAML reads it back as the same string.
+_PLAIN_RE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*\Z")
+# Nodes looked at to learn the document's indentation.
+_INDENT_SAMPLE = 400
+
+
+class NoFix(Exception):
+    """Why an edit cannot be made in this text (the finding says so instead of offering a fix)."""
+
+
+def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: bool) -> None:
+    """Give `finding` the text edits of its violation's fix, or the reason it has none.
+    `rendered`: the document is a renderer's output (Helm, Kustomize), not a file the user edits;
+    so is a document of saved Helm output (a `# Source:` comment before it), and a template."""
+    if violation.no_fix is not None:
+        finding.no_fix = violation.no_fix
+    fix = violation.fix
+    if fix is None:
+        return
+    if rendered or doc.placeholders or _HELM_SOURCE in doc.text[:doc.content_start]:
+        built = finding.source is not None and finding.source.role == "origin"
+        written = next((m for m in finding.mapped if m.role == "origin"), None)
+        if not built:
+            finding.no_fix = NO_FIX_TEMPLATE
+        elif written is not None:   # a resource, or the patch that set the value
+            finding.no_fix = (f"no fix: the object is built by Kustomize; the value is written at "
+                              f"{written.file}:{written.span.line}")
+        else:
+            finding.no_fix = "no fix: the object is built by Kustomize"
+        return
+    try:
+        edits = resolve(doc, fix)
+    except NoFix as reason:
+        finding.no_fix = f"no fix: {reason}"
+        return
+    finding.fix = FindingFix(fix.title, fix.applicability.value, edits)
+
+
+def resolve(doc: "Document", fix: Fix) -> tuple[TextEdit, ...]:
+    """The text edits of `fix` in `doc` (file lines and columns), or NoFix."""
+    global _last
+    if _last is None or _last.doc is not doc:
+        _last = _Text(doc)   # findings of one document come one after another: its lines are counted once
+    text = _last
+    deleted: list[tuple[int, int]] = []
+    changes: list[tuple[int, int, str]] = []
+    for edit in fix.edits:   # deletions first: an insertion next to deleted lines must not land in them
+        if edit.op == "delete":
+            start, end, new = text.delete(edit.path)
+            deleted.append((start, end))
+            changes.append((start, end, new))
+    for edit in fix.edits:
+        if edit.op != "delete":
+            changes.append(text.change(edit, deleted))
+    changes.sort()
+    for (_s1, e1, _t1), (s2, _e2, _t2) in zip(changes, changes[1:]):
+        if s2 < e1:
+            raise NoFix("its edits overlap in this layout")
+    return tuple(TextEdit(text.span(start, end), new) for start, end, new in changes)
+
+
+_last: "_Text | None" = None
+
+
+class _Text:
+    """One document's text, its nodes and the style of its entries."""
+
+    def __init__(self, doc: "Document") -> None:
+        self.doc = doc
+        self.text = text = doc.text
+        self.base = doc.line_offset
+        self.starts = [0] + [match.end() for match in re.finditer("\n", text)]
+        first = text.find("\n")
+        self.nl = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+        self._step: tuple[int, int] | None = None
+
+    # --- positions -----------------------------------------------------------
+
+    def offset(self, line: int, column: int) -> int:
+        return self.starts[line - self.base - 1] + column - 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        return index + self.base + 1, offset - self.starts[index] + 1
+
+    def span(self, start: int, end: int) -> Span:
+        return Span(*self.position(start), *self.position(end))
+
+    def line_start(self, offset: int) -> int:
+        return self.starts[bisect.bisect_right(self.starts, offset) - 1]
+
+    def line_break(self, offset: int) -> int:
+        """Where the line holding the text just before `offset` ends (its CR LF or LF, or the end)."""
+        text = self.text
+        if offset > 0 and text[offset - 1] == "\n":   # a block scalar's end: the next line's start
+            offset -= 1
+        else:
+            found = text.find("\n", offset)
+            offset = len(text) if found < 0 else found
+        if offset > 0 and text[offset - 1] == "\r":
+            offset -= 1
+        return offset
+
+    def after_line(self, offset: int) -> int:
+        """The start of the line after the one holding the text just before `offset`."""
+        if offset > 0 and self.text[offset - 1] == "\n":
+            return offset
+        found = self.text.find("\n", offset)
+        return len(self.text) if found < 0 else found + 1
+
+    # --- nodes ---------------------------------------------------------------
+
+    def node(self, path: tuple) -> LocNode:
+        """The node at `path`, checked to be written where its parent is (not an alias or a merge)."""
+        node = self.doc.node(())
+        if node is None:
+            raise NoFix("the document has no content")
+        for item in path:
+            children = node.children
+            if isinstance(children, dict) and item in children:
+                key_span, child = children[item]
+                start = self.offset(key_span.line, key_span.column)
+            elif isinstance(children, list) and isinstance(item, int) and 0 <= item < len(children):
+                child = children[item]
+                start = child.start
+            else:
+                raise NoFix(f"{_dotted(path)} is not in the document")
+            # Written inside its parent, after its key: an alias's node is written at its anchor.
+            if not (node.start <= start <= child.start and child.end <= node.end) and not _empty(child):
+                raise NoFix(f"{_dotted(path)} comes from a YAML anchor shared with other places")
+            node = child
+        return node
+
+    def exists(self, path: tuple) -> bool:
+        try:
+            self.node(path)
+        except NoFix:
+            return False
+        return True
+
+    def flow(self, node: LocNode) -> bool:
+        return self.text[node.start:node.start + 1] in ("{", "[")
+
+    def entries(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
+        """A mapping's entries in text order: (key, key start, key end, value node)."""
+        out = []
+        for key, (key_span, child) in node.children.items():  # type: ignore[union-attr]
+            out.append((key, self.offset(key_span.line, key_span.column),
+                        self.offset(key_span.end_line, key_span.end_column), child))
+        out.sort(key=lambda entry: entry[1])
+        return out
+
+    def items(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
+        """A mapping's entries or a list's items alike: (key or index, start, key end, node)."""
+        if isinstance(node.children, dict):
+            return self.entries(node)
+        return [(i, child.start, child.start, child) for i, child in enumerate(node.children or ())]
+
+    def quote(self, node: LocNode) -> str | None:
+        """How the mapping's keys (or the list's first mapping's keys) are quoted: '"', "'" or None."""
+        entries = self.items(node)
+        if entries and not isinstance(node.children, dict):
+            first = entries[0][3]
+            entries = self.entries(first) if isinstance(first.children, dict) else []
+        if not entries:
+            return '"' if self._jsonish() else None
+        mark = self.text[entries[0][1]]
+        return mark if mark in ("'", '"') else None
+
+    def _jsonish(self) -> bool:
+        root = self.doc.node(())
+        if root is None or self.text[root.start:root.start + 1] != "{" or not isinstance(root.children, dict):
+            return False
+        entries = self.entries(root)
+        return bool(entries) and self.text[entries[0][1]] == '"'
+
+    def indent(self) -> tuple[int, int]:
+        """(step of a nested mapping, offset of a list's dashes under its key), learnt from the document."""
+        if self._step is not None:
+            return self._step
+        step = seq = None
+        queue = [self.doc.node(())]
+        seen = 0
+        while queue and seen < _INDENT_SAMPLE and (step is None or seq is None):
+            node = queue.pop(0)
+            seen += 1
+            if node is None or self.flow(node) or not node.children:
+                continue
+            if isinstance(node.children, dict):
+                for _key, start, _end, child in self.entries(node):
+                    column = start - self.line_start(start)
+                    if child.children and not self.flow(child):
+                        first = self.items(child)[0][1]
+                        if isinstance(child.children, list):
+                            first = self.text.rfind("-", 0, first)
+                        if self.line_start(first) != self.line_start(start):
+                            inner = first - self.line_start(first)
+                            if isinstance(child.children, dict) and step is None and inner > column:
+                                step = inner - column
+                            elif isinstance(child.children, list) and seq is None and inner >= column:
+                                seq = inner - column
+                    queue.append(child)
+            else:
+                queue.extend(node.children)
+        self._step = (step or 2, 2 if seq is None else seq)
+        return self._step
+
+    # --- edits ---------------------------------------------------------------
+
+    def change(self, edit: Edit, deleted: list[tuple[int, int]]) -> tuple[int, int, str]:
+        if edit.op == "set":
+            return self.set(edit.path, edit.value)
+        if edit.op == "rename":
+            return self.rename(edit.path, str(edit.value))
+        if edit.op == "add":
+            return self.add(edit.path, edit.value, deleted)
+        if edit.op == "append":
+            return self.append(edit.path, edit.value, deleted)
+        raise NoFix(f"unknown edit {edit.op!r}")
+
+    def raw(self, value: CopyOf) -> str:
+        node = self.node(value.path)
+        if node.children is not None or node.style in ("|", ">") or node.start == node.end:
+            raise NoFix(f"{_dotted(value.path)} is not a one-line value")
+        return self.text[node.start:node.end]
+
+    def set(self, path: tuple, value: Any) -> tuple[int, int, str]:
+        node = self.node(path)
+        if node.children is not None or node.style in ("|", ">"):
+            raise NoFix(f"{_dotted(path)} is not a one-line value")
+        if isinstance(value, CopyOf):
+            return node.start, node.end, self.raw(value)
+        quote = node.style if node.style in ("'", '"') else ('"' if self._jsonish() else None)
+        return node.start, node.end, scalar(value, quote)
+
+    def rename(self, path: tuple, key: str) -> tuple[int, int, str]:
+        parent = self.node(path[:-1])
+        self.node(path)
+        for name, start, end, _child in self.entries(parent):
+            if name == path[-1]:
+                if key in parent.children:  # type: ignore[operator]
+                    raise NoFix(f"{key} is already set there")
+                mark = self.text[start]
+                return start, end, scalar(key, mark if mark in ("'", '"') else None)
+        raise NoFix(f"{_dotted(path)} is not in the document")
+
+    def delete(self, path: tuple) -> tuple[int, int, str]:
+        self.node(path)   # it is there, written in place
+        # A mapping or list left empty goes too, up to the nearest one that keeps other entries.
+        while len(path) > 1 and isinstance(path[-2], str) and len(self.items(self.node(path[:-1]))) == 1:
+            path = path[:-1]
+        parent = self.node(path[:-1])
+        self.node(path)
+        items = self.items(parent)
+        at = next(i for i, item in enumerate(items) if item[0] == path[-1])
+        _key, start, _key_end, child = items[at]
+        end = max(child.end, _key_end)
+        if self.flow(parent):
+            if at + 1 < len(items):
+                return start, items[at + 1][1], ""
+            if at > 0:
+                before = items[at - 1]
+                return max(before[3].end, before[2]), end, ""
+            return start, end, ""
+        if isinstance(parent.children, list):
+            start = self.text.rfind("-", 0, start)
+        lead = self.text[self.line_start(start):start]
+        rest = self.text[end:self.line_break(end)].strip()
+        if rest and not rest.startswith("#"):
+            raise NoFix(f"{_dotted(path)} shares its line with other text")
+        if not lead.strip():
+            return self.line_start(start), self.after_line(end), ""
+        if lead.strip() == "-" and at + 1 < len(items):   # the first key of a list item's mapping
+            return start, items[at + 1][1], ""
+        raise NoFix(f"{_dotted(path)} is written in a layout gpulint does not edit")
+
+    def add(self, path: tuple, value: Any, deleted: list[tuple[int, int]]) -> tuple[int, int, str]:
+        depth = len(path) - 1
+        while depth > 0 and not self.exists(path[:depth]):
+            depth -= 1
+        for key in reversed(path[depth + 1:]):
+            value = {key: value}
+        return self.insert(self.node(path[:depth]), path[:depth], path[depth], value, deleted)
+
+    def append(self, path: tuple, value: Any, deleted: list[tuple[int, int]]) -> tuple[int, int, str]:
+        if not self.exists(path):
+            return self.add(path, [value], deleted)
+        return self.insert(self.node(path), path, None, value, deleted)
+
+    def insert(self, node: LocNode, path: tuple, key: Any, value: Any,
+               deleted: list[tuple[int, int]]) -> tuple[int, int, str]:
+        """`key: value` into the mapping `node`, or `value` at the end of the list `node` (key None)."""
+        if key is None and not isinstance(node.children, list):
+            raise NoFix(f"{_dotted(path)} is not a list")
+        if key is not None and not isinstance(node.children, dict):
+            raise NoFix(f"{_dotted(path)} is not a mapping")
+        quote = self.quote(node)
+        entry = (f"{scalar(key, quote)}: " if key is not None else "") + self.flow_text(value, quote)
+        items = self.items(node)
+        if self.flow(node):
+            if not items:
+                return node.start + 1, node.start + 1, entry
+            last = items[-1]
+            end = max(last[3].end, last[2])
+            if self.line_start(last[1]) != self.line_start(node.start):  # one entry a line: keep it so
+                column = last[1] - self.line_start(last[1])
+                indent = len(self.text[self.line_start(node.start):node.start]) - \
+                    len(self.text[self.line_start(node.start):node.start].lstrip(" "))
+                step = max(column - indent, 1)
+                entry = (f"{scalar(key, quote)}: " if key is not None else "") + \
+                    self.flow_lines(value, column, step, quote)
+                return end, end, "," + self.nl + " " * column + entry
+            return end, end, ", " + entry
+        if not items:
+            raise NoFix(f"{_dotted(path)} is empty")
+        step, seq = self.indent()
+        first = items[0][1]
+        if key is None:
+            first = self.text.rfind("-", 0, first)
+            lines = self.item_lines(value, first - self.line_start(first), step, seq, quote)
+        else:
+            lines = self.entry_lines(key, value, first - self.line_start(first), step, seq, quote)
+        last = items[-1]
+        at = self.line_break(max(last[3].end, last[2]))
+        for start, end in deleted:
+            if start <= at < end:   # after lines another edit deletes: before them instead
+                if start == 0:
+                    raise NoFix("the entries it follows are all deleted")
+                at = self.line_break(start)
+        return at, at, "".join(self.nl + line for line in lines)
+
+    # --- rendering -------------------------------------------------------------
+
+    def flow_text(self, value: Any, quote: str | None) -> str:
+        if isinstance(value, CopyOf):
+            return self.raw(value)
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{scalar(k, quote)}: {self.flow_text(v, quote)}" for k, v in value.items()) + "}"
+        if isinstance(value, list):
+            return "[" + ", ".join(self.flow_text(v, quote) for v in value) + "]"
+        return scalar(value, quote)
+
+    def flow_lines(self, value: Any, column: int, step: int, quote: str | None) -> str:
+        """A flow value over several lines, one entry a line (as a multi-line JSON object is written)."""
+        if not isinstance(value, (dict, list)) or not value:
+            return self.flow_text(value, quote)
+        inner = " " * (column + step)
+        if isinstance(value, dict):
+            parts = [f"{inner}{scalar(k, quote)}: {self.flow_lines(v, column + step, step, quote)}"
+                     for k, v in value.items()]
+            opening, closing = "{", "}"
+        else:
+            parts = [inner + self.flow_lines(v, column + step, step, quote) for v in value]
+            opening, closing = "[", "]"
+        return opening + self.nl + ("," + self.nl).join(parts) + self.nl + " " * column + closing
+
+    def entry_lines(self, key: Any, value: Any, column: int, step: int, seq: int, quote: str | None) -> list[str]:
+        pad = " " * column
+        name = scalar(key, quote)
+        if isinstance(value, dict) and value:
+            lines = [f"{pad}{name}:"]
+            for k, v in value.items():
+                lines += self.entry_lines(k, v, column + step, step, seq, quote)
+            return lines
+        if isinstance(value, list) and value:
+            lines = [f"{pad}{name}:"]
+            for v in value:
+                lines += self.item_lines(v, column + seq, step, seq, quote)
+            return lines
+        return [f"{pad}{name}: {self.flow_text(value, quote)}"]
+
+    def item_lines(self, value: Any, column: int, step: int, seq: int, quote: str | None) -> list[str]:
+        pad = " " * column
+        if isinstance(value, dict) and value:
+            lines: list[str] = []
+            for k, v in value.items():
+                lines += self.entry_lines(k, v, column + 2, step, seq, quote)
+            lines[0] = pad + "- " + lines[0][column + 2:]
+            return lines
+        return [f"{pad}- {self.flow_text(value, quote)}"]
+
+
+def scalar(value: Any, quote: str | None) -> str:
+    """`value` as a YAML (or JSON, with quote '"') scalar; plain when YAML reads it back the same."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    if quote == "'":
+        return "'" + text.replace("'", "''") + "'"
+    if quote == '"' or not _PLAIN_RE.match(text) or resolve_plain(text) != text:
+        return json.dumps(text)
+    return text
+
+
+def _empty(node: LocNode) -> bool:
+    return node.start == node.end
+
+
+def _dotted(path: tuple) -> str:
+    out = ""
+    for item in path:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out or "the document"

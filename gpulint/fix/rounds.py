@@ -1,0 +1,149 @@
+"""Fix one file in rounds: apply the fixes that do not overlap, scan again, repeat until
+nothing changes (at most MAX_ROUNDS, as ruff does).
+
+After each round the file is scanned again (`rescan`, given by the caller, which
+owns the engine). A round whose result no longer parses, adds a finding, or keeps
+the finding a fix was for, is undone; its fixes are then tried one by one and
+those that fail are dropped and reported as internal errors: a fix that breaks a
+manifest is a bug in gpulint, never the user's problem. One case is no bug: a fix
+that makes a workload request GPUs as the default rules want may meet a rule the
+user turned on that asks for more (GPU105 wants the GPU model pinned). `opt_in`
+says which findings are of such rules; the fix is then left out with a note.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from gpulint.fix.textedits import Lines, apply, disjoint
+from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
+
+MAX_ROUNDS = 10
+
+Rescan = Callable[[str], FileReport]
+Allowed = Callable[[Finding], bool]
+
+
+class _Problem(str):
+    """Why a round may not be kept; `bug` False: a conflict with an opt-in rule, not an error."""
+
+    bug = True
+
+
+class _Conflict(_Problem):
+    bug = False
+
+
+@dataclass
+class Outcome:
+    text: str
+    report: FileReport                 # the scan of `text`
+    fixed: int = 0                     # fixes applied
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # fixes left out for an opt-in rule's sake
+
+
+def identity(finding: Finding) -> tuple:
+    """What makes a finding the same one after edits elsewhere moved its lines (a finding placed
+    by line only, as every input problem is, by its message)."""
+    if finding.field_path.startswith("line:"):
+        return (finding.rule_id, finding.message)
+    return (finding.rule_id, finding.obj, finding.container, finding.field_path)
+
+
+def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowed: Allowed,
+             opt_in: Allowed = lambda finding: False, *, unreadable: Allowed) -> Outcome:
+    """`unreadable`: whether a finding says the text cannot be read as manifests (an input
+    problem, GPU000): a fix after which one appears broke the file."""
+    outcome = Outcome(text, report)
+    applied: set[tuple] = set()
+    dropped: set[tuple] = set()
+    for _round in range(MAX_ROUNDS):
+        lines = Lines(outcome.text)
+        batch: list[tuple[Finding, list[tuple[int, int, str]]]] = []
+        taken: list[tuple[int, int]] = []
+        for finding in sorted(outcome.report.findings, key=Finding.sort_key):
+            if finding.fix is None or finding.suppressed is not None or not allowed(finding):
+                continue
+            key = identity(finding)
+            if key in dropped:
+                continue
+            if key in applied:   # fixed once already and still there: the fix does not work
+                dropped.add(key)
+                outcome.errors.append(_error(display, finding, "its finding is still there after it was applied"))
+                continue
+            try:
+                ranges = lines.ranges(finding.fix)
+            except ValueError as error:
+                dropped.add(key)
+                outcome.errors.append(_error(display, finding, f"its edits are not in the file ({error})"))
+                continue
+            if disjoint(taken, ranges):
+                batch.append((finding, ranges))
+                taken += [(start, end) for start, end, _new in ranges]
+        if not batch:
+            break
+        accepted = _try(outcome, batch, rescan, opt_in, allowed, unreadable)
+        if accepted is None:   # the round together failed: each fix on its own
+            good, failed = [], []
+            for item in batch:
+                problem = _check(outcome, [item], rescan, opt_in, allowed, unreadable)[1]
+                (good if problem is None else failed).append((item, problem))
+            good = [item for item, _problem in good]
+            for item, problem in failed:
+                # Some fixes only work together (a name renamed in requests and in limits).
+                if _check(outcome, good + [item], rescan, opt_in, allowed, unreadable)[1] is None:
+                    good.append(item)
+                    continue
+                dropped.add(identity(item[0]))
+                if problem.bug:
+                    outcome.errors.append(_error(display, item[0], problem))
+                else:
+                    s = item[0].span
+                    outcome.notes.append(f"{display}:{s.line}:{s.column}: the fix of {item[0].rule_id} was left "
+                                         f"out: {problem}")
+            batch = good
+            accepted = _try(outcome, batch, rescan, opt_in, allowed, unreadable) if batch else None
+            if accepted is None:
+                continue   # nothing kept this round; the dropped fixes are not offered again
+        outcome.text, outcome.report = accepted
+        outcome.fixed += len(batch)
+        applied.update(identity(finding) for finding, _ranges in batch)
+    return outcome
+
+
+def _try(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed, allowed: Allowed,
+         unreadable: Allowed) -> tuple[str, FileReport] | None:
+    result, problem = _check(outcome, batch, rescan, opt_in, allowed, unreadable)
+    return result if problem is None else None
+
+
+def _check(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed, allowed: Allowed,
+           unreadable: Allowed) -> tuple[tuple[str, FileReport] | None, _Problem | None]:
+    """The text and scan after `batch`, or why it may not be kept. A new finding that has a fix
+    of its own the run applies is the next step of a chain (a GPU request renamed right, then
+    given its limit), not a regression: its fix is checked in the next round."""
+    text = apply(outcome.text, [edit for _finding, ranges in batch for edit in ranges])
+    report = rescan(text)
+    if report.status != STATUS_SCANNED:
+        return None, _Problem(f"after it the file is no longer read as Kubernetes manifests ({report.status})")
+    before = Counter(identity(f) for f in outcome.report.findings)
+    after = Counter(identity(f) for f in report.findings)
+    new = after - before
+    added = [f for f in report.findings if identity(f) in new
+             and (unreadable(f) or f.fix is None or not allowed(f))]
+    if added:
+        first = next((f for f in added if not opt_in(f)), added[0])
+        if unreadable(first):
+            return None, _Problem(f"after it the file does not load: {first.message}")
+        said = f"it adds a {first.rule_id} finding at line {first.span.line}: {first.message}"
+        return None, _Problem(said) if not opt_in(first) else _Conflict(said)
+    return (text, report), None
+
+
+def _error(display: str, finding: Finding, problem: str) -> str:
+    s = finding.span
+    return (f"{display}:{s.line}:{s.column}: internal error: the fix of {finding.rule_id} "
+            f"({finding.fix.title if finding.fix else ''}) was not applied: {problem}")

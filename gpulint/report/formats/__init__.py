@@ -1,0 +1,1 @@
+"""One module per report format, each defining REPORTER (see gpulint/report/registry.py)."""

@@ -1,0 +1,155 @@
+"""The index pass: the ConfigMaps, Secrets and DRA claims of the whole scan, read before any rule runs.
+
+A workload may take its environment or script from a ConfigMap in another file;
+rules see them all through the index (model/index.py). Input errors are not
+reported here: the scan reads the same input again and reports them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator
+
+from gpulint.inputs.discovery import Input
+from gpulint.load.decode import BinaryInput, ReadError, Text, decode_lenient
+from gpulint.load.yamlload import Document, Limits, LoadError, ParsedChunks, load_documents, load_stream
+from gpulint.model.index import ConfigIndex, ConfigSource, source_of
+from gpulint.model.objects import objects_in
+from gpulint.results.findings import internal_error_message
+from gpulint.scan.reader import InputReader
+
+
+# (Substrings of the documents to index: "ResourceClaim" covers ResourceClaimTemplate too;
+# "DeviceClass" for the extended resource names of KEP-5004.)
+_INDEXED_KINDS = ("ConfigMap", "Secret", "ResourceClaim", "DeviceClass")
+
+
+_INDEXED_KINDS_UTF8 = tuple(kind.encode() for kind in _INDEXED_KINDS)
+
+
+# What the index pass found in one input: its ConfigMaps and Secrets (index.source_of),
+# internal errors, and for the scan its bytes and parsed chunks with their size in characters.
+Indexed = tuple[list[ConfigSource], list[str], "bytes | None", "ParsedChunks | None", int]
+
+
+def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
+                internal_errors: list[str] | None = None, sizes: list[int | None] | None = None) -> ConfigIndex:
+    """First pass: ConfigMaps, Secrets and DRA claims (their device classes) of the whole scan.
+
+    Input errors are ignored here: the second pass reads the same input and
+    reports them. A bug is recorded in `internal_errors` and the scan goes on.
+    With `sizes` (a parallel scan's, see parallel.plan), a forked helper reads
+    about half of the manifests meanwhile (parallel.IndexHelper); either way
+    the index takes the inputs in their order.
+    """
+    helper = None
+    if sizes is not None:
+        from gpulint.scan.parallel import IndexHelper
+
+        helper = IndexHelper.start(inputs, reader, limits, sizes, index_input)
+    mine: dict[int, tuple[list[ConfigSource], list[str]]] = {}
+    # Files first, renders last: renders still running in the background (InputReader.start_renders)
+    # go on meanwhile. The index takes the inputs in their order whatever the order they are read in.
+    order = sorted(range(len(inputs)), key=lambda position: inputs[position].kind.rendered)
+    try:
+        for position in order:
+            item = inputs[position]
+            if helper is not None and position in helper.positions:
+                continue
+            if item.kind.rendered:
+                rendered = reader.rendered(item)
+                text = rendered.text
+                texts = [(rendered.display, text)] if text is not None else []
+                texts += [(display, given if given is not None else _read_quietly(path))
+                          for display, path, given in (*rendered.plain, *rendered.literal)]
+                try:
+                    mine[position] = ([source for display, part in texts
+                                       if any(kind in part for kind in _INDEXED_KINDS)
+                                       for source in _sources(display, load_documents(part, limits,
+                                                                                      only=_INDEXED_KINDS))], [])
+                except Exception as error:  # a bug in gpulint: say where, keep going
+                    mine[position] = ([], [internal_error_message(item.display, error)])
+            elif item.kind.manifests:
+                mine[position] = _keep(reader, item, index_input(item, reader, limits))
+    except BaseException:
+        if helper is not None:
+            helper.close()
+        raise
+    found = helper.results() if helper is not None else {}
+    index = ConfigIndex()
+    for position, item in enumerate(inputs):
+        if position in mine:
+            objects, errors = mine[position]
+        elif position in found:
+            objects, errors = _keep(reader, item, found[position])
+        elif helper is not None and position in helper.positions:  # the helper failed: read it here
+            objects, errors = _keep(reader, item, index_input(item, reader, limits))
+        else:
+            continue
+        for source in objects:
+            index.add_source(source)
+        if internal_errors is not None:
+            internal_errors.extend(errors)
+    return index
+
+
+def _read_quietly(path: Any) -> str:
+    """A file's text for the index pass (the scan reports what is wrong with it)."""
+    from gpulint.load.regular import read_regular
+
+    try:
+        return decode_lenient(read_regular(path, 256 << 20))[0]
+    except (OSError, BinaryInput):
+        return ""
+
+
+def _keep(reader: InputReader, item: Input, indexed: Indexed) -> tuple[list[ConfigSource], list[str]]:
+    """Hand an input's bytes and parsed documents to the reader (which keeps what fits) for the scan."""
+    objects, errors, data, chunks, size = indexed
+    if data is not None:
+        reader.keep(item, data)
+        if chunks:
+            reader.keep_parsed(item, chunks, size)
+    return objects, errors
+
+
+def index_input(item: Input, reader: InputReader, limits: Limits) -> Indexed:
+    """What the index pass finds in a manifest or stdin (nothing when it cannot be read)."""
+    try:
+        if item.real is not None and limits.max_file_size is not None:
+            from gpulint.load.regular import check_size
+
+            check_size(item.real, limits.max_file_size)      # (the scan reports it)
+        data = reader.small(item)
+        if data is not None:
+            return _index_text(item, Text.of(data), limits)
+        with reader.open(item) as stream:
+            return _index_text(item, Text(stream), limits)
+    except (OSError, ReadError, BinaryInput):
+        return [], [], None, None, 0
+    except Exception as error:  # a bug in gpulint: say where, keep going
+        return [], [internal_error_message(item.display, error)], None, None, 0
+
+
+def _index_text(item: Input, source: Text, limits: Limits) -> Indexed:
+    data = source.data
+    if not source.may_contain(_INDEXED_KINDS_UTF8):
+        return [], [], data, None, 0
+    record: ParsedChunks | None = {} if data is not None else None
+    sources = _sources(item.display, documents_of(source, limits, only=_INDEXED_KINDS, record=record))
+    return sources, [], data, record or None, len(source.whole or "") if record else 0
+
+
+def _sources(display: str, documents: Iterable[Document | LoadError]) -> list[ConfigSource]:
+    """The ConfigMaps and Secrets of `documents`, each made as it is read (its document let go)."""
+    return [source for doc in documents if isinstance(doc, Document) for obj in objects_in(display, doc)
+            if (source := source_of(obj)) is not None]
+
+
+def documents_of(source: Text, limits: Limits, only: tuple[str, ...] = (), strict_json: bool = False,
+               record: ParsedChunks | None = None,
+               parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
+    whole = source.whole
+    if whole is not None:
+        return load_documents(whole, limits, only=only, strict_json=strict_json, record=record, parsed=parsed)
+    assert source.blocks is not None
+    return load_stream(source.blocks, limits, only=only, strict_json=strict_json)

@@ -1,0 +1,70 @@
+"""gpulint/fix/resolve.py: edits by document path -> text edits, and the cases it refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpulint.api import Applicability, CopyOf, Edit, Fix
+from gpulint.fix.resolve import NoFix, resolve, scalar
+from gpulint.fix.textedits import apply_fixes
+from gpulint.load.yamlload import Document, load_documents
+from gpulint.results.findings import FindingFix
+
+
+def _doc(text: str, index: int = 0) -> Document:
+    doc = list(load_documents(text))[index]
+    assert isinstance(doc, Document)
+    return doc
+
+
+def _fixed(text: str, *edits: Edit, index: int = 0) -> str:
+    found = resolve(_doc(text, index), Fix("t", Applicability.SAFE, edits))
+    return apply_fixes(text, [FindingFix("t", "safe", found)])
+
+
+def test_scalars_are_plain_only_when_read_back_the_same() -> None:
+    assert [scalar(v, None) for v in ("void", "nvidia.com/gpu", "yes", "1", "a b", "", True, 2)] == \
+        ["void", "nvidia.com/gpu", '"yes"', '"1"', '"a b"', '""', "true", "2"]
+    assert scalar("it's", "'") == "'it''s'" and scalar("x", '"') == '"x"'
+
+
+def test_positions_are_file_lines_in_later_documents() -> None:
+    text = "a: 1\n---\nkind: Pod\nspec:\n  x: 1\n"
+    assert _fixed(text, Edit.set(("spec", "x"), 2), index=1) == "a: 1\n---\nkind: Pod\nspec:\n  x: 2\n"
+    (edit,) = resolve(_doc(text, 1), Fix("t", Applicability.SAFE, (Edit.set(("spec", "x"), 2),)))
+    assert (edit.span.line, edit.span.column, edit.span.end_column, edit.text) == (5, 6, 7, "2")
+
+
+def test_delete_takes_an_emptied_mapping_with_it_but_keeps_comments_around() -> None:
+    text = "c:\n  # about sc\n  sc:\n    privileged: true  # gone with its line\n  name: x\n"
+    assert _fixed(text, Edit.delete(("c", "sc", "privileged"))) == "c:\n  # about sc\n  name: x\n"
+
+
+def test_delete_of_a_list_items_first_key_keeps_the_dash() -> None:
+    text = "l:\n- a: 1\n  b: 2\n"
+    assert _fixed(text, Edit.delete(("l", 0, "a"))) == "l:\n- b: 2\n"
+
+
+def test_add_learns_the_indentation_of_the_document() -> None:
+    text = "spec:\n    containers:\n    -   name: a\n        resources:\n            requests: {cpu: 1}\n"
+    assert _fixed(text, Edit.add(("spec", "containers", 0, "resources", "limits", "cpu"), 1)) == (
+        "spec:\n    containers:\n    -   name: a\n        resources:\n            requests: {cpu: 1}\n"
+        "            limits:\n                cpu: 1\n")
+
+
+def test_copy_keeps_the_source_spelling() -> None:
+    text = "r:\n  requests: {g: '2'}\n  limits: {g: 1}\n"
+    assert _fixed(text, Edit.set(("r", "limits", "g"), CopyOf(("r", "requests", "g")))) == \
+        "r:\n  requests: {g: '2'}\n  limits: {g: '2'}\n"
+
+
+@pytest.mark.parametrize(("text", "edit", "reason"), [
+    ("a: &x {k: 1}\nb: *x\n", Edit.set(("b", "k"), 2), "b.k comes from a YAML anchor shared with other places"),
+    ("s: |\n  text\n", Edit.set(("s",), "x"), "s is not a one-line value"),
+    ("m: {a: 1}\n", Edit.rename(("m", "a"), "a"), "a is already set there"),
+    ("m:\n", Edit.add(("m", "k"), 1), "m is not a mapping"),
+    ("l: [1]\n", Edit.delete(("l", 5)), "l[5] is not in the document"),
+])
+def test_refused(text: str, edit: Edit, reason: str) -> None:
+    with pytest.raises(NoFix, match=reason.replace("[", r"\[").replace("]", r"\]")):
+        resolve(_doc(text), Fix("t", Applicability.SAFE, (edit,)))
