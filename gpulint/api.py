@@ -57,21 +57,21 @@ RULE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 # --- where a violation points ----------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class KeyAt:
     """The mapping key at the end of `path` (e.g. the `privileged` key)."""
 
     path: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ValueAt:
     """The node at `path`: a scalar value, a list entry, a mapping."""
 
     path: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TextAt:
     """Characters `start:end` of the string scalar at `path` (e.g. a command in a script)."""
 
@@ -80,7 +80,7 @@ class TextAt:
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LineAt:
     """A position in a file that has no data tree (Dockerfiles); 1-based, end exclusive."""
 
@@ -130,6 +130,7 @@ class InputProblem(NamedTuple):
 
     message: str
     where: LineAt
+    severity: "Severity | None" = None   # another than the rule's (info: a link to nothing, nothing to hide)
 
 
 class RenderProblem(NamedTuple):
@@ -152,6 +153,10 @@ class TemplateDocument(NamedTuple):
     column: int
     message: str
     literal_checked: bool    # read with its actions masked as placeholders, and checked so
+    # The first action that could hide a GPU bypass (load/unknowns.py): where, and what of it is unknown.
+    unknown: "tuple[int, int, str] | None" = None
+    holds_containers: bool = False   # its text shows containers (what it hides when it cannot be read)
+    infrastructure: bool = False     # its literal pods are GPU infrastructure whose findings roles exempt
 
 
 class UnrenderedTemplate(NamedTuple):
@@ -205,7 +210,7 @@ class Applicability(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CopyOf:
     """A value written exactly as the scalar at `path` is (a limit copied from its request keeps
     its quoting)."""
@@ -213,7 +218,7 @@ class CopyOf:
     path: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Edit:
     """One change by document path; the fix stage turns it into a text edit of the file.
 
@@ -251,7 +256,7 @@ class Edit:
         return cls("append", tuple(path), value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Fix:
     """A repair of one violation: every edit is applied, or none."""
 
@@ -260,7 +265,7 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Violation:
     """What a rule's check yields: a message and the node it is about.
 
@@ -293,7 +298,7 @@ class Violation:
             object.__setattr__(self, "no_fix", "the patch string is escaped or folded: edit it by hand")
 
 
-@dataclass
+@dataclass(repr=False)
 class RuleContext:
     """What a check may consult besides the workload itself."""
 
@@ -344,8 +349,9 @@ class Admission:
 AdmissionForm = Callable[[Mapping[str, Any]], "Admission | None"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Rule:
+    """A registered rule: its identity, documentation and check."""
     id: str
     name: str
     severity: Severity

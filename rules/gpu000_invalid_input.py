@@ -44,7 +44,7 @@ from gpulint.api import InputProblem, Rule, RuleContext, Severity, Violation
 
 def check_input(problem: InputProblem, ctx: RuleContext) -> Iterator[Violation]:
     """Every problem of the input is a finding where the parser or the type check found it."""
-    yield Violation(problem.message, problem.where)
+    yield Violation(problem.message, problem.where, severity=problem.severity)
 
 
 RULE = Rule(

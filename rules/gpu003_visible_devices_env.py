@@ -92,7 +92,6 @@ reference.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterator, Mapping
 
 from gpulint.api import Admission, Applicability, Edit, Fix, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
@@ -107,11 +106,12 @@ from gpulint.knowledge.gpu import (
     gpu_limits,
 )
 from gpulint.knowledge.quantity import parse_quantity
+from gpulint.lazypattern import lazy
 from gpulint.model.workload import Container, EnvVar, PodSpec, Workload
 
 # GPU feature discovery's node label: how many GPUs a node has.
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
-_DEVICE_RE = re.compile(r"\d+(?::\d+)?\Z|(?:MIG-)?GPU-[0-9a-fA-F-]+(?:/\d+/\d+)?\Z|MIG-[0-9a-fA-F-]+\Z"
+_DEVICE_RE = lazy(r"\d+(?::\d+)?\Z|(?:MIG-)?GPU-[0-9a-fA-F-]+(?:/\d+/\d+)?\Z|MIG-[0-9a-fA-F-]+\Z"
                         r"|[\w.-]+/[\w.-]+=[\w.:-]+\Z")
 
 

@@ -2,13 +2,25 @@
 ## What it does
 Reports a file outside any Helm chart that is an unrendered template and
 therefore not YAML yet: Go `text/template` actions (`{{ ... }}`, a Helm
-template copied out of its chart, or a manifest another program renders) or
-`${...}` templating (Terraform `templatefile` with its `%{ for }` directives,
+template copied out of its chart, or a manifest another program renders),
+Jinja (`{{ ... }}` with `{% ... %}`, Ansible templates) or `${...}` templating (Terraform `templatefile` with its `%{ for }` directives,
 envsubst). One finding per file, at the first place the template breaks the
 YAML parser; the file is not an error. Best effort, its literal text is still
 checked: lines holding only actions are read as blank and an action inside a
 line as a same-length placeholder, so a literal `NVIDIA_VISIBLE_DEVICES=all`
 is found where it is written, and findings about a placeholder are dropped.
+
+It is a warning only where an unknown could hide a GPU bypass: an action in a
+container's env, securityContext, command/args, resources, the image of a
+container that requests no GPU, the pod's volumes, hostPID, runtimeClassName or
+pod annotations, or one that renders whole keys into a container or pod spec.
+The finding then sits at that action and names the field. A template whose
+actions fill only names, labels, ports, counts and the like cannot hide one: it
+is reported at info severity (the exit code stays 0 under the default
+`fail-on: warning`). Control actions (`if`, `range`, `end`, Jinja's `{% %}`)
+render no text and are never an unknown. The message says which language the
+template is written in: Helm, another Go template (a tool's own specs), Jinja
+(Ansible) or `${...}`. See docs/templates-and-values.md.
 
 An operator's operand manifests (a Kubernetes object in Go template syntax
 that uses none of Helm's objects, named for the order the operator applies it
@@ -63,10 +75,11 @@ _APPLY_ORDER_RE = re.compile(r"(?:\A|[/\\])\d+[_-][^/\\]*\Z")
 
 
 def check_template(template: UnrenderedTemplate, ctx: RuleContext) -> Iterator[Violation]:
-    """One finding for the whole file, at its first document that failed to load."""
+    """One finding for the whole file: a warning at the first action that could hide a GPU bypass
+    (load/unknowns.py), else info at its first document that failed to load."""
     documents = template.documents
     first = documents[0]
-    go = template.syntax != "dollar"
+    go = template.syntax == "go"
     operator = go and not template.helm and _APPLY_ORDER_RE.search(template.file) is not None
     if operator:
         what = ("Go template of an operator's operand manifest (`{{ ... }}`, named for the order it is applied "
@@ -78,6 +91,9 @@ def check_template(template: UnrenderedTemplate, ctx: RuleContext) -> Iterator[V
     elif go:
         what = "unrendered Go template (`{{ ... }}`, not Helm: it uses none of Helm's objects)"
         hint = "render it with the program it is written for, then scan the output"
+    elif template.syntax == "jinja":
+        what = "unrendered Jinja template (`{{ ... }}`, `{% ... %}`: Ansible, Jinja2)"
+        hint = "render it (e.g. Ansible's template module), then scan the output"
     else:
         what = "unrendered template (`${...}`: Terraform templatefile, envsubst)"
         hint = "render it (e.g. `terraform console`, `envsubst`), then scan the output"
@@ -89,17 +105,36 @@ def check_template(template: UnrenderedTemplate, ctx: RuleContext) -> Iterator[V
                    f"so (from line {unread[0].line}: {unread[0].message})")
     else:
         checked = f"it could not be read even with its actions masked, so it was not checked ({first.message})"
-    message = f"{what}: {checked}" + (f"; {hint}" if hint else "")
-    # An operator renders its own operands: nothing for the repository to fix, so info.
-    yield Violation(message, LineAt(first.line, first.column, first.line, first.column + 1),
-                    severity=Severity.INFO if operator else None)
+    unknown = next((document.unknown for document in documents
+                    if document.unknown is not None and not document.infrastructure), None)
+    hidden = any(not document.literal_checked and document.holds_containers for document in documents)
+    where = LineAt(first.line, first.column, first.line, first.column + 1)
+    if unknown is not None:
+        line, column, described = unknown
+        if not operator:
+            where = LineAt(line, column, line, column + 1)
+        risk = f"{described} is unknown until it is rendered and could hide a GPU bypass"
+    elif hidden:
+        risk = "the containers of its unread documents could hide a GPU bypass"
+    elif any(document.unknown is not None for document in documents):
+        risk = ("its pods are GPU infrastructure (by what they mount), whose findings are exempt: what its "
+                "actions render cannot hide a bypass")
+    else:
+        risk = ("no action fills a field that decides GPU access (env, securityContext, command, args, "
+                "resources, volumes, runtimeClassName, annotations, the image of a container without a GPU "
+                "limit)")
+    message = f"{what}: {risk}; {checked}" + (f"; {hint}" if hint else "")
+    # Nothing unknown can hide a bypass (or an operator renders its own operands): info.
+    quiet = operator or (unknown is None and not hidden)
+    yield Violation(message, where, severity=Severity.INFO if quiet else None)
 
 
 RULE = Rule(
     id="GPU011",
     name="unrendered-template",
     severity=Severity.WARNING,
-    summary="A file outside any Helm chart that is an unrendered template (reported by the engine).",
+    summary="A file outside any Helm chart that is an unrendered template; a warning where an unknown could hide "
+            "a GPU bypass (reported by the engine).",
     doc=__doc__ or "",
     # What could not be checked as written, not a bypass: never a security alert.
     tags=("maintainability",),

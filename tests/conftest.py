@@ -76,6 +76,12 @@ def scan_json(*args: str, input: str | bytes | None = None) -> tuple[int, dict]:
     return code, json.loads(out)
 
 
+def scanned(finding: dict) -> dict:
+    """Where a JSON finding sits in the text gpulint read: for rendered input its `rendered` position
+    (`path`/`line` are the file a user edits, the first `mapped` location), else the finding itself."""
+    return finding["rendered"] or finding
+
+
 def active(report: dict) -> list[tuple[str, int, int]]:
     """(rule, line, column) of the findings that are not suppressed, sorted."""
     return sorted((f["rule"], f["line"], f["column"]) for f in report["findings"] if not f["suppressed"])

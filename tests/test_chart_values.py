@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli, scan_json
+from conftest import ROOT, run_cli, scan_json, scanned
 from tooling import find_tool
 
 from gpulint.config.render import ChartValues, ConfiguredChart
@@ -28,7 +28,7 @@ def at_root(monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _summary(report: dict) -> list[tuple]:
-    return [(f["rule"], f["path"], f["line"], f["column"],
+    return [(f["rule"], scanned(f)["path"], scanned(f)["line"], scanned(f)["column"],
              [(m["role"], m["path"], m["line"], m["column"]) for m in f.get("mapped", [])])
             for f in report["findings"]]
 
@@ -201,6 +201,8 @@ def test_a_finding_every_render_repeats_is_said_once(helm: str, tmp_path: Path,
     code, report = scan_json("--helm", helm, "--select", "GPU003", "c")
     assert code == 1
     # The literal env entry is the same template line in all three renders: reported
-    # with the first render (the defaults) only.
-    assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [("GPU003", "c (rendered)", 11)]
+    # with the first render (the defaults) only, saying how many renders met it.
+    assert [(f["rule"], scanned(f)["path"], scanned(f)["line"], f["path"], f["line"]) for f in report["findings"]] == [
+        ("GPU003", "c (rendered)", 11, "c/templates/cm.yaml", 9)]
+    assert report["findings"][0]["message"].endswith(" (met by 3 renders)")
     assert report["summary"]["files"] == 1 and report["summary"]["findings"] == 1

@@ -68,3 +68,19 @@ def test_copy_keeps_the_source_spelling() -> None:
 def test_refused(text: str, edit: Edit, reason: str) -> None:
     with pytest.raises(NoFix, match=reason.replace("[", r"\[").replace("]", r"\]")):
         resolve(_doc(text), Fix("t", Applicability.SAFE, (edit,)))
+
+
+def test_the_indentation_is_learnt_only_for_lines_nested_under_the_insert(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpulint.fix import resolve as resolving
+
+    learnt: list[int] = []
+    real = resolving._Text.indent
+    monkeypatch.setattr(resolving._Text, "indent", lambda self: learnt.append(1) or real(self))
+    text = "spec:\n   limits:\n      cpu: 1\n   list:\n   -  a\n"
+    assert _fixed(text, Edit.add(("spec", "limits", "gpu"), 1)) == text.replace("cpu: 1\n", "cpu: 1\n      gpu: 1\n")
+    assert _fixed(text, Edit.append(("spec", "list"), "b")) == text + "   - b\n"
+    assert _fixed(text, Edit.append(("spec", "list"), {"k": "v"})) == text + "   - k: v\n"
+    assert learnt == []
+    assert _fixed(text, Edit.add(("spec", "requests", "gpu"), 1)) == text + "   requests:\n      gpu: 1\n"
+    assert _fixed(text, Edit.append(("spec", "list"), {"k": ["v"]})) == text + "   - k:\n     - v\n"   # dashes under their key (seq 0)
+    assert learnt == [1, 1]

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ACK_EXAMPLE_POD, ROOT, rendered_from, run_cli, scan_json
+from conftest import ACK_EXAMPLE_POD, ROOT, rendered_from, run_cli, scan_json, scanned
 
 from gpulint import __version__
 from gpulint.api import Severity
@@ -85,10 +85,11 @@ def test_fixtures_annotations_match_findings(monkeypatch: pytest.MonkeyPatch) ->
             assert "col" not in props and "endColumn" not in props
         assert props["title"] == f"{finding['rule']} {finding['name']}"
         # ... followed, for a mapped finding, by where it was rendered.
-        source, variant = rendered_from(finding["path"]) or (None, "")
+        at = scanned(finding)   # the rendered position of rendered input
+        source, variant = rendered_from(at["path"]) or (None, "")
         rendered = f"{source} with {variant}" if variant else source
         assert message == finding["message"] or (
-            finding["mapped"] and message == f"{finding['message']} (rendered output of {rendered}, line {finding['line']})")
+            finding["mapped"] and message == f"{finding['message']} (rendered output of {rendered}, line {at['line']})")
     # The others: plain lines in a collapsed group (the text format's lines), then one notice.
     n = len(annotated)
     assert lines[n] == f"::group::gpulint: findings not annotated ({len(rest)})"

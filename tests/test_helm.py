@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import FIXTURES, ROOT, run_cli, scan_json
+from conftest import FIXTURES, ROOT, run_cli, scan_json, scanned
 from tooling import expected_for, find_tool, map_markers, mapped_of, rendered_root
 
 CHART = "fixtures/charts/gpu-app"
@@ -57,10 +57,14 @@ def test_findings_map_to_template_and_values_lines(helm: str, at_root: Path) -> 
     findings = [f for f in report["findings"] if f["rule"] == "GPU003"]
     assert {f["container"] for f in findings} == CONTAINERS
     for finding in findings:
-        assert finding["path"] == f"{CHART} (rendered)"
+        at = scanned(finding)
+        assert at["path"] == f"{CHART} (rendered)"
+        # `path`/`line` are the file a user edits: the first mapped location, as text and SARIF lead with.
+        assert (finding["path"], finding["line"], finding["column"]) == (
+            finding["mapped"][0]["path"], finding["mapped"][0]["line"], finding["mapped"][0]["column"])
         # The rendered position is the env entry of `helm template` output with the same arguments.
-        line = rendered[finding["line"] - 1]
-        assert line[finding["column"] - 1:].startswith("name: NVIDIA_VISIBLE_DEVICES"), line
+        line = rendered[at["line"] - 1]
+        assert line[at["column"] - 1:].startswith("name: NVIDIA_VISIBLE_DEVICES"), line
         expected = expected_for(markers, "GPU003", rendered_root(finding), finding["container"])
         assert expected, f"no map marker for {finding['container']}"
         assert mapped_of(finding) == expected, finding["container"]
@@ -128,10 +132,12 @@ def test_explicit_file_inside_a_chart_scans_the_chart(helm: str, at_root: Path) 
 
 def test_files_under_a_chart_are_not_scanned_loose(helm: str, at_root: Path) -> None:
     _code, report = scan_json("--helm", helm, "fixtures/charts")
-    # Two charts (values-app is rendered three times: its defaults and two ci files).
-    assert report["summary"]["files"] == 2
-    assert {f["path"].split(" (")[0] for f in report["findings"]} == {"fixtures/charts/gpu-app",
-                                                                       "fixtures/charts/values-app"}
+    # Four charts (values-app is rendered three times: its defaults and two ci files; new-cluster-app
+    # is not rendered at helm's default Kubernetes version, its template read as literal text).
+    assert report["summary"]["files"] == 4
+    assert {scanned(f)["path"].split(" (")[0] for f in report["findings"]} == {
+        "fixtures/charts/gpu-app", "fixtures/charts/values-app", "fixtures/charts/aliased-app",
+        "fixtures/charts/new-cluster-app/Chart.yaml", "fixtures/charts/new-cluster-app/templates/job.yaml"}
     assert not [f for f in report["findings"] if f["rule"] == "GPU000"]
 
 
@@ -264,7 +270,7 @@ def test_piped_helm_output_maps_when_the_chart_is_beside_the_cwd(helm: str, monk
     monkeypatch.chdir(FIXTURES / "charts")         # ./gpu-app is the chart named in `# Source:`
     _code, report = scan_json("-", input=rendered)
     trainer = next(f for f in report["findings"] if f["container"] == "trainer")
-    assert trainer["path"] == "-"
+    assert scanned(trainer)["path"] == "-"
     assert mapped_of(trainer)[0] == ("template", "gpu-app/templates/_helpers.tpl", 10, 3)
     monkeypatch.chdir(ROOT)                          # no chart here: the template path is still shown
     _code, report = scan_json("-", input=rendered)

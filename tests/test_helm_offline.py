@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, run_cli, scan_json
+from conftest import FIXTURES, ROOT, run_cli, scan_json, scanned
 from expectations import read
 from tooling import find_tool
 
@@ -87,7 +87,7 @@ def test_missing_dependencies_are_left_out_and_named(helm: str, tmp_path: Path,
         "they render was not checked; gpulint renders offline and never fetches dependencies: run "
         f"`helm dependency build {chart}` first")
     [privileged] = [f for f in report["findings"] if f["rule"] == "GPU006"]
-    assert privileged["path"] == f"{chart} (rendered)"
+    assert scanned(privileged)["path"] == f"{chart} (rendered)"
     # With the condition's value changed by a values file, the message says so.
     override = tmp_path / "on-values.yaml"
     override.write_text("gpuStack: {enabled: true}\n")
@@ -178,7 +178,7 @@ def test_stand_ins_for_version_and_app_version_render_the_templates(helm: str, t
     assert notes == [(1, 1, "info", "Chart.yaml has no `version`, which Helm requires"),
                      (3, 13, "info", "`appVersion")]
     [env] = [f for f in report["findings"] if f["rule"] == "GPU003"]
-    assert env["path"] == f"{chart} (rendered)" and env["mapped"][0]["line"] == 13
+    assert scanned(env)["path"] == f"{chart} (rendered)" and env["mapped"][0]["line"] == 13
 
 
 def test_the_stand_in_is_what_the_templates_see(tmp_path: Path) -> None:
@@ -269,7 +269,7 @@ def test_a_render_with_ci_values_replaces_the_literal_reading(helm: str, tmp_pat
     chart = _chart(tmp_path, "apiVersion: v2\nname: app\nversion: 1.0.0\n", {"pod.yaml": template}, "",
                    {"ci/named-values.yaml": "name: trainer\n"})
     _code, report = scan_json("--helm", helm, str(chart))
-    rows = sorted((f["path"], *_placed(f)) for f in report["findings"])
+    rows = sorted((scanned(f)["path"], *_placed(f)) for f in report["findings"])
     assert rows == [(f"{chart} (rendered with ci/named-values.yaml)", f"{chart}/templates/pod.yaml", "GPU003", 10, 7),
                     (f"{chart}/templates/pod.yaml", f"{chart}/templates/pod.yaml", "GPU010", 4, 11)]
 

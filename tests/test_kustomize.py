@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import FIXTURES, ROOT, run_cli, scan_json
+from conftest import FIXTURES, ROOT, run_cli, scan_json, scanned
 from tooling import expected_for, find_tool, map_markers, mapped_of, rendered_root
 
 from gpulint.api import KeyAt
@@ -45,7 +45,7 @@ def test_overlays_are_built_and_mapped_to_their_files(kustomize: str, at_root: P
     jsonschema.validate(report, json.loads(files("gpulint").joinpath("schemas/report.schema.json").read_text()))
     # base/ is built through both overlays, components/ through dev: two roots, no loose file.
     assert report["summary"]["files"] == 2 and report["summary"]["scanned"] == 2
-    assert sorted({f["path"] for f in report["findings"]}) == [
+    assert sorted({scanned(f)["path"] for f in report["findings"]}) == [
         f"{KUSTOMIZE}/overlays/dev (rendered)", f"{KUSTOMIZE}/overlays/prod (rendered)"]
     markers = map_markers(FIXTURES / "kustomize")
     seen = set()
@@ -66,8 +66,8 @@ def test_rendered_positions_are_those_of_a_plain_build(kustomize: str, at_root: 
     _code, report = scan_json("--kustomize", kustomize, overlay)
     assert report["findings"]
     for finding in report["findings"]:
-        line = plain[finding["line"] - 1]
-        assert line[finding["column"] - 1:].startswith("name: NVIDIA_VISIBLE_DEVICES")
+        line = plain[scanned(finding)["line"] - 1]
+        assert line[scanned(finding)["column"] - 1:].startswith("name: NVIDIA_VISIBLE_DEVICES")
         assert finding["source"] == {"origin": f"{KUSTOMIZE}/base/deployment.yaml"}
     _code, out, _err = run_cli("scan", "--format", "json", "--kustomize", kustomize, "--select", "ALL", overlay)
     assert "config.kubernetes.io/origin" not in out
@@ -83,7 +83,7 @@ def test_text_output_leads_with_the_patch_line(kustomize: str, at_root: Path) ->
 def test_a_base_scanned_alone_is_built(kustomize: str, at_root: Path) -> None:
     _code, report = scan_json("--kustomize", kustomize, f"{KUSTOMIZE}/base")
     [finding] = report["findings"]
-    assert finding["container"] == "metrics" and finding["path"] == f"{KUSTOMIZE}/base (rendered)"
+    assert finding["container"] == "metrics" and scanned(finding)["path"] == f"{KUSTOMIZE}/base (rendered)"
     assert mapped_of(finding) == expected_for(map_markers(FIXTURES / "kustomize"), "GPU003", "base", "metrics")
 
 
@@ -150,7 +150,7 @@ def test_unreferenced_files_beside_a_kustomization_are_still_scanned(kustomize: 
     (app / "pod.yaml").write_text(pod.format(name="built"))
     (app / "stray.yaml").write_text(pod.format(name="stray"))
     _code, report = scan_json("--kustomize", kustomize, str(app))
-    got = sorted((f["path"], f["object"]["name"]) for f in report["findings"])
+    got = sorted((scanned(f)["path"], f["object"]["name"]) for f in report["findings"])
     assert got == [(f"{app} (rendered)", "built"), (f"{app}/stray.yaml", "stray")]
     [built] = [f for f in report["findings"] if f["object"]["name"] == "built"]
     assert mapped_of(built) == [("origin", f"{app}/pod.yaml", 10, 11)]

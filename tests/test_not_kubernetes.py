@@ -43,7 +43,7 @@ def test_files_that_are_not_kubernetes_are_counted_not_reported() -> None:
 def test_the_text_summary_names_the_new_statuses() -> None:
     code, out, _err = run_cli("scan", str(NOT_KUBE / "ci-pipeline.yml"), str(NOT_KUBE / "tsconfig.json"),
                               str(FIXTURES / "rules" / "GPU011" / "bad-go-template.yaml"))
-    assert out.splitlines()[-1] == ("Found 2 findings (1 error, 1 warning) in 3 files: 0 scanned, "
+    assert out.splitlines()[-1] == ("Found 2 findings (1 error, 1 info) in 3 files: 0 scanned, "
                                     "1 not Kubernetes, 1 not Kubernetes (unparseable), 1 unrendered template.")
     assert code == 1
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ENV_POD, FIXTURES, run_cli, scan_json
+from conftest import ENV_POD, FIXTURES, run_cli, scan_json, scanned
 from expectations import read
 from tooling import find_tool, process_gone, sleeper
 
@@ -123,7 +123,8 @@ def test_nothing_is_fetched_by_gpulints_own_checks(helm: str, kustomize: str, li
     _without_defences(monkeypatch)
     code, report = scan_json("--helm", helm, "--kustomize", kustomize, str(repo))
     assert listener.connections == 0
-    by_rule = sorted((f["rule"], Path(f["path"]).relative_to(repo).as_posix(), f["line"]) for f in report["findings"])
+    by_rule = sorted((f["rule"], Path(scanned(f)["path"]).relative_to(repo).as_posix(), scanned(f)["line"])
+                     for f in report["findings"])
     assert by_rule == [
         ("GPU003", "app/pod.yaml", 10),                             # the local bypass is still found
         ("GPU003", "schema-ref (rendered)", 12),                    # rendered without the remote schema
@@ -148,7 +149,7 @@ def test_a_packaged_subchart_schema_is_not_fetched_either(helm: str, listener: L
     _without_defences(monkeypatch)
     _code, report = scan_json("--helm", helm, str(parent))
     assert listener.connections == 0
-    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("GPU003", 18)]   # after the subchart's ConfigMap
+    assert [(f["rule"], scanned(f)["line"]) for f in report["findings"]] == [("GPU003", 18)]   # after the subchart's ConfigMap
 
 
 def test_renderers_have_no_network_where_the_system_allows(helm: str, kustomize: str, listener: Listener,
@@ -361,7 +362,13 @@ def test_fail_and_required_point_at_the_template_line_and_name_the_option(helm: 
                                   "a placeholder")
     ns = _chart(repo, "ns", {"a.yaml": '{{ if eq .Release.Namespace "default" }}{{ fail "install it in its own '
                              'namespace" }}{{ end }}\n'})
+    # gpulint chose `default`, which the chart refuses: it is rendered for a namespace of its own (info).
     _code, report = scan_json("--helm", helm, str(ns))
+    [finding] = report["findings"]
+    assert (finding["severity"], finding["path"], finding["line"]) == ("info", f"{ns}/Chart.yaml", 1)
+    assert "it was rendered for namespace 'ns' instead and checked" in finding["message"]
+    # A namespace the user gives is kept: refused, the failure names the option.
+    _code, report = scan_json("--helm", helm, "--helm-namespace", "default", str(ns))
     [finding] = report["findings"]
     assert (finding["path"], finding["line"]) == (f"{ns}/templates/a.yaml", 1)
     assert "(rendered for namespace 'default': give the chart's namespace with --helm-namespace); " in (

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ENV_POD, ROOT, mask_klog_headers, run_cli
+from conftest import ENV_POD, ROOT, mask_klog_headers, run_cli, scanned
 from tooling import find_tool, process_gone, sleeper
 
 from gpulint.config.render import RenderOptions
@@ -135,7 +135,8 @@ def test_a_reused_render_keeps_its_own_name_and_values_file(helm: str, tmp_path:
     code, out, _err = run_cli("scan", "--no-cache", "--helm", str(wrapper), "--format", "json", str(repo))
     assert code == 1 and _template_runs(log) == 2      # the defaults, and one for both ci files
     findings = json.loads(out)["findings"]
-    assert [(f["rule"], f["path"], f["line"], f["column"], [(m["role"], m["path"], m["line"]) for m in f["mapped"]])
+    assert [(f["rule"], scanned(f)["path"], scanned(f)["line"], scanned(f)["column"],
+             [(m["role"], m["path"], m["line"]) for m in f["mapped"]])
             for f in findings] == [
         ("GPU003", f"{repo / 'app'} (rendered with ci/{name})", 12, 7,
          [("template", str(chart / "templates" / "pod.yaml"), 10), ("values", str(chart / "ci" / name), 1)])
@@ -154,7 +155,7 @@ def test_charts_that_differ_render_apart(helm: str, tmp_path: Path) -> None:
     wrapper, log = _logging_helm(tmp_path, helm)
     _code, out, _err = run_cli("scan", "--no-cache", "--helm", str(wrapper), "--format", "json", str(repo))
     assert _template_runs(log) == 2
-    found = [(f["rule"], f["path"], [m["path"] for m in f["mapped"]]) for f in json.loads(out)["findings"]]
+    found = [(f["rule"], scanned(f)["path"], [m["path"] for m in f["mapped"]]) for f in json.loads(out)["findings"]]
     assert found == [("GPU003", f"{repo / where / 'app'} (rendered)",
                       [str(repo / where / "app" / "templates" / "pod.yaml"), str(repo / where / "app" / "values.yaml")])
                      for where in ("x", "y")]
@@ -217,7 +218,7 @@ def test_render_failures_in_parallel_are_reported_as_before(helm: str, kustomize
         assert message.startswith("kustomize build failed: accumulating resources: ")
         assert f"{repo / 'k8s' / name / 'missing.yaml'}: no such file or directory" in message
         assert "temporary" not in message
-    assert [(f["rule"], f["path"]) for f in findings if f["rule"] != "GPU010"] == [
+    assert [(f["rule"], scanned(f)["path"]) for f in findings if f["rule"] != "GPU010"] == [
         ("GPU003", f"{repo / 'picky'} (rendered with ci/gpu-values.yaml)")]
 
 

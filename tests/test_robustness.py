@@ -351,10 +351,13 @@ def test_template_literal_text_is_checked_and_placeholders_are_not() -> None:
     assert doc.span(("spec", "template", "spec", "containers", 0, "env", 0)) == Span(16, 11, 17, 21)
     assert doc.span(("spec", "template", "spec", "containers", 1, "env", 0, "value")) == Span(31, 18, 31, 47)
     _, report = scan_json("-", input=TEMPLATE)
-    # The literal `all` is found; the templated value of container d is unknown, so not reported.
-    assert active(report) == [("GPU003", 16, 11), ("GPU011", 1, 2)]
+    # The literal `all` is found; the templated value of container d is unknown, so not reported. GPU011 sits
+    # at the first unknown that could hide a bypass: container c's args (its image cannot matter: c sets
+    # NVIDIA_VISIBLE_DEVICES itself).
+    assert active(report) == [("GPU003", 16, 11), ("GPU011", 14, 25)]
     (template,) = [f for f in report["findings"] if f["rule"] == "GPU011"]
     assert template["severity"] == "warning" and "only its literal text was checked" in template["message"]
+    assert "the value of `spec.template.spec.containers[].args` is unknown" in template["message"]
     assert "helm template" in template["message"]
 
 
@@ -538,9 +541,10 @@ def test_symlink_loops_terminate_and_every_file_is_counted(tmp_path: Path) -> No
     counts_add_up(report)
     s = report["summary"]
     assert (s["files"], s["scanned"], s["error"]) == (4, 1, 3)
-    reasons = sorted(f["message"] for f in report["findings"] if f["rule"] == "GPU000")
-    assert reasons == ["cannot read file: No such file or directory"] + [
-        "cannot read file: Too many levels of symbolic links"] * 2
+    reasons = sorted((f["severity"], f["message"]) for f in report["findings"] if f["rule"] == "GPU000")
+    # A link to nothing holds nothing to hide a bypass in: info. A loop cannot be read: an error.
+    assert reasons == [("error", "cannot read file: Too many levels of symbolic links")] * 2 + [
+        ("info", f"symbolic link to {tmp_path / 'nowhere.yaml'}, which does not exist: nothing to scan")]
 
 
 def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import expectations
 import pytest
 import sarif_check
-from conftest import ACK_EXAMPLE_POD, FIXTURES, ROOT, rendered_from, run_cli, scan_json
+from conftest import ACK_EXAMPLE_POD, FIXTURES, ROOT, rendered_from, run_cli, scan_json, scanned
 
 from gpulint import __version__
 from gpulint.api import Severity
@@ -85,7 +85,8 @@ def test_fixtures_tree_validates_and_matches_json(monkeypatch: pytest.MonkeyPatc
         region = where["region"]
         assert (result["ruleId"], result["level"]) == (finding["rule"], sarif.LEVELS[Severity(finding["severity"])])
         assert ("suppressions" in result) == finding["suppressed"]
-        source, variant = rendered_from(finding["path"]) or (None, "")
+        at = scanned(finding)   # the rendered position of rendered input
+        source, variant = rendered_from(at["path"]) or (None, "")
         if source is not None:
             rendered += 1
             # Rendered Helm/Kustomize findings sit at their first mapped file (a template, values or
@@ -98,12 +99,12 @@ def test_fixtures_tree_validates_and_matches_json(monkeypatch: pytest.MonkeyPatc
             else:
                 anchor = next(f"{source}/{name}" for name in sarif._ANCHORS if (ROOT / source / name).is_file())
                 expected = (anchor, (1, 1, 1, 1))
-            span = (finding["line"], finding["column"])
+            span = (at["line"], at["column"])
             shown = f"{source} with {variant}" if variant else source
             assert f"(rendered output of {shown}, line {span[0]}, column {span[1]})" in result["message"]["text"]
             assert result["properties"]["renderedLocation"] == {
                 "source": source, **({"values": variant} if variant else {}), "startLine": span[0], "startColumn": span[1],
-                "endLine": finding["end_line"], "endColumn": finding["end_column"]}
+                "endLine": at["end_line"], "endColumn": at["end_column"]}
         else:
             expected = (finding["path"], (finding["line"], finding["column"], finding["end_line"],
                                           finding["end_column"]))

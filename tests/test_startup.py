@@ -47,9 +47,11 @@ def test_a_plain_scan_loads_no_cli_framework_and_nothing_it_does_not_use() -> No
     heavy = {"typer", "click", "pydantic", "rich", "jsonschema", "sarif_om", "importlib.metadata", "pkgutil",
              "gpulint.cli.app", "gpulint.render", "gpulint.render.helm", "gpulint.load.dockerfile", "gpulint.suppress.baseline",
              "multiprocessing", "concurrent.futures", "pickle", "gpulint.report.sarif",
-             "gpulint.report.json_report"}
+             "gpulint.report.json_report", "gpulint.report.formats.sarif", "gpulint.report.formats.json",
+             "gpulint.report.formats.github", "gpulint.report.formats.rdjson", "gpulint.report.formats.full",
+             "gpulint.cli.fixcmd", "gpulint.fix.rounds", "gpulint.fix.diff"}
     assert loaded & heavy == set()
-    assert {"gpulint.scan.engine", "gpulint.report.text"} <= loaded
+    assert {"gpulint.scan.engine", "gpulint.report.text", "gpulint.report.formats.text"} <= loaded
 
 
 def test_a_plain_scan_asks_for_no_pathlib_and_no_decimal() -> None:
@@ -76,6 +78,8 @@ def test_a_plain_scan_asks_for_no_pathlib_and_no_decimal() -> None:
 
 def test_what_a_scan_uses_is_loaded_when_it_is_used(tmp_path: Path) -> None:
     assert "gpulint.report.json_report" in _modules_after("--format", "json", str(FIXTURES / "core"))
+    assert {"gpulint.report.formats.sarif", "gpulint.report.formats.rdjson"} <= _modules_after(
+        "--format", "sarif", "-o", f"rdjson:{tmp_path / 'r.json'}", str(FIXTURES / "core"))
     dockerfile = FIXTURES / "rules" / "GPU091" / "Dockerfile.bare-comment"
     loaded = _modules_after("--write-baseline", str(tmp_path / "b.json"), str(dockerfile))
     assert {"gpulint.suppress.baseline", "gpulint.load.dockerfile"} <= loaded
@@ -193,3 +197,50 @@ def test_discovery_writes_paths_as_pathlib_would(raw: str) -> None:
     path = discovery._normal(raw)
     assert path == str(Path(raw))
     assert discovery._parent(path) == str(Path(raw).parent) and discovery._name(path) == Path(raw).name
+
+
+# --- patterns compiled on first use --------------------------------------------------------
+
+
+def test_a_lazy_pattern_compiles_when_first_used_and_then_is_the_compiled_pattern() -> None:
+    import re
+
+    from gpulint.lazypattern import lazy
+
+    pattern = lazy(r"(?P<n>gpu)s?\Z", re.IGNORECASE)
+    assert vars(pattern) == {"_source": (r"(?P<n>gpu)s?\Z", re.IGNORECASE)}   # nothing compiled yet
+    assert pattern.match("GPUs").group("n") == "GPU" and pattern.search("a gpu x") is None
+    compiled = re.compile(r"(?P<n>gpu)s?\Z", re.IGNORECASE)
+    assert pattern.match.__self__ is compiled and pattern.groupindex == {"n": 1}   # re's cache gives the same
+    assert pattern.sub("-", "gpus") == "-"
+    with pytest.raises(AttributeError):
+        pattern.__getstate__x   # noqa: B018 - dunder-like names are not looked up on the pattern
+
+
+def test_a_plain_scan_leaves_the_patterns_of_input_it_did_not_meet_uncompiled() -> None:
+    probe = ("import sys\n"
+             "sys.argv = ['gpulint', 'scan', sys.argv[1]]\n"
+             "from gpulint.cli.launch import main\n"
+             "try:\n"
+             "    main()\n"
+             "except SystemExit:\n"
+             "    pass\n"
+             "from gpulint.knowledge import vendors\n"
+             "print('compiled', sorted(k for k, v in vars(vendors._INSTANCE_BY_PROVIDER['aws']).items() if k != '_source'))\n")
+    one = FIXTURES / "rules" / "GPU001" / "bad-enter-host.yaml"   # no Node: no instance type to read
+    proc = subprocess.run([sys.executable, "-c", probe, str(one)], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "NO_COLOR": "1"})
+    assert proc.stdout.splitlines()[-1] == "compiled []", proc.stderr
+
+
+@pytest.mark.parametrize("pattern", ["amd.com/gpu", "gpu.intel.com/*", "aws.amazon.com/neuron*", "*", "", "a*b",
+                                     "registry*.aliyuncs.com/acs/x", "x?", "[ab]*", "a.b*", "a\nb*"])
+@pytest.mark.parametrize("name", ["amd.com/gpu", "amd.com/gpux", "gpu.intel.com/i915", "gpu.intel.com/",
+                                  "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "", "a", "ab", "a.bc",
+                                  "a\nbc", "xa", "a.b\n", "registry-vpc.aliyuncs.com/acs/x"])
+def test_globs_match_as_fnmatch_matches_them(name: str, pattern: str) -> None:
+    import fnmatch
+
+    from gpulint.lazypattern import glob_matches
+
+    assert glob_matches(name, pattern) is fnmatch.fnmatchcase(name, pattern)

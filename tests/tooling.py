@@ -66,7 +66,7 @@ def mapped_of(finding: dict) -> list[tuple[str, str, int, int]]:
 
 def rendered_root(finding: dict) -> str:
     """`fixtures/kustomize/overlays/dev (rendered)` -> `dev`."""
-    path = finding["path"]
+    path = (finding["rendered"] or finding)["path"]
     assert path.endswith(" (rendered)"), path
     return Path(path[: -len(" (rendered)")]).name
 

@@ -187,6 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--helm-namespace", metavar="NAMESPACE",
                         help="Namespace charts are rendered for (default: default).")
     render.add_argument("--helm-skip-tests", action="store_true", help="Leave out chart test hooks (templates/tests).")
+    render.add_argument("--kube-version", metavar="VERSION",
+                        help="Kubernetes version charts are rendered for, e.g. 1.33 (Capabilities.KubeVersion and a "
+                             "chart's kubeVersion; default: the newest the installed helm knows, or the "
+                             "configuration's kube-version).")
     render.add_argument("--render-timeout", type=integer(1, 3600), metavar="SECONDS",
                         help="Seconds one helm or kustomize run may take; it is then stopped and reported as GPU010 "
                              "(default: 30, or the configuration's render-timeout).")

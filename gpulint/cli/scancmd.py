@@ -284,7 +284,8 @@ def scan_request(v: dict[str, Any], report_files: tuple[str, ...] = (), observer
         default_exemptions=not v["no_default_exemptions"],
         helm=v["helm"], kustomize=v["kustomize"], values=tuple(v["values"]), set_values=tuple(v["set_values"]),
         helm_release=v["helm_release"], helm_namespace=v["helm_namespace"], helm_skip_tests=v["helm_skip_tests"],
-        render_timeout=v["render_timeout"], max_depth=v["max_depth"], max_alias_nodes=v["max_alias_nodes"],
+        render_timeout=v["render_timeout"], kube_version=v.get("kube_version"), max_depth=v["max_depth"],
+        max_alias_nodes=v["max_alias_nodes"],
         jobs=v["jobs"], cache=not v["no_cache"], cache_dir=v["cache_dir"], report_files=report_files,
         observer=observer)
 

@@ -3,14 +3,17 @@ rendering code so that a scan without charts never imports it)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unnamed release
+# A Kubernetes version as helm's --kube-version takes it: 1.33, v1.33, 1.33.1.
+KUBE_VERSION_RE = re.compile(r"\Av?[0-9]+\.[0-9]+(?:\.[0-9]+)?\Z")
 DEFAULT_TIMEOUT = 30.0  # seconds per renderer run; one that takes longer is stopped and reported
 DEFAULT_MEMORY = 512    # MiB a renderer run may allocate (beyond the Go runtime's reservation, render/tools.py)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RenderOptions:
     """Command-line settings for rendering charts and kustomizations."""
 
@@ -22,11 +25,15 @@ class RenderOptions:
     skip_tests: bool = False            # --helm-skip-tests
     kustomize: str | None = None        # --kustomize PATH; else kustomize or kubectl on PATH
     timeout: float = DEFAULT_TIMEOUT    # --render-timeout / `render-timeout` setting
+    # --kube-version / `kube-version` setting: the cluster's Kubernetes version charts are rendered for
+    # (Capabilities.KubeVersion, a chart's kubeVersion constraint); None: helm's own default, the newest
+    # version the installed helm knows.
+    kube_version: str | None = None
     memory: int = DEFAULT_MEMORY        # --render-memory: MiB of address space each renderer run may use
     scan_roots: tuple[str, ...] = ()    # the command-line paths: the repository outside a git work tree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ChartValues:
     """Values for one more render of a chart (besides its defaults): values files and --set pairs.
 
@@ -49,7 +56,7 @@ class ChartValues:
         return cls(files, shown, sets, label)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ConfiguredChart:
     """A `charts:` entry of the configuration: the chart directory and one render's values."""
 

@@ -32,8 +32,9 @@ EXEMPTION_MATCHERS = ("path", "namespace", "kind", "name", "container", "image")
 Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ConfigProblem:
+    """A configuration error at file:line:column."""
     file: str
     line: int | None
     column: int | None
@@ -56,14 +57,15 @@ class ConfigError(Exception):
         super().__init__("\n".join(str(p) for p in problems))
 
 
-@dataclass
+@dataclass(repr=False)
 class RuleConfig:
+    """The configuration of one rule (None: not set)."""
     severity: Severity | None = None
     enabled: bool | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Exemption:
     """Findings a project accepts, and why. A matcher left out matches anything."""
 
@@ -77,8 +79,9 @@ class Exemption:
     image: tuple[str, ...] | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class ProjectConfig:
+    """The project's configuration file, read (or the defaults)."""
     file: Path | None = None                     # None: no configuration, defaults
     root: str | Path = field(default_factory=os.getcwd)  # relative paths are relative to this
     select: list[str] | None = None
@@ -92,6 +95,7 @@ class ProjectConfig:
     baseline: Path | None = None
     charts: list[ConfiguredChart] = field(default_factory=list)  # extra renders of Helm charts
     render_timeout: int | None = None            # seconds per helm/kustomize run
+    kube_version: str | None = None              # the Kubernetes version charts are rendered for
     fix: bool = False                            # `--fix` by default
     unsafe_fixes: bool = False                   # `--unsafe-fixes` by default
     fixable: list[str] | None = None             # rule codes whose fixes may apply (None: all)
@@ -374,6 +378,7 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
         if from_tree:
             checker.held(("baseline",), "`baseline`", str(config.baseline), root)
     config.render_timeout = data.get("render-timeout")
+    config.kube_version = data.get("kube-version")
     if from_tree and config.render_timeout is not None:
         config.render_timeout = min(config.render_timeout, IN_TREE_RENDER_TIMEOUT_MAX)
     config.fix = bool(data.get("fix", False))

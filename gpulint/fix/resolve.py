@@ -341,7 +341,8 @@ class _Text:
             return end, end, ", " + entry
         if not items:
             raise NoFix(f"{_dotted(path)} is empty")
-        step, seq = self.indent()
+        # The document's indentation is learnt (a walk of its nodes) only for lines nested under the new one.
+        step, seq = self.indent() if _nests(value, key is None) else (0, 0)
         first = items[0][1]
         if key is None:
             first = self.text.rfind("-", 0, first)
@@ -420,6 +421,14 @@ def scalar(value: Any, quote: str | None) -> str:
     if quote == '"' or not _PLAIN_RE.match(text) or resolve_plain(text) != text:
         return json.dumps(text)
     return text
+
+
+def _nests(value: Any, item: bool) -> bool:
+    """Whether `value` written as a block entry (`item`: as a list item) has lines nested under its
+    first, whose indentation entry_lines and item_lines take from indent()."""
+    if item:
+        return isinstance(value, dict) and any(_nests(v, False) for v in value.values())
+    return isinstance(value, (dict, list)) and bool(value)
 
 
 def _empty(node: LocNode) -> bool:

@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from gpulint.inputs.helmscripts import is_script
 from gpulint.load.filenames import is_dockerfile
 from gpulint.results.inputkind import InputKind
 
@@ -43,7 +44,7 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 KERNEL_FS = ("/proc", "/sys", "/dev")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
@@ -59,14 +60,19 @@ class Input:
     # A chart's render besides its defaults (ci/*-values.yaml, a configured `charts:`
     # entry): see with_chart_values. None for the defaults and for other kinds.
     values: ChartValues | None = None
+    # "values": a values file a script in the tree passes to helm (helmscripts.py), checked by the
+    # shape of its containers whatever its name (and through the render, for a chart of the tree);
+    # "" otherwise.
+    values_role: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, InputKind):  # a kind given by name
             object.__setattr__(self, "kind", InputKind(self.kind))
 
 
-@dataclass
+@dataclass(repr=False)
 class Discovery:
+    """The inputs found under the command-line paths."""
     inputs: list[Input]
     missing: list[str]        # command-line paths that do not exist
     # (path, reason) of what was left out on purpose (excludes, special files), for --verbose
@@ -122,6 +128,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
 
     walked: set[str] = set()          # keys of files found by walking (not given explicitly)
     skipped: list[tuple[str, str]] = []
+    scripts: list[str] = []           # shell scripts and makefiles met while walking (helmscripts.py)
+    roots: list[str] = []
     for raw in paths:
         if raw == "-":
             named = _normal(stdin_name) if stdin_name else None
@@ -136,7 +144,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             skipped.append((raw, EXCLUDED_BY_CONFIG))
             continue
         if os.path.isdir(path):
-            for item, link in _walk(raw, path, exclude, skip, respect_ignore, skipped):
+            roots.append(path)
+            for item, link in _walk(raw, path, exclude, skip, respect_ignore, skipped, scripts):
                 if not item.kind.read:  # each link is reported, wherever it points
                     add(item, f"{item.kind}:{_realpath(item.real or '', real_dirs, False)}")
                     continue
@@ -153,7 +162,40 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             add(Input(raw, kind, path))
         else:
             missing.append(raw)
+    if scripts:
+        inputs = _mark_remote_values(inputs, scripts, roots)
     return Discovery(_plan_kustomizations(inputs, walked), missing, skipped)
+
+
+def _mark_remote_values(inputs: list[Input], scripts: list[str], roots: list[str]) -> list[Input]:
+    """The inputs, with the values files scripts pass to helm marked "values", and each chart of
+    the tree a script renders with values files of the tree followed by that render."""
+    from dataclasses import replace
+
+    from gpulint.config.render import ChartValues
+    from gpulint.inputs.helmscripts import script_values
+
+    yaml = [item.real for item in inputs
+            if item.kind is InputKind.MANIFEST and item.real is not None and item.real.endswith((".yaml", ".yml"))]
+    remote, local = script_values(sorted(scripts), yaml, roots)
+    shown = {item.real: item.display for item in inputs if item.real is not None}
+    renders: dict[str, list[ChartValues]] = {}
+    rendered: set[str] = set()
+    for script, folder, files in local:
+        names = tuple(shown.get(path, path) for path in files)
+        values = ChartValues.of(files, names, label=f"{', '.join(names)} (as {os.path.basename(script)} passes them)")
+        if values not in renders.setdefault(os.path.normpath(folder), []):
+            renders[os.path.normpath(folder)].append(values)
+        rendered.update(files)
+    out: list[Input] = []
+    for item in inputs:
+        if item.real in rendered or item.real in remote:
+            item = replace(item, values_role="values")
+        out.append(item)
+        if item.kind is InputKind.CHART and item.values is None and item.real is not None:
+            out.extend(Input(item.display, InputKind.CHART, item.real, values=values)
+                       for values in renders.get(os.path.normpath(item.real), ()))
+    return out
 
 
 def _normal(raw: str) -> str:
@@ -246,10 +288,11 @@ def _name(path: str) -> str:
 
 
 def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable[[str], bool] | None = None,
-          respect_ignore: bool = True,
-          skipped: list[tuple[str, str]] | None = None) -> list[tuple[Input, bool | None]]:
+          respect_ignore: bool = True, skipped: list[tuple[str, str]] | None = None,
+          scripts: list[str] | None = None) -> list[tuple[Input, bool | None]]:
     """The inputs under `root`, each with whether it is a symlink (None: not known).
-    What an exclude or its type leaves out is added to `skipped` with the reason."""
+    What an exclude or its type leaves out is added to `skipped` with the reason; shell
+    scripts and makefiles (regular files, not links) to `scripts`."""
     if skipped is None:
         skipped = []
     found: list[tuple[Input, bool | None]] = []
@@ -324,6 +367,8 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
                 found.append((Input(child_display, InputKind.MANIFEST, entry.path), link))
             elif is_dockerfile(entry.name):
                 found.append((Input(child_display, InputKind.DOCKERFILE, entry.path), link))
+            elif scripts is not None and not link and is_script(entry.name):
+                scripts.append(entry.path)
 
     visit(root, display_root, "")
     return found
@@ -332,8 +377,9 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
 KERNEL_FS_NAMES = frozenset(os.path.basename(path) for path in KERNEL_FS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class _Escape:
+    """A symlink that leads outside the scanned root."""
     kind: str                 # "dir" or "file" (a dangling link counts as a file)
     target: str | None        # the link's text, None for a directory that is no symlink
 

@@ -32,7 +32,7 @@ _COMMAND = ("git", "-c", "core.fsmonitor=false", "ls-files", "-z", "--others", "
             "--exclude-standard", "--directory")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Ignored:
     """The paths git ignores under one directory, relative to it ('/'-separated)."""
 

@@ -39,7 +39,7 @@ _SCRIPT_SUFFIXES = (".sh", ".bash")
 _CONFIG_VOLUME_KINDS = frozenset({"configMap", "secret", "projected"})  # the kinds `_config_refs` reads
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RunCommand:
     """One command: its argv from the program name on, and where it is written."""
 
@@ -63,7 +63,7 @@ class RunCommand:
         return f"in {self.origin}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MountedFile:
     """A ConfigMap/Secret key as a file in a container."""
 

@@ -29,7 +29,7 @@ _SOURCE_WORDS = {"configMap": "ConfigMap", "secret": "Secret"}
 _FIELD_RE = re.compile(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EnvSetting:
     """What sets the variable, and its value when the scan shows it."""
 
@@ -50,8 +50,9 @@ class EnvSetting:
         return self.ref_kind is not None and self.source is None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EnvResolution:
+    """What sets an environment variable, as far as the scan can see."""
     setting: EnvSetting | None               # None: nothing the scan can see sets the variable
     unverifiable: tuple[EnvFrom, ...] = ()   # envFrom sources outside the scan that could still set it
 

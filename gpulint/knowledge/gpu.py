@@ -23,6 +23,7 @@ from gpulint.knowledge.vendors import (
     other_device_path,
     other_vendor_resource,
 )
+from gpulint.lazypattern import glob_matches, lazy
 
 if TYPE_CHECKING:
     from gpulint.model.index import ConfigIndex
@@ -553,7 +554,7 @@ def accelerator_fix(workload: Workload, settings: Mapping[str, Any], index: Conf
 # --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ImageRef:
     """An image reference split the way registries read it."""
 
@@ -617,7 +618,7 @@ def normalize_image(image: str) -> str:
     return str(ref) if ref is not None else image.strip()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ImageRule:
     """What an image family sets NVIDIA_VISIBLE_DEVICES to, and why we believe it.
 
@@ -633,7 +634,7 @@ class ImageRule:
     except_tags: tuple[str, ...] = ()
 
     def matches(self, ref: ImageRef) -> bool:
-        if not fnmatch.fnmatchcase(ref.name, self.match):
+        if not glob_matches(ref.name, self.match):
             return False
         if not self.tags and not self.except_tags:
             return True
@@ -728,7 +729,7 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
         return placeholder_registry_rule(image)
     normalized = str(ref)
     for pattern in patterns:
-        if fnmatch.fnmatchcase(normalized, pattern) or fnmatch.fnmatchcase(image.strip(), pattern):
+        if glob_matches(normalized, pattern) or glob_matches(image.strip(), pattern):
             return ImageRule(pattern, "all", "configured gpu-images pattern")
     for rule in builtin_image_rules():
         if rule.matches(ref):
@@ -754,7 +755,7 @@ GPU_WORDS = "gpus?"
 _GPU_WORD_RE = re.compile(rf"(?:^|[^a-z0-9]){GPU_WORDS}(?:$|[^a-z])", re.IGNORECASE)
 COMPONENT_WORDS = ("operator|plugin|exporter|scheduler|extender|controller|manager|discovery|monitor|"
                    "label+er|validator|webhook|admission|driver|installer|toolkit|agent|feature")
-_COMPONENT_WORD_RE = re.compile(rf"(?:^|[^a-z])(?:{COMPONENT_WORDS})s?(?:$|[^a-z])", re.IGNORECASE)
+_COMPONENT_WORD_RE = lazy(rf"(?:^|[^a-z])(?:{COMPONENT_WORDS})s?(?:$|[^a-z])", re.IGNORECASE)
 
 
 _CPU_WORD_RE = re.compile(r"(?:^|[^a-z])cpu(?:$|[^a-z])", re.IGNORECASE)

@@ -219,7 +219,7 @@ def is_driver_tree(path: str) -> bool:
 # --- volumes and mounts ----------------------------------------------------------
 
 
-@dataclass
+@dataclass(repr=False)
 class HostPathVolume:
     """A hostPath volume of a workload and every container that mounts it."""
 

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gpulint.lazypattern import lazy
+
 if TYPE_CHECKING:
     from decimal import Decimal
 
@@ -31,7 +33,7 @@ QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 
 # Number, then a suffix made of suffix letters, an optional sign and digits;
 # the suffix is interpreted (or rejected) afterwards, as the Go parser does.
-_QUANTITY_RE = re.compile(
+_QUANTITY_RE = lazy(
     r"(?P<sign>[+-]?)(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?"
     r"(?P<suffix>[eEinumkKMGTP]*[+-]?[0-9]*)\Z"
 )
@@ -130,8 +132,9 @@ MSG_NEGATIVE = "must be greater than or equal to 0"
 MSG_INTEGER = "must be an integer"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class QuantityIssue:
+    """What is wrong with an extended resource quantity."""
     kind: str                # MISSING, UNPARSABLE, NEGATIVE or FRACTIONAL
     amount: Decimal | None   # the parsed value, when there is one
 

@@ -23,6 +23,7 @@ from gpulint.knowledge.gpu import (
     scheduler_gpu_resource,
 )
 from gpulint.knowledge.vendors import other_vendor_resource
+from gpulint.lazypattern import lazy
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -43,7 +44,7 @@ _DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:
 _QUALIFIED_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ResourceNames:
     """The configured GPU resource names, compiled once per distinct configuration."""
 
@@ -131,7 +132,7 @@ def is_placeholder_name(name: str) -> bool:
 
 # A whole value that is a template variable (`${GPUS}`, `$GPUS`, `{{ .Values.gpus }}`,
 # `<number-of-gpus>`): the file is a template whose value is filled in later.
-_TEMPLATE_VALUE_RE = re.compile(r"\s*(?:\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^<>]+>)\s*\Z")
+_TEMPLATE_VALUE_RE = lazy(r"\s*(?:\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^<>]+>)\s*\Z")
 
 
 def is_template_value(value: object) -> bool:
@@ -236,7 +237,7 @@ def _repaired_globs(lower: str, names: ResourceNames) -> tuple[str, ...]:
 # --- values the sharing schedulers accept ------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ShareRange:
     """Values a GPU-share resource accepts besides 0 (which requests nothing)."""
 
@@ -270,7 +271,7 @@ LIMITS = "limits"
 REQUESTS = "requests"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Entry:
     """One resource as written in a container's limits or requests."""
 
@@ -280,7 +281,7 @@ class Entry:
     path: tuple         # document path of the key
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Pair:
     """A resource's limit and request entries (either may be absent)."""
 

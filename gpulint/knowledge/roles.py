@@ -40,7 +40,7 @@ from gpulint.knowledge.hostpaths import is_driver_tree, is_within, normalize
 from gpulint.model.workload import PodSpec, Workload
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Role:
     """What a pod is recognised as, and the evidence that shows it."""
 

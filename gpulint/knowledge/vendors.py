@@ -19,6 +19,8 @@ import functools
 import re
 from typing import Iterable
 
+from gpulint.lazypattern import glob_matches, lazy
+
 # Resources other vendors' device plugins advertise (not NVIDIA's): valid names for GPU104,
 # never NVIDIA evidence.
 OTHER_ACCELERATOR_RESOURCES: dict[str, str] = {
@@ -72,21 +74,21 @@ GENERIC_ACCELERATOR_KEYS: tuple[str, ...] = (
 
 # Values naming NVIDIA hardware: the vendor, its data-centre and workstation product
 # lines, and the model numbers clouds use as label values (t4, a10g, h100-80gb...).
-_NVIDIA_VALUE_RE = re.compile(
+_NVIDIA_VALUE_RE = lazy(
     r"(?:^|[^a-z0-9])(?:nvidia|tesla|quadro|geforce|rtx|gtx|dgx|hgx|"
     r"[kpvtalhb]\d{1,3}[a-z]?|gh\d{3}|gb\d{3}|rtx\d+)(?:$|[^a-z])",
     re.IGNORECASE,
 )
 # Cloud instance families documented as NVIDIA GPU instances; only read when the
 # provider's label is present (`node.kubernetes.io/instance-type` names the type).
-_NVIDIA_INSTANCE_RE = re.compile(
+_NVIDIA_INSTANCE_RE = lazy(
     r"(?:p2|p3|p3dn|p4d|p4de|p5|p5e|p5en|p6|g3|g3s|g4dn|g5|g5g|g6|g6e|gr6)\.[a-z0-9]+\Z"   # AWS EC2
     r"|(?:a2|a3|g2)-[a-z0-9-]+\Z"                                                  # GCE
     r"|standard_n[cdv][a-z0-9_]*\Z"                                                 # Azure N-series
     r"|ecs\.(?:gn|ebmgn|sgn|vgn)[a-z0-9.-]+\Z",                                     # Alibaba ECS GPU
     re.IGNORECASE,
 )
-_OTHER_VALUE_RE = re.compile(r"amd|radeon|instinct|mi\d{2,3}|intel|gaudi|neuron|inferentia|trainium|tpu",
+_OTHER_VALUE_RE = lazy(r"amd|radeon|instinct|mi\d{2,3}|intel|gaudi|neuron|inferentia|trainium|tpu",
                              re.IGNORECASE)
 
 
@@ -122,7 +124,7 @@ def image_vendor(repository: str, tag: str | None) -> str | None:
 def other_vendor_resource(name: str) -> str | None:
     """The vendor of another accelerator's resource name (`amd.com/gpu` -> AMD), or None."""
     return next((vendor for pattern, vendor in OTHER_ACCELERATOR_RESOURCES.items()
-                 if fnmatch.fnmatchcase(name, pattern)), None)
+                 if glob_matches(name, pattern)), None)
 
 
 @functools.lru_cache(maxsize=64)
@@ -187,10 +189,10 @@ _PROVIDER_LABELS = {
     "alicloud": ("alibabacloud.com/nodepool-id", "node.csi.alibabacloud.com/disktype.cloud_essd"),
 }
 _INSTANCE_BY_PROVIDER = {
-    "aws": re.compile(r"(?:p2|p3|p3dn|p4d|p4de|p5|p5e|p5en|p6-b200|g3|g3s|g4dn|g5|g5g|g6|g6e|gr6)\.[a-z0-9]+\Z"),
-    "gce": re.compile(r"(?:a2|a3|a4|g2)-[a-z0-9-]+\Z"),
-    "azure": re.compile(r"standard_n[cdv][a-z0-9_]*\Z", re.IGNORECASE),
-    "alicloud": re.compile(r"ecs\.(?:gn|ebmgn|sgn|vgn)[a-z0-9.-]+\Z"),
+    "aws": lazy(r"(?:p2|p3|p3dn|p4d|p4de|p5|p5e|p5en|p6-b200|g3|g3s|g4dn|g5|g5g|g6|g6e|gr6)\.[a-z0-9]+\Z"),
+    "gce": lazy(r"(?:a2|a3|a4|g2)-[a-z0-9-]+\Z"),
+    "azure": lazy(r"standard_n[cdv][a-z0-9_]*\Z", re.IGNORECASE),
+    "alicloud": lazy(r"ecs\.(?:gn|ebmgn|sgn|vgn)[a-z0-9.-]+\Z"),
 }
 _INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 _FALSY = frozenset({"", "false", "0", "none", "no", "disabled"})

@@ -21,7 +21,7 @@ _HEREDOC_KEYWORDS = frozenset({"RUN", "COPY", "ADD"})
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Instruction:
     keyword: str            # upper case, e.g. "ENV"
     arguments: str          # the text after the keyword, continuations joined
@@ -41,7 +41,7 @@ class Instruction:
         return self.positions[max(offset, 0)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EnvPair:
     key: str
     value: str              # quotes removed, variables expanded
@@ -57,7 +57,7 @@ class EnvPair:
         return line, column, end_line, end_column + 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Stage:
     index: int
     name: str | None        # `AS name`
@@ -66,7 +66,7 @@ class Stage:
     instruction: Instruction
 
 
-@dataclass
+@dataclass(repr=False)
 class Dockerfile:
     path: str
     text: str

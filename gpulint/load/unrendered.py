@@ -24,33 +24,38 @@ from typing import Iterator
 _UNSAFE_RE = re.compile(r"[^A-Za-z0-9._/-]")
 
 
-_OPEN_RE = re.compile(r"\{\{|[$%]\{")
+_OPEN_RE = re.compile(r"\{[{%#]|[$%]\{")
+# Go's and Jinja's delimiters: an opening pair and what closes it.
+_CLOSE = {"{{": "}}", "{%": "%}", "{#": "#}"}
 # Helm's own objects and functions: a Go template using none of them is rendered by another program.
 _HELM_RE = re.compile(r"\.(?:Values|Release|Chart|Capabilities|Files|Template)\b|\b(?:include|tpl|required|lookup)\b")
 
 GO = "go"            # `{{ ... }}`: Go text/template (Helm or another program)
+JINJA = "jinja"      # `{{ ... }}` with `{% ... %}`/`{# ... #}` or Jinja expressions: Ansible, Jinja2
 DOLLAR = "dollar"    # `${...}`/`%{...}`: Terraform templatefile, envsubst
 
 
 def actions(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each template action: Go's `{{ ... }}` (comments `{{/* */}}`
-    included), and `${...}`/`%{...}` with balanced braces on one line.
+    included), Jinja's `{% ... %}` and `{# ... #}`, and `${...}`/`%{...}` with
+    balanced braces on one line.
 
-    Each `{{` ends at the first `}}` after it (`{{ "{{" }}` is one action).
-    Plain `find` keeps this linear on hostile text (a regex with `.*?` is
-    quadratic when thousands of `{{` have no `}}`).
+    Each `{{` ends at the first `}}` after it (`{{ "{{" }}` is one action), and
+    so on for `{%` and `{#`. Plain `find` keeps this linear on hostile text (a
+    regex with `.*?` is quadratic when thousands of `{{` have no `}}`).
     """
     pos = 0
-    go_open = True  # whether a `{{` may still have a closing `}}`
+    still_open = set(_CLOSE)  # openers that may still have a closing pair
     while True:
         match = _OPEN_RE.search(text, pos)
         if match is None:
             return
         start = match.start()
-        if text.startswith("{{", start):
-            end = text.find("}}", start + 2) if go_open else -1
+        opener = text[start:start + 2]
+        if opener in _CLOSE:
+            end = text.find(_CLOSE[opener], start + 2) if opener in still_open else -1
             if end < 0:
-                go_open = False  # no `}}` from here on: no later `{{` closes either
+                still_open.discard(opener)  # no closing pair from here on: no later opener closes either
                 pos = start + 2
                 continue
             yield start, end + 2
@@ -87,13 +92,32 @@ def has_actions(text: str) -> bool:
 
 
 def syntax(text: str) -> str | None:
-    """GO when `text` holds a `{{ ... }}` action, else DOLLAR when it holds `${...}`/`%{...}`, else None."""
+    """JINJA or GO when `text` holds `{{ ... }}`/`{% ... %}` actions (see `_jinja`), else DOLLAR when it
+    holds `${...}`/`%{...}`, else None."""
     kind = None
-    for start, _end in actions(text):
-        if text.startswith("{{", start):
-            return GO
-        kind = DOLLAR
-    return kind
+    go = jinja = 0
+    for start, end in actions(text):
+        opener = text[start:start + 2]
+        if opener in ("{%", "{#"):
+            return JINJA
+        if opener == "{{":
+            body = text[start + 2:end - 2]
+            if _GO_BODY_RE.match(body):
+                go += 1
+            elif _JINJA_BODY_RE.search(body):
+                jinja += 1
+            kind = GO
+        elif kind is None:
+            kind = DOLLAR
+    return JINJA if kind == GO and jinja > go else kind
+
+
+# A Go action: a field or variable (`.Name`, `$x`), a keyword, or a function applied to one (`printf "%s" .X`).
+_GO_BODY_RE = re.compile(r"-?\s*(?:[.$(]|/\*|(?:if|else|end|range|with|define|template|block|break|continue)\b"
+                         r"|[A-Za-z_]\w*\s+[^|(]*[.$])")
+# A Jinja expression: a bare name (`image`, `item.name`, `item['x']`), a filter (`| default('x')`),
+# a call with parentheses or a single-quoted string; none of these is how Go writes an action.
+_JINJA_BODY_RE = re.compile(r"\A-?\s*[A-Za-z_]\w*(?:\.\w+|\[[^\]]*\])*\s*(?:\||-?\s*\Z)|\w\(|'")
 
 
 def uses_helm(text: str) -> bool:

@@ -29,7 +29,7 @@ from gpulint.load.locations import LocNode, Span
 fastevents.install()  # cheaper parser events, the same values: see fastevents.py
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Limits:
     """Bounds that keep hostile input from exhausting time or memory.
 
@@ -45,6 +45,9 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+# What happens to the first of two equal keys of a manifest (a values file's reader says it otherwise).
+KEEPS_LAST = "Kubernetes keeps only the last value (strict field validation rejects the object)"
 
 # Documents larger than this (in characters) do not keep their parser events,
 # which take about 30 times the size of the text, for the location tree: it is
@@ -73,9 +76,14 @@ class LoadError(Exception):
         self.template_syntax: str | None = None   # unrendered.GO or unrendered.DOLLAR
         self.helm = False                # the template uses Helm's objects (`.Values`, `include`, ...)
         self.jsonc = False               # JSON that is not strict JSON (comments, trailing commas), read anyway
+        self.unknown: Any = None         # the first action that could hide a GPU bypass (unknowns.Unknown)
+        self.workload_shaped = False     # the text shows containers (what an unread template may hide)
+        # Whether every pod of its literal text is GPU infrastructure (set by the scan: knowledge/roles.py),
+        # whose findings are exempt whatever its actions render.
+        self.infrastructure: bool | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class Problem:
     """A non-fatal defect found while loading (e.g. a duplicate key).
 
@@ -406,9 +414,14 @@ _MERGED = 3    # keys a merge (`<<: *base`) added, in order, each with the mappi
 _ITEMS = 4     # where the children start
 
 
+# Span(...) through tuple.__new__ directly: the same Span without the Python-level __new__ a
+# NamedTuple has (a location tree makes one per node it expands).
+_new_span = tuple.__new__
+
+
 def _span(event: Any, line_offset: int) -> Span:
     s, e = event.start_mark, event.end_mark
-    return Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1)
+    return _new_span(Span, (s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1))
 
 
 def _build(next_event: Any, line_offset: int, keep: bool,
@@ -629,8 +642,8 @@ def _loc(raw: Any, line_offset: int, ends: dict) -> LocNode:
     """
     if type(raw) is not list:
         s, e = raw.start_mark, raw.end_mark
-        return LocNode(Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1),
-                       s.index, e.index, raw.style)
+        span = _new_span(Span, (s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1))
+        return LocNode(span, s.index, e.index, raw.style)
     span, end = _extent(raw, line_offset, ends)
     return LocNode(span, raw[_START].start_mark.index, end, None, _Expander(raw, line_offset, ends))
 
@@ -651,7 +664,7 @@ def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
         last = ends[id(node)]
     else:
         e = node.end_mark
-        last = (Span(0, 0, e.line + line_offset + 1, e.column + 1), e.index)
+        last = (_new_span(Span, (0, 0, e.line + line_offset + 1, e.column + 1)), e.index)
     for item in reversed(chain):
         s = item[_START].start_mark
         end_event = item[_END]
@@ -659,9 +672,11 @@ def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
         if last is not None and e.index > last[1] and end_event.start_mark.index == e.index:
             # Block style: the end event is empty and sits at the next token.
             last_span = last[0]
-            last = (Span(s.line + line_offset + 1, s.column + 1, last_span.end_line, last_span.end_column), last[1])
+            last = (_new_span(Span, (s.line + line_offset + 1, s.column + 1, last_span.end_line,
+                                     last_span.end_column)), last[1])
         else:
-            last = (Span(s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1), e.index)
+            last = (_new_span(Span, (s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1,
+                                     e.column + 1)), e.index)
         ends[id(item)] = last
     return last  # type: ignore[return-value]
 
@@ -705,8 +720,8 @@ def _problems(dups: list, line_offset: int, ends: dict) -> list[Problem]:
         first = _span(first_event, line_offset)
         first_loc = _loc(first_child, line_offset, ends)
         problems.append(Problem(
-            f"duplicate key {key!r} (first defined at line {first.line}): Kubernetes keeps only the last "
-            "value (strict field validation rejects the object), so the first one is ignored and not checked",
+            f"duplicate key {key!r} (first defined at line {first.line}): {KEEPS_LAST}, so the first one is "
+            "ignored and not checked",
             _span(key_event, line_offset), first_loc.span, (first_loc.start, first_loc.end)))
     return problems
 
@@ -935,8 +950,12 @@ def _recover(error: LoadError, chunk: str, line_offset: int, limits: Limits, unr
     syntax = unrendered_mod.syntax(chunk) if unrendered else None
     if syntax is None:
         return [], chunk, False, (), error
+    from gpulint.load import unknowns
+
     error.template_syntax = syntax
     error.helm = syntax == unrendered_mod.GO and unrendered_mod.uses_helm(chunk)
+    error.unknown = unknowns.verdict_unknown(chunk, line_offset)
+    error.workload_shaped = unknowns.has_workload_shape(chunk)
     text, marks = unrendered_mod.mask(chunk)
     try:
         docs = list(_parse_chunk(text, line_offset, limits))

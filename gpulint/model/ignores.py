@@ -17,7 +17,7 @@ IGNORE_REASON = "gpulint.io/ignore-reason"
 _SPLIT_RE = re.compile(r"[\s,]+")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AnnotationIgnore:
     """One `gpulint.io/ignore` annotation and where it is written."""
 

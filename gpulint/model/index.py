@@ -16,7 +16,7 @@ from typing import Iterator
 from gpulint.model.objects import KubeObject, ObjectRef, objects_in
 
 
-@dataclass
+@dataclass(repr=False)
 class ConfigEntry:
     """One key of a ConfigMap or Secret."""
 
@@ -152,7 +152,7 @@ def _device_classes(obj: KubeObject) -> tuple[str, ...]:
     return tuple(found)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ClaimSource:
     """What the index keeps of a DRA ResourceClaim or ResourceClaimTemplate: its device classes."""
 

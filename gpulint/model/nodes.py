@@ -14,8 +14,9 @@ from gpulint.model.objects import KubeObject
 from gpulint.model.workload import Problems
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NodeView:
+    """A Node object as the node rules read it."""
     name: str
     labels: dict[str, Any]           # label key -> value as written
     labels_path: tuple               # metadata.labels (may not exist)

@@ -16,11 +16,13 @@ from typing import Any, Iterator
 from gpulint.load.yamlload import Document
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
+# The kind of a component read from a values file whose chart is not in the scanned tree (valuesfile.py).
+HELM_VALUES_KIND = "HelmValues"
 # `(\S[^\n]*)` then rstrip: a lazy `.*?` before `\s*$` is quadratic on a long line of blanks.
 _SOURCE_RE = re.compile(r"^# Source: *(\S[^\n]*)", re.M)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ObjectRef:
     """Identity of an object, as shown in messages and output."""
 
@@ -30,11 +32,13 @@ class ObjectRef:
     namespace: str | None
 
     def describe(self) -> str:
+        if self.kind == HELM_VALUES_KIND and not self.api_version:
+            return f"values file for a chart gpulint could not render, component {self.name}"
         ns = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind} {ns}{self.name}"
 
 
-@dataclass
+@dataclass(repr=False)
 class KubeObject:
     """One Kubernetes object inside a document (the document itself or a List item)."""
 

@@ -31,7 +31,7 @@ import dataclasses
 import functools
 
 from gpulint.model.nodes import is_node, node_view
-from gpulint.model.objects import KubeObject
+from gpulint.model.objects import HELM_VALUES_KIND, KubeObject
 from gpulint.model.podpatch import patch_object
 from gpulint.model.workload import Container, PodSpec, Problems, Resources, Workload, at_path as _at, build_pod_spec
 
@@ -87,6 +87,17 @@ def workload_of(obj: KubeObject) -> Workload | None:
     kind = obj.ref.kind
     if kind in _NO_PODS and _is_builtin_group(obj.ref.api_version):
         return None
+    if kind == HELM_VALUES_KIND and not obj.ref.api_version:
+        from gpulint.model.valuesfile import values_workload  # only for values files (valuesfile.py)
+
+        return values_workload(obj)
+    values_rels = _chart_values(obj)
+    if values_rels:
+        # The values of a chart a controller installs (Flux, Argo CD): components by shape.
+        from gpulint.model.valuesfile import values_pods
+
+        pods = [pod for rel in values_rels for pod in values_pods(obj, rel)]
+        return Workload(obj, pods, []) if pods else None
     problems = Problems()
     if is_node(obj):
         node = node_view(obj, problems)
@@ -97,6 +108,23 @@ def workload_of(obj: KubeObject) -> Workload | None:
     if not pods and not problems:
         return None
     return Workload(obj, pods, list(problems))
+
+
+def _chart_values(obj: KubeObject) -> list[tuple]:
+    """Where an object holds values for a Helm chart its controller renders: a Flux HelmRelease's
+    `spec.values`, an Argo CD Application's `helm.valuesObject` (of `source` or each `sources[]`)."""
+    group = obj.ref.api_version.partition("/")[0]
+    if obj.ref.kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
+        return [("spec", "values")]
+    if obj.ref.kind == "Application" and group == "argoproj.io":
+        spec = obj.data.get("spec")
+        spec = spec if isinstance(spec, dict) else {}
+        rels = [("spec", "source", "helm", "valuesObject")]
+        sources = spec.get("sources")
+        rels += [("spec", "sources", i, "helm", "valuesObject") for i in range(len(sources))] \
+            if isinstance(sources, list) else []
+        return rels
+    return []
 
 
 def _is_builtin_group(api_version: str) -> bool:

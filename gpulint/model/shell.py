@@ -37,7 +37,7 @@ def basename(path: str) -> str:
     return path.rpartition("/")[2]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Word:
     """One word of a command, quotes removed; `$x`, `$(...)` are kept as written."""
 
@@ -48,7 +48,7 @@ class Word:
     assignment: bool = False   # `NAME=value` written without quotes in the name part
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Command:
     """A simple command: its words, redirections removed."""
 
@@ -191,16 +191,18 @@ def script_arguments(words: Sequence[str]) -> list[int]:
 # --- lexer -------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(repr=False)
 class _Token:
+    """One lexical token of a command text."""
     kind: str                  # "word", "op", "redir", "newline", "skip"
     value: str
     start: int
     word: Word | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class _HereDoc:
+    """A here-document whose body starts after the current line."""
     delimiter: str
     strip_tabs: bool
     body: tuple[int, int] | None = None   # local offsets of the body

@@ -22,7 +22,7 @@ ROLE_INIT = "init"
 ROLE_EPHEMERAL = "ephemeral"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TypeProblem:
     """A field whose value has the wrong type; reported as GPU000."""
 
@@ -53,16 +53,18 @@ def _type_name(kind: type | tuple) -> str:
             float: "a number", type(None): "null"}.get(kind, kind.__name__)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EnvVar:
+    """One entry of a container's `env`."""
     name: str
     value: Any               # the literal value (str in valid manifests), None when absent
     value_from: dict | None  # valueFrom, when set
     path: tuple              # the list entry
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EnvFrom:
+    """One entry of a container's `envFrom`."""
     source: str              # "configMap" or "secret"
     name: str
     prefix: str
@@ -70,8 +72,9 @@ class EnvFrom:
     path: tuple              # the list entry
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Resources:
+    """A container's `resources`."""
     limits: dict             # resource name -> quantity as written
     requests: dict
     claims: list
@@ -88,7 +91,7 @@ class Resources:
         return self.path + (("requests", name) if name is not None else ("requests",))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Exec:
     """An argv the container runs: its main process, a hook or an exec probe."""
 
@@ -97,7 +100,7 @@ class Exec:
     origin: str              # "command", "lifecycle.postStart", "livenessProbe", "script", ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Script:
     """Shell (or other) source text run by the container, e.g. `sh -c '<text>'`."""
 
@@ -107,16 +110,18 @@ class Script:
     interpreter: str         # "sh", "bash", "python", ... ("" when unknown)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class VolumeMount:
+    """One entry of a container's `volumeMounts`."""
     name: str
     mount_path: str
     path: tuple
     read_only: bool = False  # `readOnly: true`: the container cannot write below mount_path
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Volume:
+    """One entry of a pod spec's `volumes`."""
     name: str
     kind: str                # "hostPath", "configMap", "secret", "emptyDir", ... ("" when none)
     source: dict             # the volume source mapping
@@ -134,8 +139,9 @@ class Volume:
         return self.path + ("hostPath", "path")
 
 
-@dataclass
+@dataclass(repr=False)
 class Container:
+    """A container (or init or ephemeral container) as the rules read it."""
     role: str
     name: str
     image: str | None
@@ -189,8 +195,9 @@ class Container:
         return found
 
 
-@dataclass
+@dataclass(repr=False)
 class PodSpec:
+    """A pod spec and its containers as the rules read them."""
     path: tuple                       # the pod spec mapping (or Argo template)
     label: str                        # human description, e.g. "spec.template.spec"
     host_pid: bool
@@ -223,7 +230,7 @@ class PodSpec:
         return self.path + (name,)
 
 
-@dataclass
+@dataclass(repr=False)
 class Workload:
     """An object as rules see it: its pod specs, or for a Node (no pod specs) its `node` view."""
 

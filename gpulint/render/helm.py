@@ -85,7 +85,9 @@ class Chart:
         self._helpers: dict[str, tuple[Template, tuple[int, int]]] | None = None
 
     def subcharts(self) -> dict[str, "Chart"]:
-        """Unpacked subcharts in charts/, by chart name (archives cannot be mapped)."""
+        """Unpacked subcharts in charts/, by chart name and by the alias a dependency gives one
+        (archives cannot be mapped). Helm names an aliased subchart's templates and values by
+        its alias (`parent/charts/<alias>/templates/x.yaml`); its files stay in its own folder."""
         if self._subcharts is None:
             self._subcharts = {}
             charts_dir = self.real / "charts"
@@ -94,7 +96,28 @@ class Chart:
                     if (entry / CHART_FILE).is_file() and self.readable(entry):
                         sub = Chart(entry, join_display(self.display, f"charts/{entry.name}"), self.repository)
                         self._subcharts.setdefault(sub.name, sub)
+            for alias, name in self._aliases():
+                sub = self._subcharts.get(name)
+                if sub is not None and alias not in self._subcharts:
+                    aliased = Chart(sub.real, sub.display, self.repository)
+                    aliased.name = alias
+                    self._subcharts[alias] = aliased
         return self._subcharts
+
+    def _aliases(self) -> list[tuple[str, str]]:
+        """(alias, chart name) of the dependencies Chart.yaml gives an alias."""
+        path = self.real / CHART_FILE
+        if not self.readable(path):
+            return []
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        for doc in load_documents(text):
+            deps = doc.data.get("dependencies") if isinstance(doc, Document) and isinstance(doc.data, dict) else None
+            return [(dep["alias"], dep["name"]) for dep in (deps if isinstance(deps, list) else [])
+                    if isinstance(dep, dict) and isinstance(dep.get("alias"), str) and isinstance(dep.get("name"), str)]
+        return []
 
     def readable(self, path: Path) -> bool:
         """Whether `path` (symlinks resolved) is inside the repository."""
@@ -228,6 +251,8 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
             argv += ["--set", assignment]
         if options.skip_tests:
             argv.append("--skip-tests")
+        if options.kube_version:
+            argv += ["--kube-version", options.kube_version]
         remote = remote_schema_reference(copied.root)
         if remote is not None:
             # Helm would fetch it to validate the values: validation is skipped instead.
@@ -241,6 +266,7 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
         sets = [entry for text in (*options.sets, *extra.sets) for entry in parse_set(text)]
         fix = ChartFix()
         chart_yaml: ChartFile | None = None      # read once Helm refuses the chart (rarely)
+        own_namespace: str | None = None         # the namespace of a chart that refuses `default`
         # Each attempt Helm refuses for what the copy can change is followed by one more
         # (a placeholder version hides the missing dependencies until it is replaced).
         for attempt in range(3):
@@ -254,14 +280,37 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
             if chart_yaml is None:
                 chart_yaml = ChartFile(copied.root)
                 conditions = ValuesChain.build([chart.values()], [], user_files, [])
+            if own_namespace is None and options.namespace is None and _refuses_namespace(message):
+                # gpulint chose `default`, which the chart refuses: render it for a namespace of its own,
+                # as `helm install --namespace` would (an explicit --helm-namespace is kept as given).
+                own_namespace = _namespace_for(chart.name or real.name)
+                argv[argv.index("--namespace") + 1] = own_namespace
+                continue
             if not (learn(message, chart_yaml, fix, conditions, sets) and apply(chart_yaml, fix)):
                 break
+        if own_namespace is not None and result.ok:
+            problems.append(RenderFailure(
+                f"the chart refuses the namespace `default`, which gpulint renders for unless told: it was "
+                f"rendered for namespace {own_namespace!r} instead and checked (give yours with --helm-namespace)",
+                chart_file, Span(1, 1, 1, 1), STATUS_CHART, severity=Severity.INFO))
         if chart_yaml is not None:
             problems += _fix_problems(fix, chart_yaml, display)
         if not result.ok:
             return not_rendered(_failure(message, real, display, chart_file, options, repository))
     mapper = HelmMapper(result.stdout, lambda n: chart if n == chart.name else None, user_files, sets)
     return Rendered(name, result.stdout, mapper, problems=problems, plain=plain, sources=copied.digest.hexdigest())
+
+
+def _refuses_namespace(message: str) -> bool:
+    """Whether Helm's error is a chart refusing the namespace it was rendered for (a `fail` naming it)."""
+    lower = message.lower()
+    return "execution error at" in lower and "namespace" in lower
+
+
+def _namespace_for(name: str) -> str:
+    """A valid namespace (a DNS label) made from a chart's name."""
+    label = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:63].strip("-")
+    return label if label and label != "default" else "gpulint"
 
 
 def _fix_problems(fix: ChartFix, chart_yaml: ChartFile, display: str) -> list[RenderFailure]:
@@ -457,6 +506,9 @@ def _dependency_span(real: Path, name: str, chart: Chart) -> Span:
 def _hint(message: str, options: RenderOptions) -> str:
     """Which option supplies what a chart refused to render without."""
     lower = message.lower()
+    if "incompatible with kubernetes" in lower:
+        current = f"Kubernetes {options.kube_version}" if options.kube_version else "helm's default Kubernetes version"
+        return f" (rendered for {current}: give the cluster's version with --kube-version or kube-version)"
     if not any(sign in lower for sign in ("execution error at", "nil pointer evaluating", "values don't meet",
                                           "required", "namespace")):
         return ""

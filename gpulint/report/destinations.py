@@ -26,8 +26,9 @@ class OutputError(ValueError):
     """A bad `-o` value; reported as a usage error."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Target:
+    """One report to write: its format and where."""
     format: str
     path: str | None          # None: stdout
 

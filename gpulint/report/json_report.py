@@ -7,7 +7,7 @@ name's bytes back."""
 from __future__ import annotations
 
 from json.encoder import encode_basestring as q
-from typing import IO
+from typing import IO, Any
 
 from gpulint import __version__
 from gpulint.report import summary
@@ -17,18 +17,22 @@ from gpulint.results.scanning import ScanResult
 
 
 def as_dict(finding: Finding) -> dict:
-    s = finding.span
+    path, s = _edited(finding)
     obj = finding.obj
     return {
         "rule": finding.rule_id,
         "name": finding.rule_name,
         "severity": finding.severity.value,
         "message": finding.message,
-        "path": finding.file,
+        "path": path,
         "line": s.line,
         "column": s.column,
         "end_line": s.end_line,
         "end_column": s.end_column,
+        "rendered": None if not finding.mapped else {
+            "path": finding.file, "line": finding.span.line, "column": finding.span.column,
+            "end_line": finding.span.end_line, "end_column": finding.span.end_column,
+        },
         "object": None if obj is None else {
             "apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name, "namespace": obj.namespace,
         },
@@ -91,7 +95,7 @@ def write(result: ScanResult, out: IO[str]) -> None:
 
 def finding_text(finding: Finding) -> str:
     """`jsonstream.dumps(as_dict(finding), 2)`, written out: reports have many findings."""
-    s = finding.span
+    path, s = _edited(finding)
     obj = finding.obj
     if obj is None:
         obj_text = "null"
@@ -105,8 +109,9 @@ def finding_text(finding: Finding) -> str:
     mapped = dumps([as_dict_mapped(m) for m in finding.mapped], 3) if finding.mapped else "[]"
     return (f'{{\n      "rule": {q(finding.rule_id)},\n      "name": {q(finding.rule_name)},\n'
             f'      "severity": {q(finding.severity.value)},\n      "message": {q(finding.message)},\n'
-            f'      "path": {q(finding.file)},\n      "line": {s.line:d},\n      "column": {s.column:d},\n'
+            f'      "path": {q(path)},\n      "line": {s.line:d},\n      "column": {s.column:d},\n'
             f'      "end_line": {s.end_line:d},\n      "end_column": {s.end_column:d},\n'
+            f'      "rendered": {_rendered_text(finding)},\n'
             f'      "object": {obj_text},\n'
             f'      "container": {"null" if finding.container is None else q(finding.container)},\n'
             f'      "field_path": {q(finding.field_path)},\n'
@@ -114,6 +119,22 @@ def finding_text(finding: Finding) -> str:
             f'      "suppressed": {"false" if suppressed is None else "true"},\n'
             f'      "suppression": {suppression},\n      "mapped": {mapped},\n'
             f'      "fix": {dumps(fix_dict(finding), 3)}\n    }}')
+
+
+def _edited(finding: Finding) -> tuple[str, Any]:
+    """The file and span a user edits: the first mapped location of rendered input (as the text and
+    SARIF reports lead with), else where the finding was found."""
+    if finding.mapped:
+        return finding.mapped[0].file, finding.mapped[0].span
+    return finding.file, finding.span
+
+
+def _rendered_text(finding: Finding) -> str:
+    if not finding.mapped:
+        return "null"
+    s = finding.span
+    return (f'{{\n        "path": {q(finding.file)},\n        "line": {s.line:d},\n        "column": {s.column:d},\n'
+            f'        "end_line": {s.end_line:d},\n        "end_column": {s.end_column:d}\n      }}')
 
 
 def as_dict_mapped(m: object) -> dict:

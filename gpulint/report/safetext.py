@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import re
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+from gpulint.lazypattern import lazy
+
+_SURROGATE = lazy("[\ud800-\udfff]")
 # C0 controls, DEL, C1 controls, and the characters some viewers take as line ends.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _UNPRINTABLE_PATH = re.compile("[\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
@@ -71,7 +73,7 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(_escape, text)
 
 
-_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_INVALID = lazy("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def valid_text(text: str) -> str:

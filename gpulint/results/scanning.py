@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from gpulint.load.yamlload import Document
 
 
-@dataclass
+@dataclass(repr=False)
 class SuppressionContext:
     """What a suppressor may consult about a finding."""
 
@@ -115,8 +115,9 @@ class OrderedSuppressor(Protocol):
 
 
 
-@dataclass
+@dataclass(repr=False)
 class ScanConfig:
+    """What the engine needs besides the inputs."""
     rules: list[Rule]                                   # enabled rules, in id order
     all_rules: dict[str, Rule] = field(default_factory=dict)
     options: dict[str, dict] = field(default_factory=dict)       # per-rule option values
@@ -131,8 +132,9 @@ class ScanConfig:
         return self.severities.get(rule_id, default)
 
 
-@dataclass
+@dataclass(repr=False)
 class ScanResult:
+    """The reports of every file scanned."""
     files: list[FileReport]
     internal_errors: list[str] = field(default_factory=list)
 

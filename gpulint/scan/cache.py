@@ -79,7 +79,7 @@ class ResultCache:
         digest = hashlib.sha256()
         _add(digest, f"gpulint {__version__} cache {FORMAT}", self.context, _code_stamp(config))
         for item in inputs:
-            _add(digest, item.kind, item.display, str(item.real))
+            _add(digest, item.kind, item.display, str(item.real), item.values_role)
             if item.kind.rendered:
                 rendered = reader.rendered(item)
                 failure = rendered.failure

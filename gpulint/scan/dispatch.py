@@ -10,19 +10,23 @@ the whole file.
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from gpulint.api import LITERAL_NOTE, LineAt, ValueAt
+from gpulint.api import LITERAL_NOTE, LineAt, Severity, ValueAt
 from gpulint.config.render import RenderOptions
 from gpulint.fix.resolve import attach as attach_fix
 from gpulint.inputs.discovery import Input
 from gpulint.inputs.notread import not_read_report
 from gpulint.load.decode import BinaryInput, ReadError, Text, decode_lenient
 from gpulint.load.locations import Span
-from gpulint.load.yamlload import Document, Limits, LoadError, load_documents, load_stream
+from gpulint.load.yamlload import KEEPS_LAST, Document, Limits, LoadError, load_documents, load_stream
 from gpulint.model.index import ConfigIndex
 from gpulint.model.objects import objects_in
 from gpulint.model.podspecs import workload_of
+from gpulint.model.valuesfile import is_remote_values, values_objects
+from gpulint.model.workload import Workload
 from gpulint.results.findings import (
     STATUS_BINARY,
     STATUS_ERROR,
@@ -101,6 +105,12 @@ def scan_input(item: Input, config: ScanConfig, index: ConfigIndex, reader: Inpu
         reason = error.reason if isinstance(error, ReadError) else (error.strerror or str(error))
         if not report.documents:
             report.status = STATUS_ERROR
+        target = _dangling_target(item) if isinstance(error, OSError) and error.errno == errno.ENOENT else None
+        if target is not None:
+            # No file behind it: nothing a bypass could hide in, and nothing Kubernetes is ever given.
+            invalid_input(report, contexts, Span(1, 1, 1, 1), f"symbolic link to {target}, which does not exist: "
+                          "nothing to scan", severity=Severity.INFO)
+            return report
         invalid_input(report, contexts, Span(1, 1, 1, 1), f"cannot read file: {reason}")
         return report
     return report
@@ -236,7 +246,7 @@ def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig
                            parsed=reader.parsed(item))
     kubernetes = _scan_documents(report, item.display, documents, config, contexts,
                                  _source_mapper(whole, config.render) if whole is not None else None,
-                                 whole)
+                                 whole, values_file=item.values_role == "values" or None)
     if source.error is not None:  # known once the stream has been read past it
         decode_problem(report, contexts, source.error)
     if not kubernetes and not report.findings and report.status == STATUS_SCANNED:
@@ -261,7 +271,8 @@ def _text_done(report: FileReport, text: str, line_offset: int, config: ScanConf
 
 def _scan_documents(report: FileReport, display: str, documents: Iterable[Document | LoadError],
                     config: ScanConfig, contexts: ScanContext, mapper: Mapper | None,
-                    file_text: str | None, plain: bool = True, unread: list[LoadError] | None = None) -> bool:
+                    file_text: str | None, plain: bool = True, unread: list[LoadError] | None = None,
+                    values_file: bool | None = None) -> bool:
     """Documents -> objects -> rules; whether the input is Kubernetes (it has objects, or a
     document that failed to load looks like one).
 
@@ -289,13 +300,19 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
             continue
         report.documents += 1
         objects = list(objects_in(display, doc))
+        manifest = bool(objects)
+        if not objects and plain and (is_remote_values(display) if values_file is None else values_file):
+            objects = values_objects(display, doc)   # a values file for a chart not in the tree
         if mapper is not None:
             for obj in objects:
                 mapper.prepare(obj)
         if objects:
             found_objects = True
             for problem in doc.problems:
-                invalid_input(report, contexts, problem.span, problem_message(doc, problem), doc=doc, file=display)
+                message = problem_message(doc, problem)
+                if not manifest:   # a values file: Helm, not Kubernetes, reads it
+                    message = message.replace(KEEPS_LAST, "Helm keeps only the last value")
+                invalid_input(report, contexts, problem.span, message, doc=doc, file=display)
         workloads = []
         for obj in objects:
             report.objects += 1
@@ -323,6 +340,8 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     contexts.emitter.file(report, finding, sctx)
+        if doc.placeholders and errors and errors[-1].literal_checked and errors[-1].line > doc.line_offset:
+            _note_infrastructure(errors[-1], workloads, config.settings)   # the template this doc was read from
         for hook in config.hooks:
             if file_text is None:
                 hook.text_done(report, doc.text, doc.line_offset, config)
@@ -349,6 +368,26 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                  f"{load_errors - MAX_LOAD_ERRORS} more documents from here on could not be loaded "
                  f"(only the first {MAX_LOAD_ERRORS} are listed)")
     return kubernetes
+
+
+def _note_infrastructure(error: LoadError, workloads: list[Workload], settings: Any) -> None:
+    """Record on a template's error whether every pod of its literal text is GPU infrastructure
+    (knowledge/roles.py): its findings are exempt, so what its actions render cannot hide a bypass."""
+    from gpulint.knowledge.roles import pod_roles
+
+    roles = [pod_roles(workload, pod, settings) for workload in workloads for pod in workload.pod_specs]
+    infrastructure = bool(roles) and all(roles)
+    error.infrastructure = infrastructure if error.infrastructure is None else error.infrastructure and infrastructure
+
+
+def _dangling_target(item: Input) -> str | None:
+    """What a symbolic link that resolves to no file names (None: not such a link)."""
+    if item.real is None or not os.path.islink(item.real) or os.path.exists(item.real):
+        return None
+    try:
+        return os.readlink(item.real)
+    except OSError:
+        return None
 
 
 def _scan_dockerfile(display: str, text: str, report: FileReport, config: ScanConfig,

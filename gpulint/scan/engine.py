@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
+from gpulint.api import Severity
 from gpulint.inputs.discovery import Input
+from gpulint.model.objects import HELM_VALUES_KIND
 from gpulint.results.findings import (
     STATUS_CHART,
     STATUS_ERROR,
@@ -22,6 +24,7 @@ from gpulint.results.findings import (
     internal_error_message,
 )
 from gpulint.results.inputkind import InputKind
+from gpulint.results.repeats import drop_values_repeats, fold_repeats
 from gpulint.results.scanning import ScanConfig, ScanResult
 from gpulint.scan.dispatch import scan_input, scan_part
 from gpulint.scan.indexing import build_index
@@ -99,8 +102,11 @@ def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: in
                 result.files.append(FileReport(item.display, STATUS_ERROR))
             if progress is not None:
                 progress(done, len(inputs))
+    rendered = {id(report) for item, report in zip(inputs, result.files) if item.kind.rendered}
     if any(item.values is not None for item in inputs):
         _merge_renders(inputs, result, config)
+    fold_repeats(result.files, rendered)
+    drop_values_repeats(result.files, HELM_VALUES_KIND)
     for hook in config.hooks:
         hook.scan_done(result, config)
     return result
@@ -111,12 +117,9 @@ def _merge_renders(inputs: list[Input], result: ScanResult, config: ScanConfig) 
     into its defaults report: the chart stays one input in the summary, while each
     finding keeps the name of the render it comes from.
 
-    A finding another render of the chart already reported from the same template
-    and values lines is said once, with the first render; one that comes from an
-    override file maps to that file, so it stays apart.
+    A finding other renders repeat is folded afterwards (results/repeats.py).
     """
     owners: dict[str | None, FileReport] = {}
-    seen: set[tuple] = set()
     files: list[FileReport] = []
     for item, report in zip(inputs, result.files):
         owner = owners.get(item.real) if item.values is not None else None
@@ -124,18 +127,14 @@ def _merge_renders(inputs: list[Input], result: ScanResult, config: ScanConfig) 
             files.append(report)
             if item.kind.rendered:
                 owners[item.real] = report
-                seen.update(key for key in map(_render_key, report.findings) if key is not None)
             continue
         if owner.status == STATUS_CHART and report.status == STATUS_SCANNED:
             # The defaults did not render and their templates were read as literal text; this
-            # render checked them rendered: its findings stand, the literal ones go.
-            owner.findings[:] = [finding for finding in owner.findings if _about_render(finding, config)]
-        for finding in report.findings:
-            key = _render_key(finding)
-            if key is None or key not in seen:
-                owner.findings.append(finding)
-                if key is not None:
-                    seen.add(key)
+            # render checked them rendered: its findings stand, the literal ones go, and the
+            # defaults' failure hides nothing any more (info, saying which render was checked).
+            owner.findings[:] = [_rendered_instead(finding, item.values.label if item.values else "")
+                                 for finding in owner.findings if _about_render(finding, config)]
+        owner.findings.extend(report.findings)
         owner.documents += report.documents
         owner.objects += report.objects
         owner.workloads += report.workloads
@@ -150,12 +149,13 @@ def _about_render(finding: Finding, config: ScanConfig) -> bool:
     return rule is not None and rule.check_render is not None
 
 
-def _render_key(finding: Finding) -> tuple | None:
-    """What makes a finding on a chart's render the same as one on another render (None:
-    unmapped, never the same). Input renders of different charts map to different files."""
-    if not finding.mapped:
-        return None
-    return (finding.rule_id, finding.message, tuple((m.role, m.file, m.span) for m in finding.mapped))
+def _rendered_instead(finding: Finding, label: str) -> Finding:
+    """A chart's failed defaults render, once another render of it was checked."""
+    if finding.severity == Severity.INFO or finding.suppressed is not None:
+        return finding
+    finding.severity = Severity.INFO
+    finding.message += f"; the chart was rendered and checked with {label or 'other values'} instead"
+    return finding
 
 
 def _large(item: Input) -> bool:

@@ -63,7 +63,7 @@ PART_BYTES = 4 << 20
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Steps:
     """The engine's per-input steps. The engine hands them over so that this module,
     which the engine uses, never imports the engine back."""

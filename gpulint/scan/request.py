@@ -85,6 +85,7 @@ class ScanRequest(NamedTuple):
     helm_namespace: str | None = None
     helm_skip_tests: bool = False
     render_timeout: int | None = None         # None: the configuration's, else the default
+    kube_version: str | None = None           # helm --kube-version; None: the configuration's, else helm's own
     render_memory: int = DEFAULT_MEMORY       # MiB one renderer run may allocate
     # Loader limits.
     max_depth: int = DEFAULT_MAX_DEPTH

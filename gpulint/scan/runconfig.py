@@ -29,8 +29,9 @@ if TYPE_CHECKING:  # the baseline and configuration modules load when a scan use
     from gpulint.suppress.baseline import BaselineWriter
 
 
-@dataclass
+@dataclass(repr=False)
 class CliOptions:
+    """The rule selection options of the command line."""
     select: list[str] | None = None       # None: not given
     extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
@@ -40,8 +41,9 @@ class CliOptions:
     write_baseline: str | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class RunPlan:
+    """What a scan runs with: its configuration, exit threshold and baseline writer."""
     scan: ScanConfig
     fail_on: str
     project: ProjectConfig

@@ -49,7 +49,7 @@ def run(request: ScanRequest) -> ScanOutcome:
         setup = plan(rules, project, options,
                      system=system_component_suppressor(builtin=request.default_exemptions,
                                                         settings=project.settings, rules=rules),
-                     render=render_options(request, paths, project.render_timeout),
+                     render=render_options(request, paths, project.render_timeout, project.kube_version),
                      limits=Limits(max_depth=request.max_depth, max_expanded_nodes=request.max_alias_nodes,
                                    max_file_size=request.max_file_size))
     except SelectionError as error:
@@ -195,9 +195,10 @@ def project_config(paths: list[str], config_file: str | None, rules: dict, isola
         raise RequestError(*map(str, error.problems)) from None
 
 
-def render_options(request: ScanRequest, paths: list[str], config_timeout: int | None = None) -> RenderOptions:
+def render_options(request: ScanRequest, paths: list[str], config_timeout: int | None = None,
+                   config_kube_version: str | None = None) -> RenderOptions:
     """Validated Helm/Kustomize settings; a bad one is a RequestError, not a finding."""
-    from gpulint.config.render import DEFAULT_TIMEOUT, RenderOptions
+    from gpulint.config.render import DEFAULT_TIMEOUT, KUBE_VERSION_RE, RenderOptions
 
     for values_file in request.values:
         if values_file != "-" and not os.path.isfile(values_file):
@@ -207,6 +208,9 @@ def render_options(request: ScanRequest, paths: list[str], config_timeout: int |
     for assignment in request.set_values:
         if "=" not in assignment:
             raise RequestError(f"--set {assignment!r}: expected KEY=VALUE")
+    kube_version = request.kube_version or config_kube_version
+    if kube_version is not None and not KUBE_VERSION_RE.match(kube_version):
+        raise RequestError(f"--kube-version {kube_version!r}: expected a Kubernetes version such as 1.33 or v1.33.1")
     release = request.helm_release
     if not release or release.startswith("-"):
         raise RequestError(f"--helm-release {release!r}: not a valid release name")
@@ -214,4 +218,5 @@ def render_options(request: ScanRequest, paths: list[str], config_timeout: int |
                          release=release, namespace=request.helm_namespace or None,
                          skip_tests=request.helm_skip_tests, kustomize=request.kustomize,
                          timeout=float(request.render_timeout or config_timeout or DEFAULT_TIMEOUT),
+                         kube_version=kube_version,
                          memory=request.render_memory, scan_roots=tuple(p for p in paths if p != "-"))

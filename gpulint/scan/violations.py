@@ -14,6 +14,7 @@ from gpulint.api import (
     RenderProblem,
     Rule,
     RuleContext,
+    Severity,
     TemplateDocument,
     TextAt,
     UnreadInput,
@@ -88,11 +89,11 @@ def unread_input(report: FileReport, contexts: ScanContext, display: str, target
 
 def invalid_input(report: FileReport, contexts: ScanContext, span: Span, message: str,
              obj: KubeObject | None = None, doc: Document | None = None, file: str | None = None,
-             mapped: list | None = None, file_text: str | None = None) -> None:
+             mapped: list | None = None, file_text: str | None = None, severity: Severity | None = None) -> None:
     """Input that cannot be read as manifests (the rules with an input hook: GPU000). `file_text` (when
     there is no document) lets suppressors read the file's lines."""
     sctx = SuppressionContext(None, None, obj, doc.text if doc else file_text, doc.line_offset if doc else 0)
-    contexts.emitter.event(report, sctx, _input_hook, InputProblem(message, _line_at(span)),
+    contexts.emitter.event(report, sctx, _input_hook, InputProblem(message, _line_at(span), severity),
                            file or (obj.file if obj else report.file), obj=obj, located_in=obj,
                            mapped=mapped or [])
 
@@ -113,9 +114,14 @@ def unrendered_template(report: FileReport, contexts: ScanContext, display: str,
     """An unrendered template (the rules with a template hook: GPU011), from its documents that failed."""
     report.status = STATUS_TEMPLATE
     first = templates[0]
-    template = UnrenderedTemplate(display, tuple(TemplateDocument(error.line, error.column, error.message,
-                                                                  error.literal_checked) for error in templates),
-                                  first.template_syntax, first.helm)
+    # Infrastructure's findings are exempt only while roles exempt them (not with --no-default-exemptions).
+    by_role = any(getattr(suppressor, "roles", False) for suppressor in contexts.config.suppressors)
+    template = UnrenderedTemplate(display, tuple(
+        TemplateDocument(error.line, error.column, error.message, error.literal_checked,
+                         None if error.unknown is None else (error.unknown.line, error.unknown.column,
+                                                             error.unknown.describe()),
+                         error.workload_shaped, bool(error.infrastructure and by_role))
+        for error in templates), first.template_syntax, first.helm)
     contexts.emitter.event(report, SuppressionContext(None, None, None, file_text, 0), _template_hook, template, display)
 
 

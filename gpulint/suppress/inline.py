@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpulint.api import LineAt, SuppressionComment, UnusedSuppression
+from gpulint.lazypattern import lazy
 from gpulint.load.comments import CommentMap
 from gpulint.load.filenames import is_dockerfile
 from gpulint.load.locations import Span
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 # `#` starts a comment at the start of a line or after whitespace (YAML and
 # Dockerfile alike); `a#b` is not a comment.
-_DIRECTIVE_RE = re.compile(
+_DIRECTIVE_RE = lazy(
     r"(?:^|(?<=\s))#\s*gpulint:\s*ignore(?![\w-])\s*(?P<codes>\[[^\]]*\])?(?P<rest>.*)$", re.I)
 _QUICK_RE = re.compile(r"gpulint:\s*ignore", re.I)
 _CODE_SPLIT_RE = re.compile(r"[\s,]+")
@@ -55,8 +56,9 @@ def _may_hold_directive(text: str) -> bool:
     return "gpul" in text.lower() and _QUICK_RE.search(text) is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Directive:
+    """One `# gpulint: ignore` comment."""
     line: int                  # 1-based file line
     column: int                # 1-based column of the `#`
     end_column: int            # exclusive, end of the directive text

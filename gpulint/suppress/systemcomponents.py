@@ -111,8 +111,9 @@ def _compile_pattern(pattern: str) -> tuple[str, str | None]:
 # --- the allowlist ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SystemComponent:
+    """A known system component and the rules it is exempt from."""
     name: str
     images: tuple[str, ...]                    # repository patterns as written
     exempt: frozenset[str]                     # rule ids
