@@ -132,6 +132,7 @@ def test_a_miss_is_fixed_by_any_bypass_rule_at_its_place_and_suppressed_true_is_
              acc.Found("far.yaml", 4, "GPU003", "error", False, "m")]  # 3 lines away: not the judged place
     cmp = acc.compare("o/r", 3, found, j)
     assert [(x.path, f.rule) for x, f in cmp.fixed_misses] == [("values.yaml", "GPU004")]
+    assert cmp.count("true") == 1  # a found miss is a true finding
     assert [(x.path, why) for x, why in cmp.regressions] == [("ds.yaml", "true finding no longer reported (now suppressed)")]
     assert [(f.path, f.line) for f in cmp.new] == [("far.yaml", 4)]
     assert [x.path for x in cmp.misses_left] == ["far.yaml"]
@@ -156,7 +157,7 @@ def test_a_dup_counts_as_true_but_never_as_a_bypass_or_a_regression():
     found = [acc.Found("values.yaml", 35, "GPU003", "error", False, "m"),
              acc.Found("chart/templates/d.tpl", 103, "GPU003", "error", False, "m")]
     cmp = acc.compare("o/r", 2, found, judged)
-    assert cmp.count("true") == 1 and cmp.new == [] and cmp.regressions == []
+    assert cmp.count("true") == 2 and cmp.new == [] and cmp.regressions == []  # the found miss and the dup
     assert acc.bypass_rate([cmp], judged, debatable=True) == (1, 1)
 
 

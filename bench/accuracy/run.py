@@ -97,7 +97,8 @@ class Comparison:
     regressions: list[tuple[Judgement, str]] = field(default_factory=list)
 
     def count(self, verdict: str) -> int:
-        extra = len(self.still.get("dup", [])) if verdict == "true" else 0
+        """Findings still reported with this verdict; a found miss and a dup are true findings too."""
+        extra = len(self.still.get("dup", [])) + len(self.fixed_misses) if verdict == "true" else 0
         return len(self.still.get(verdict, [])) + extra
 
 
