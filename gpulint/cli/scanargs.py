@@ -169,6 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--config", dest="config_file", metavar="FILE",
                        help="Configuration file (.gpulint.yaml or pyproject.toml) instead of the one found from "
                             "the first path.")
+    files.add_argument("--config-root", metavar="DIR",
+                       help="Folder the --config file's relative paths (exclude, exemptions, baseline, charts) name "
+                            "files in, instead of the file's own; they must then be inside its repository. For a "
+                            "trusted configuration copied out of the checkout it describes (the Action's base "
+                            "branch configuration).")
     files.add_argument("--no-default-exemptions", action="store_true",
                        help="Do not recognise the built-in GPU system components (device plugins, GPU Operator, "
                             "...): report their findings as active.")

@@ -276,7 +276,7 @@ def scan_request(v: dict[str, Any], report_files: tuple[str, ...] = (), observer
 
     return ScanRequest(
         paths=tuple(v["paths"] or ["."]), stdin_name=v["stdin_filename"], config_file=v["config_file"],
-        isolated=v["isolated"], render_memory=v["render_memory"], max_file_size=v["max_file_size"] << 20,
+        isolated=v["isolated"], config_root=v["config_root"], render_memory=v["render_memory"], max_file_size=v["max_file_size"] << 20,
         select=tuple(split_codes(v["select"])) or None, extend_select=tuple(split_codes(v["extend_select"])),
         ignore=tuple(split_codes(v["ignore"])), exclude=tuple(v["exclude"]), respect_ignore=not v["no_ignore"],
         changed=v["changed"],

@@ -223,10 +223,14 @@ def _has_tool_table(path: str) -> bool:
 IN_TREE_RENDER_TIMEOUT_MAX = 120
 
 
-def load_config(path: Path, rules: Mapping[str, Rule], from_tree: bool = False) -> ProjectConfig:
+def load_config(path: Path, rules: Mapping[str, Rule], from_tree: bool = False,
+                root: Path | None = None) -> ProjectConfig:
     """Read and check the configuration at `path` (YAML, or pyproject.toml). `from_tree`: found in
     the scanned tree (not named with --config), so untrusted: the files it names must be inside its
-    repository, and its render-timeout is capped at IN_TREE_RENDER_TIMEOUT_MAX."""
+    repository, and its render-timeout is capped at IN_TREE_RENDER_TIMEOUT_MAX. `root`: the folder
+    its relative paths name files in (default: its own folder); a trusted configuration copied out
+    of a checkout (--config-root) names files of that checkout, which must then be inside its
+    repository too: the checkout may be an untrusted pull request's."""
     display = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -239,8 +243,9 @@ def load_config(path: Path, rules: Mapping[str, Rule], from_tree: bool = False) 
         data, locate = _read_yaml(display, text)
     from pathlib import Path
 
-    root = Path(os.path.abspath(path)).parent
-    return parse_config(data, display, locate, root, rules, file=path, from_tree=from_tree)
+    held = from_tree or root is not None
+    root = Path(os.path.abspath(root if root is not None else Path(os.path.abspath(path)).parent))
+    return parse_config(data, display, locate, root, rules, file=path, from_tree=from_tree, held=held)
 
 
 def _read_yaml(display: str, text: str) -> tuple[Any, Locator]:
@@ -358,8 +363,10 @@ def _validator() -> Any:
 
 
 def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Mapping[str, Rule],
-                 file: Path | None = None, from_tree: bool = False) -> ProjectConfig:
-    """Validate configuration data and turn it into a ProjectConfig (`from_tree`: see load_config)."""
+                 file: Path | None = None, from_tree: bool = False, held: bool | None = None) -> ProjectConfig:
+    """Validate configuration data and turn it into a ProjectConfig (`from_tree`: see load_config;
+    `held`: the files it names must be inside the repository of `root`, default `from_tree`)."""
+    held = from_tree if held is None else held
     if data is None:
         data = {}
     checker = _Checker(display, locate)
@@ -375,7 +382,7 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
     config.exclude = list(data.get("exclude", []))
     if "baseline" in data:
         config.baseline = root / data["baseline"]
-        if from_tree:
+        if held:
             checker.held(("baseline",), "`baseline`", str(config.baseline), root)
     config.render_timeout = data.get("render-timeout")
     config.kube_version = data.get("kube-version")
@@ -388,7 +395,7 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
     config.rules = checker.rule_configs(data.get("rules", {}), rules)
     config.settings = resolve_settings(data.get("settings", {}))
     config.exemptions = checker.exemptions(data.get("exemptions", []), rules)
-    config.charts = checker.charts(data.get("charts", []), root, from_tree)
+    config.charts = checker.charts(data.get("charts", []), root, held)
     checker.raise_if_any()
     return config
 

@@ -63,6 +63,7 @@ class ScanRequest(NamedTuple):
     stdin_name: str | None = None             # the name of the input read from "-"
     config_file: str | None = None            # None: the configuration found from the first path
     isolated: bool = False                    # read no configuration file from the scanned tree
+    config_root: str | None = None            # the folder config_file's relative paths name files in
     # Rule selection, on top of the configuration's (config/selection.py).
     select: tuple[str, ...] | None = None     # None: the defaults
     extend_select: tuple[str, ...] = ()

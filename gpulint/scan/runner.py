@@ -40,7 +40,7 @@ def run(request: ScanRequest) -> ScanOutcome:
     stdin_name = request.stdin_name
     # The configuration of stdin given a name is found, and its excludes applied, as for that file.
     project = project_config([stdin_name if p == "-" and stdin_name else p for p in paths], request.config_file,
-                             rules, request.isolated)
+                             rules, request.isolated, request.config_root)
     options = CliOptions(select=list(request.select) if request.select else None,
                          extend_select=list(request.extend_select), ignore=list(request.ignore),
                          exclude=list(request.exclude), fail_on=request.fail_on, baseline=request.baseline,
@@ -167,9 +167,11 @@ def result_cache(request: ScanRequest, project: ProjectConfig, writer: BaselineW
     return cache
 
 
-def project_config(paths: list[str], config_file: str | None, rules: dict, isolated: bool = False) -> ProjectConfig:
+def project_config(paths: list[str], config_file: str | None, rules: dict, isolated: bool = False,
+                   config_root: str | None = None) -> ProjectConfig:
     """The configuration given as `config_file`, or the one nearest to the first path (none when
-    `isolated`: a configuration in the scanned tree is the pull request's own)."""
+    `isolated`: a configuration in the scanned tree is the pull request's own); `config_root`: the
+    folder config_file's relative paths name files in (default: its own)."""
     from gpulint.config.settings import (
         ConfigError,
         default_config,
@@ -177,6 +179,9 @@ def project_config(paths: list[str], config_file: str | None, rules: dict, isola
         load_config,
     )
 
+    if config_root is not None and (config_file is None or not os.path.isdir(config_root)):
+        raise RequestError(f"--config-root {config_root}: " + ("no such directory" if config_file is not None
+                                                               else "needs --config"))
     if config_file is not None:
         from pathlib import Path
 
@@ -190,7 +195,8 @@ def project_config(paths: list[str], config_file: str | None, rules: dict, isola
             path = find_config(paths)  # refuses a configuration linked from outside the repository
         if path is None:
             return default_config()
-        return load_config(path, rules, from_tree=config_file is None)
+        return load_config(path, rules, from_tree=config_file is None,
+                           root=Path(config_root) if config_root is not None and path is not None else None)
     except ConfigError as error:
         raise RequestError(*map(str, error.problems)) from None
 
