@@ -66,7 +66,7 @@ class Runner:
         self.action = load_action(action_path / "action.yml")
 
     def run(self, workspace: Path, inputs: dict[str, str] | None = None, only: list[str] | None = None,
-            event: dict | None = None, actor: str = "octocat") -> ActionRun:
+            event: dict | None = None, actor: str = "octocat", event_name: str = "push") -> ActionRun:
         declared = self.action["inputs"]
         unknown = set(inputs or {}) - set(declared)
         assert not unknown, f"not inputs of the action: {unknown}"
@@ -80,7 +80,7 @@ class Runner:
                 continue
             assert set(step) <= {"name", "id", "shell", "env", "run", "if", "uses", "with"}, \
                 f"unsupported step keys: {set(step)}"
-            context = {"inputs": values, "steps": steps_outputs, "event": event or {}}
+            context = {"inputs": values, "steps": steps_outputs, "event": event or {}, "event_name": event_name}
             condition = str(step.get("if", "success()"))
             if not self._condition(condition, context, failed):
                 done.append(StepRun(step.get("name", ""), 0, "", {}, skipped=True, uses=step.get("uses", "")))
@@ -147,6 +147,10 @@ class Runner:
                 return context["inputs"][parts[1]]
             if parts[0] == "steps" and len(parts) == 4 and parts[2] == "outputs":
                 return context["steps"].get(parts[1], {}).get(parts[3], "")
+            if expr == "github.event_name":
+                return context["event_name"]
+            if expr == "github.event.pull_request.base.sha":   # '' outside pull requests
+                return str(context.get("event", {}).get("pull_request", {}).get("base", {}).get("sha", ""))
             if expr == "github.event.pull_request.head.repo.fork":   # '' outside pull requests
                 value = context.get("event", {}).get("pull_request", {}).get("head", {}).get("repo", {}).get("fork")
                 return "" if value is None else str(value).lower()

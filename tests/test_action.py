@@ -46,7 +46,8 @@ def test_action_declares_inputs_outputs_and_bash_steps() -> None:
     action = load_action(ROOT / "action.yml")
     assert set(action["inputs"]) == {"paths", "format", "fail-on", "config", "trusted-configuration", "sarif-file",
                                      "category", "upload-sarif", "helm-dependency-build"}
-    assert action["inputs"]["trusted-configuration"]["default"] == "true"    # a pull request cannot disarm it
+    # A pull request cannot disarm it: on pull requests, the base commit's configuration.
+    assert action["inputs"]["trusted-configuration"]["default"] == "auto"
     assert action["inputs"]["upload-sarif"]["default"] == "auto"
     assert action["inputs"]["helm-dependency-build"]["default"] == "false"      # opt-in
     assert set(action["outputs"]) == {"sarif-file", "exit-code", "uploaded", "findings", "errors"}
@@ -146,12 +147,141 @@ def test_clean_workspace_passes(runner: Runner, tmp_path: Path) -> None:
 
 
 def test_the_trees_own_configuration_is_read_only_when_asked(runner: Runner, tmp_path: Path) -> None:
-    """A pull request's `.gpulint.yaml` that switches the check off is not read by default."""
+    """A pull request's `.gpulint.yaml` that switches the check off is not read with true."""
     workspace = make_workspace(tmp_path / "repo", {"k8s/pod.yaml": BAD, ".gpulint.yaml": "ignore: [GPU003]\n"})
-    run = runner.run(workspace, only=["install", "scan"])
+    run = runner.run(workspace, {"trusted-configuration": "true"}, only=["install", "scan"])
     assert run.outputs["exit-code"] == "1", run.log
     run = runner.run(workspace, {"trusted-configuration": "false"}, only=["install", "scan"])
     assert run.outputs["exit-code"] == "0", run.log
+
+
+# The base commit accepts the finding of k8s/accepted.yaml (a path, relative to the configuration's
+# folder); the pull request adds a second bad pod and a configuration that switches the check off.
+BASE_CONFIG = """exemptions:
+  - path: k8s/accepted.yaml
+    rules: [GPU003]
+    reason: burn-in test on cordoned nodes
+"""
+PR_CONFIG = "fail-on: never\nignore: [ALL]\n"
+
+
+def pull_request(tmp_path: Path, base_files: dict[str, str], head_files: dict[str, str]) -> tuple[Path, dict]:
+    """A checkout of a pull request's head commit and its event (the base commit one behind)."""
+    workspace = make_workspace(tmp_path / "repo", base_files)
+    git("add", "-A", cwd=workspace)
+    git("commit", "-qm", "base", cwd=workspace)
+    base = git("rev-parse", "HEAD", cwd=workspace).strip()
+    for name, text in head_files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text)
+    git("add", "-A", cwd=workspace)
+    git("commit", "-qm", "head", cwd=workspace)
+    return workspace, {"pull_request": {"base": {"sha": base}, "head": {"repo": {"fork": True}}}}
+
+
+def scanned(run) -> list[tuple[str, str, bool]]:
+    """(rule, file, suppressed) of each finding in the run's SARIF."""
+    doc = sarif_check.loads((Path(run.outputs["sarif-file"])).read_text()) if os.path.isabs(
+        run.outputs["sarif-file"]) else None
+    assert doc is not None
+    return sorted((r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                   bool(r.get("suppressions"))) for r in doc["runs"][0]["results"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("event_name", ["pull_request", "pull_request_target"])
+def test_auto_reads_the_base_commits_configuration_on_pull_requests(runner: Runner, tmp_path: Path,
+                                                                     event_name: str) -> None:
+    workspace, event = pull_request(
+        tmp_path, {".gpulint.yaml": BASE_CONFIG, "k8s/accepted.yaml": BAD},
+        {".gpulint.yaml": PR_CONFIG, "k8s/new.yaml": BAD})
+    sarif = str(tmp_path / "out.sarif")
+    run = runner.run(workspace, {"sarif-file": sarif}, event=event, event_name=event_name,
+                     only=["install", "scan"])
+    # The base's exemption applies (its path resolved in the checkout), the pull request's bypass does not.
+    assert run.outputs["exit-code"] == "1", run.log
+    assert "the base commit's .gpulint.yaml" in run.log
+    assert scanned(run) == [("GPU003", "k8s/accepted.yaml", True), ("GPU003", "k8s/new.yaml", False)]
+    # The checkout is left as it was.
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=workspace) == ""
+
+
+@pytest.mark.slow
+def test_auto_with_no_base_configuration_uses_the_defaults(runner: Runner, tmp_path: Path) -> None:
+    workspace, event = pull_request(tmp_path, {"k8s/accepted.yaml": BAD}, {".gpulint.yaml": PR_CONFIG})
+    sarif = str(tmp_path / "out.sarif")
+    run = runner.run(workspace, {"sarif-file": sarif}, event=event, event_name="pull_request",
+                     only=["install", "scan"])
+    assert run.outputs["exit-code"] == "1", run.log
+    assert "the base commit has no configuration" in run.log
+    assert scanned(run) == [("GPU003", "k8s/accepted.yaml", False)]
+
+
+@pytest.mark.slow
+def test_auto_finds_the_base_configuration_as_gpulint_does(runner: Runner, tmp_path: Path) -> None:
+    """Nearest to the first path: a pyproject.toml [tool.gpulint] table in the scanned folder; its
+    `exclude` is relative to that folder."""
+    pyproject = '[project]\nname = "x"\n\n[tool.gpulint]\nexclude = ["skipped.yaml"]\n'
+    workspace, event = pull_request(
+        tmp_path, {".gpulint.yaml": "fail-on: never\n", "k8s/pyproject.toml": pyproject,
+                   "k8s/skipped.yaml": BAD, "k8s/new.yaml": GOOD},
+        {"k8s/new.yaml": BAD, "k8s/pyproject.toml": pyproject.replace('"skipped.yaml"', '"*.yaml"')})
+    sarif = str(tmp_path / "out.sarif")
+    run = runner.run(workspace, {"sarif-file": sarif, "paths": "k8s"}, event=event, event_name="pull_request",
+                     only=["install", "scan"])
+    assert run.outputs["exit-code"] == "1", run.log
+    assert "the base commit's k8s/pyproject.toml" in run.log
+    assert scanned(run) == [("GPU003", "k8s/new.yaml", False)]
+
+
+@pytest.mark.slow
+def test_auto_fetches_the_base_commit_of_a_shallow_checkout(runner: Runner, tmp_path: Path) -> None:
+    origin, event = pull_request(
+        tmp_path, {".gpulint.yaml": BASE_CONFIG, "k8s/accepted.yaml": BAD}, {".gpulint.yaml": PR_CONFIG})
+    workspace = tmp_path / "clone"
+    git("clone", "-q", "--depth=1", f"file://{origin}", str(workspace), cwd=tmp_path)
+    git("config", "uploadpack.allowAnySHA1InWant", "true", cwd=origin)
+    with pytest.raises(Exception):
+        git("cat-file", "-e", event["pull_request"]["base"]["sha"] + "^{commit}", cwd=workspace)
+    sarif = str(tmp_path / "out.sarif")
+    run = runner.run(workspace, {"sarif-file": sarif}, event=event, event_name="pull_request",
+                     only=["install", "scan"])
+    assert "Fetching the base commit" in run.log
+    assert run.outputs["exit-code"] == "0", run.log
+    assert scanned(run) == [("GPU003", "k8s/accepted.yaml", True)]
+
+
+@pytest.mark.slow
+def test_auto_on_other_events_reads_the_trees_configuration(runner: Runner, tmp_path: Path) -> None:
+    workspace, event = pull_request(
+        tmp_path, {".gpulint.yaml": BASE_CONFIG, "k8s/accepted.yaml": BAD}, {".gpulint.yaml": PR_CONFIG})
+    for name in ("push", "schedule", "workflow_dispatch"):
+        run = runner.run(workspace, event={}, event_name=name, only=["install", "scan"])
+        assert run.outputs["exit-code"] == "0", run.log    # the tree's fail-on: never
+        assert f"a {name} run: the tree's own configuration" in run.log
+
+
+@pytest.mark.slow
+def test_config_input_wins_over_the_base_commits(runner: Runner, tmp_path: Path) -> None:
+    workspace, event = pull_request(
+        tmp_path, {".gpulint.yaml": BASE_CONFIG, "k8s/accepted.yaml": BAD}, {".gpulint.yaml": PR_CONFIG})
+    trusted = tmp_path / "trusted" / ".gpulint.yaml"
+    trusted.parent.mkdir()
+    trusted.write_text("ignore: [GPU003]\n")
+    run = runner.run(workspace, {"config": str(trusted)}, event=event, event_name="pull_request",
+                     only=["install", "scan"])
+    assert run.outputs["exit-code"] == "0", run.log
+    assert "base commit" not in run.log
+
+
+@pytest.mark.slow
+def test_auto_without_a_base_commit_is_an_error(runner: Runner, tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo", {"k8s/pod.yaml": GOOD})
+    run = runner.run(workspace, event={"pull_request": {"base": {"sha": "$(touch pwned)"}}},
+                     event_name="pull_request", only=["install", "scan"])
+    assert run.outputs["exit-code"] == "2", run.log
+    assert "names no base commit" in run.log
+    assert not (workspace / "pwned").exists()
 
 
 @pytest.mark.slow
