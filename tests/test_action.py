@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import sarif_check
 from action_runner import Runner, load_action
-from conftest import BAD_POD, FIXTURES, ROOT, scan_json
+from conftest import BAD_POD, FIXTURES, ROOT, run_cli, scan_json
 from repo_copy import git
 
 from gpulint import __version__
@@ -372,3 +372,39 @@ def test_readme_workflow_uploads_sarif() -> None:
     assert gpulint_step["with"].get("upload-sarif", inputs["upload-sarif"]["default"]) in ("auto", "true")
     assert steps.index(next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout@"))) \
         < steps.index(gpulint_step)
+
+
+# --- gpulint scan --config-root, which the action passes with the base commit's configuration ---------
+
+
+def test_config_root_is_where_a_copied_configurations_paths_point(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    checkout = make_workspace(tmp_path / "repo", {"k8s/accepted.yaml": BAD})
+    copied = tmp_path / "temp" / ".gpulint.yaml"
+    copied.parent.mkdir()
+    copied.write_text(BASE_CONFIG)
+    monkeypatch.chdir(checkout)
+    # Beside the copy, `k8s/accepted.yaml` names nothing: the finding is active.
+    code, _, _ = run_cli("scan", "--isolated", "--config", str(copied), "k8s")
+    assert code == 1
+    code, _, _ = run_cli("scan", "--isolated", "--config", str(copied), "--config-root", str(checkout), "k8s")
+    assert code == 0
+
+
+def test_config_root_holds_the_files_it_names_to_its_repository(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkout is a pull request's: a baseline symlinked out of it is refused, not read."""
+    checkout = make_workspace(tmp_path / "repo", {"k8s/pod.yaml": GOOD})
+    (tmp_path / "secret.json").write_text("{}")
+    (checkout / "baseline.json").symlink_to(tmp_path / "secret.json")
+    copied = tmp_path / "temp" / ".gpulint.yaml"
+    copied.parent.mkdir()
+    copied.write_text("baseline: baseline.json\n")
+    monkeypatch.chdir(checkout)
+    code, _, err = run_cli("scan", "--config", str(copied), "--config-root", str(checkout), "k8s")
+    assert code == 2
+    assert "`baseline`: baseline.json is outside the repository; --config-root names a checkout" in err, err
+    code, _, err = run_cli("scan", "--config-root", str(checkout), "k8s")
+    assert code == 2 and f"--config-root {checkout}: needs --config" in err, err
+    code, _, err = run_cli("scan", "--config", str(copied), "--config-root", str(tmp_path / "nowhere"), "k8s")
+    assert code == 2 and "no such directory" in err, err

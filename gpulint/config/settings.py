@@ -370,6 +370,7 @@ def parse_config(data: Any, display: str, locate: Locator, root: Path, rules: Ma
     if data is None:
         data = {}
     checker = _Checker(display, locate)
+    checker.from_tree = from_tree
     for error in _validator().iter_errors(data):
         checker.schema_error(error)
     checker.raise_if_any()
@@ -479,6 +480,7 @@ class _Checker:
         self.display = display
         self.locate = locate
         self.problems: list[ConfigProblem] = []
+        self.from_tree = True   # the configuration is the scanned tree's (else one whose paths name it)
 
     def add(self, path: tuple, message: str, key: bool = False) -> None:
         where = self.locate(tuple(path), key)
@@ -598,8 +600,10 @@ class _Checker:
         real = os.path.realpath(path)
         if real == repository or real.startswith(repository.rstrip(os.sep) + os.sep):
             return True
-        self.add(where, f"{what}: {_relative_name(path, root)} is outside the repository; a configuration "
-                 "found in the scanned tree names files inside it only (give a trusted one with --config)")
+        why = ("a configuration found in the scanned tree names files inside it only (give a trusted one with "
+               "--config)" if self.from_tree else "--config-root names a checkout, which may be untrusted: the "
+               "configuration names files inside its repository only")
+        self.add(where, f"{what}: {_relative_name(path, root)} is outside the repository; {why}")
         return False
 
     def charts(self, items: list, root: Path, from_tree: bool = False) -> list[ConfiguredChart]:
