@@ -233,6 +233,20 @@ def test_auto_finds_the_base_configuration_as_gpulint_does(runner: Runner, tmp_p
 
 
 @pytest.mark.slow
+def test_auto_refuses_a_configuration_folder_the_pull_request_points_elsewhere(runner: Runner,
+                                                                              tmp_path: Path) -> None:
+    workspace, event = pull_request(
+        tmp_path, {"k8s/.gpulint.yaml": BASE_CONFIG.replace("k8s/", ""), "k8s/accepted.yaml": BAD}, {})
+    (tmp_path / "elsewhere").mkdir()
+    shutil.rmtree(workspace / "k8s")
+    (workspace / "k8s").symlink_to(tmp_path / "elsewhere")
+    run = runner.run(workspace, {"paths": "k8s"}, event=event, event_name="pull_request", only=["install", "scan"])
+    assert run.outputs["exit-code"] == "2", run.log
+    assert "the base commit's k8s/.gpulint.yaml" in run.log
+    assert "k8s, where the base commit's configuration is, is no folder of the repository" in run.log
+
+
+@pytest.mark.slow
 def test_auto_fetches_the_base_commit_of_a_shallow_checkout(runner: Runner, tmp_path: Path) -> None:
     origin, event = pull_request(
         tmp_path, {".gpulint.yaml": BASE_CONFIG, "k8s/accepted.yaml": BAD}, {".gpulint.yaml": PR_CONFIG})
