@@ -175,7 +175,7 @@ def pull_request(tmp_path: Path, base_files: dict[str, str], head_files: dict[st
         (workspace / name).parent.mkdir(parents=True, exist_ok=True)
         (workspace / name).write_text(text)
     git("add", "-A", cwd=workspace)
-    git("commit", "-qm", "head", cwd=workspace)
+    git("commit", "-qm", "head", "--allow-empty", cwd=workspace)
     return workspace, {"pull_request": {"base": {"sha": base}, "head": {"repo": {"fork": True}}}}
 
 
