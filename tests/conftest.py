@@ -202,3 +202,25 @@ def rendered_from(path: str) -> tuple[str, str] | None:
     if at > 0 and path.endswith(")"):
         return path[:at], path[at + len(" (rendered with "):-1]
     return None
+
+
+# The real renderers (tooling.find_tool skips, or fails with GPULINT_REQUIRE_TOOLS=1, when missing), and
+# the repository root as the working directory: shared by the chart, kustomize and render tests.
+@pytest.fixture
+def helm() -> str:
+    from tooling import find_tool   # tooling imports this module
+
+    return find_tool("helm")
+
+
+@pytest.fixture
+def kustomize() -> str:
+    from tooling import find_tool
+
+    return find_tool("kustomize", "kubectl")
+
+
+@pytest.fixture
+def at_root(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(ROOT)
+    return ROOT

@@ -8,23 +8,12 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli, scan_json, scanned
-from tooling import find_tool
+
 
 from gpulint.config.render import ChartValues, ConfiguredChart
 from gpulint.render.chartvalues import chart_values, variant_name
 
 CHART = "fixtures/charts/values-app"
-
-
-@pytest.fixture
-def helm() -> str:
-    return find_tool("helm")
-
-
-@pytest.fixture
-def at_root(monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(ROOT)
-    return ROOT
 
 
 def _summary(report: dict) -> list[tuple]:

@@ -12,21 +12,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 from conftest import FIXTURES, ROOT, run_cli, scan_json, scanned
-from tooling import expected_for, find_tool, map_markers, mapped_of, rendered_root
+from tooling import expected_for, map_markers, mapped_of, rendered_root
 
 CHART = "fixtures/charts/gpu-app"
 CONTAINERS = {"trainer", "sidecar", "exporter", "worker", "smoke", "gpu-exporter"}
-
-
-@pytest.fixture
-def helm() -> str:
-    return find_tool("helm")
-
-
-@pytest.fixture
-def at_root(monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(ROOT)
-    return ROOT
 
 
 def _helm_template(helm: str, *args: str, cwd: Path = ROOT) -> str:

@@ -23,11 +23,6 @@ from tooling import find_tool
 CHARTS = FIXTURES / "rules" / "GPU010" / "charts"
 
 
-@pytest.fixture
-def helm() -> str:
-    return find_tool("helm")
-
-
 def _placed(finding: dict) -> tuple[str, str, int, int]:
     """(path, rule, line, column) where a human edits it: the template line for a rendered finding."""
     for mapped in finding["mapped"]:

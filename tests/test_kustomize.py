@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from conftest import FIXTURES, ROOT, run_cli, scan_json, scanned
-from tooling import expected_for, find_tool, map_markers, mapped_of, rendered_root
+from tooling import expected_for, map_markers, mapped_of, rendered_root
 
 from gpulint.api import KeyAt
 from gpulint.load.yamlload import Document, load_documents
@@ -21,17 +21,6 @@ from gpulint.render import RenderOptions, render
 from gpulint.results.inputkind import InputKind
 
 KUSTOMIZE = "fixtures/kustomize"
-
-
-@pytest.fixture
-def kustomize() -> str:
-    return find_tool("kustomize", "kubectl")
-
-
-@pytest.fixture
-def at_root(monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(ROOT)
-    return ROOT
 
 
 def _build(tool: str, directory: str) -> str:

@@ -8,22 +8,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import FIXTURES, ROOT, run_cli, scan_json, scanned
+from conftest import FIXTURES, run_cli, scan_json, scanned
 from tooling import expected_for, find_tool, map_markers, mapped_of
 
 CHARTS = "fixtures/charts"
 SCHEMA = json.loads(files("gpulint").joinpath("schemas/report.schema.json").read_text())
-
-
-@pytest.fixture
-def helm() -> str:
-    return find_tool("helm")
-
-
-@pytest.fixture
-def at_root(monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(ROOT)
-    return ROOT
 
 
 def _rows(report: dict) -> list[tuple]:

@@ -15,22 +15,12 @@ from pathlib import Path
 import pytest
 from conftest import ENV_POD, FIXTURES, run_cli, scan_json, scanned
 from expectations import read
-from tooling import find_tool, process_gone, sleeper
+from tooling import process_gone, sleeper
 
 from gpulint.render import tools
 from gpulint.render.tools import clean_message
 
 CANARY = "CANARY-7f3a9e"
-
-
-@pytest.fixture
-def helm() -> str:
-    return find_tool("helm")
-
-
-@pytest.fixture
-def kustomize() -> str:
-    return find_tool("kustomize", "kubectl")
 
 
 class Listener:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ENV_POD, ROOT, mask_klog_headers, run_cli, scanned
-from tooling import find_tool, process_gone, sleeper
+from tooling import process_gone, sleeper
 
 from gpulint.config.render import RenderOptions
 from gpulint.inputs.discovery import discover, with_chart_values
@@ -29,16 +29,6 @@ from gen_corpus import generate_repository  # noqa: E402
 
 # A chart template setting NVIDIA_VISIBLE_DEVICES from values (`all` by default).
 POD = ENV_POD.replace("{value}", '{{{{ .Values.devices | default "all" }}}}')
-
-
-@pytest.fixture
-def helm() -> str:
-    return find_tool("helm")
-
-
-@pytest.fixture
-def kustomize() -> str:
-    return find_tool("kustomize", "kubectl")
 
 
 def _tree(tmp_path: Path) -> tuple[Path, list[tuple[str, ...]]]:

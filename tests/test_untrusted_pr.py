@@ -18,19 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import BAD_POD, ENV_POD, run_cli, scan_json
 from test_render_safety import CANARY, Listener, _chart, _repo, _without_defences
-from tooling import find_tool, process_gone, sleeper
+from tooling import process_gone, sleeper
 
 from gpulint.render import tools
-
-
-@pytest.fixture
-def helm() -> str:
-    return find_tool("helm")
-
-
-@pytest.fixture
-def kustomize() -> str:
-    return find_tool("kustomize", "kubectl")
 
 
 @pytest.fixture
