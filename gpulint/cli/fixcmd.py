@@ -47,6 +47,7 @@ class FileFix:
     after: str
     source: Source
     report: FileReport                # the scan of `after`
+    replaces: tuple[str, ...] = ()    # the reports it stands for (a chart's, for its values file)
 
 
 @dataclass
@@ -94,11 +95,13 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
                     by_display[display] = Input(display, InputKind.MANIFEST, str(path))
     todo = []
     for report in result.files:
-        files = {f.file for f in report.findings if f.suppressed is None and rules_policy.allows(f)}
+        files = {f.file for f in report.findings if f.suppressed is None and rules_policy.allows(f)
+                 and f.fix is not None and f.fix.file is None}
         for file in sorted(files & set(by_display)):
             todo.append((FileReport(file, STATUS_SCANNED, [f for f in report.findings if f.file == file]),
                          by_display[file]))
-    if not todo:
+    in_values = _values_files(result, inputs, rules_policy)
+    if not todo and not in_values:
         return run
     # The scan again, as it was, for each round: without the baseline, whose counts a
     # first pass has used up (what it suppressed stays unfixed), and without hooks.
@@ -116,7 +119,8 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
         rule = config.all_rules.get(finding.rule_id)
         return rule is not None and rule.check_input is not None
 
-    contexts = ScanContext(rescan_config, index, [item for _report, item in todo])
+    contexts = ScanContext(rescan_config, index, [item for _report, item in todo] +
+                           [chart for _display, _real, charts in in_values for chart in charts])
     for report, item in todo:
         held = {identity(f) for f in report.findings if f.suppressed is not None}
         try:
@@ -149,7 +153,98 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
         if outcome.text != source.text:
             run.files.append(FileFix(item.display, item.real if item.kind is InputKind.MANIFEST else None,
                                      source.text, outcome.text, source, outcome.report))
+    for display, real, charts in in_values:
+        _fix_values(run, display, real, charts, result, reader, rescan_config, index, contexts,
+                    rules_policy, opt_in, unreadable)
     return run
+
+
+def _values_files(result: ScanResult, inputs: list, rules_policy: Policy) -> list[tuple[str, str, list]]:
+    """(display, real path, the chart's renders) of each values file inside a chart that a fix
+    the policy allows edits (render/mapping.py found the value written there)."""
+    import os
+
+    from gpulint.render.base import join_display
+
+    charts: dict[str, list] = {}
+    for item in inputs:
+        if item.kind is InputKind.CHART and item.real is not None:
+            charts.setdefault(item.real, []).append(item)
+    wanted = sorted({f.fix.file for f in result.findings if f.fix is not None and f.fix.file is not None
+                     and f.suppressed is None and rules_policy.allows(f)})
+    out = []
+    for file in wanted:
+        for real, renders in sorted(charts.items()):
+            display = renders[0].display
+            prefix = join_display(display, "values.yaml")[:-len("values.yaml")]   # the chart's path and "/"
+            rel = file[len(prefix):] if file.startswith(prefix) else None
+            if rel and ".." not in rel.split("/"):
+                out.append((file, os.path.join(real, *rel.split("/")), renders))
+                break
+    return out
+
+
+def _fix_values(run: FixRun, display: str, real: str, charts: list, result: ScanResult, reader: InputReader,
+                rescan_config: ScanConfig, index: Any, contexts: Any, rules_policy: Policy,
+                opt_in: Callable[[Finding], bool], unreadable: Callable[[Finding], bool]) -> None:
+    """Fix a chart's values file: each round renders the chart (all its renders) again with the
+    edited values, in a private copy, before anything is written."""
+    import os
+
+    from gpulint.render.overlay import editing
+    from gpulint.scan.dispatch import scan_input
+
+    if os.path.islink(real) or not os.path.isfile(real):
+        run.notes.append(f"{display}: not fixed: not a regular file in the chart")
+        return
+    names = {chart.display for chart in charts}
+    findings = [f for report in result.files if report.file in names or
+                any(f.file == display for f in report.findings) for f in report.findings]
+    held = {identity(f) for f in findings if f.suppressed is not None}
+    try:
+        with open(real, "rb") as stream:
+            source = Source.of(stream.read())
+    except NotFixable as reason:
+        run.notes.append(f"{display}: not fixed: {reason}")
+        return
+    except OSError as error:
+        run.notes.append(f"{display}: not fixed: {error.strerror or error}")
+        return
+
+    def rescan(text: str) -> FileReport:
+        fresh = InputReader(reader._render_options)   # nothing of the first renders is reused
+        status, found = STATUS_SCANNED, []
+        with editing({real: source.encode(text)}):
+            for chart in charts:
+                report = scan_input(chart, rescan_config, index, fresh, contexts)
+                if report.status != STATUS_SCANNED:
+                    status = report.status
+                found += report.findings
+        return _of_file(display, status, found)
+
+    def allowed(finding: Finding) -> bool:
+        return rules_policy.allows(finding) and identity(finding) not in held
+
+    try:
+        outcome = fix_file(display, source.text, _of_file(display, STATUS_SCANNED, findings), rescan, allowed,
+                           opt_in, unreadable=unreadable, chains=False)
+    except Exception as error:  # a bug in gpulint or a plugin: this file stays as it is, the others go on
+        from gpulint.results.findings import internal_error_message
+
+        run.errors.append(internal_error_message(f"{display} (fixing)", error))
+        return
+    run.fixed += outcome.fixed
+    run.errors += outcome.errors
+    run.notes += outcome.notes
+    if outcome.text != source.text:
+        run.files.append(FileFix(display, real, source.text, outcome.text, source, outcome.report,
+                                 replaces=tuple(sorted(names))))
+
+
+def _of_file(display: str, status: str, findings: list[Finding]) -> FileReport:
+    """A chart's findings, as fixes of the values file `display` see them: fixes elsewhere are not theirs."""
+    return FileReport(display, status, [f if f.fix is None or f.fix.file == display
+                                        else dataclasses.replace(f, fix=None) for f in findings])
 
 
 def write_files(run: FixRun) -> None:
@@ -190,7 +285,10 @@ def would_fix(run: FixRun, result: ScanResult, rules_policy: Policy, show: Calla
 def remaining(result: ScanResult, run: FixRun) -> ScanResult:
     """The scan with each fixed file's report replaced by the scan of its fixed text."""
     fixed = {item.display: item.report for item in run.files}
-    return ScanResult([fixed.get(report.file, report) for report in result.files], list(result.internal_errors))
+    gone = {name for item in run.files for name in item.replaces}
+    reports = [fixed.get(report.file, report) for report in result.files if report.file not in gone]
+    reports += [item.report for item in run.files if item.replaces]
+    return ScanResult(reports, list(result.internal_errors))
 
 
 def text_of(item: Any, reader: InputReader) -> str:

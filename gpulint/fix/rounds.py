@@ -54,9 +54,11 @@ def identity(finding: Finding) -> tuple:
 
 
 def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowed: Allowed,
-             opt_in: Allowed = lambda finding: False, *, unreadable: Allowed) -> Outcome:
+             opt_in: Allowed = lambda finding: False, *, unreadable: Allowed, chains: bool = True) -> Outcome:
     """`unreadable`: whether a finding says the text cannot be read as manifests (an input
-    problem, GPU000): a fix after which one appears broke the file."""
+    problem, GPU000): a fix after which one appears broke the file. `chains` False: no new
+    finding at all is accepted, not even one with a fix of its own (a values file, whose one
+    key may feed several places of a chart: fixing one place must not break another)."""
     outcome = Outcome(text, report)
     applied: set[tuple] = set()
     dropped: set[tuple] = set()
@@ -85,16 +87,16 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
                 taken += [(start, end) for start, end, _new in ranges]
         if not batch:
             break
-        accepted = _try(outcome, batch, rescan, opt_in, allowed, unreadable)
+        accepted = _try(outcome, batch, rescan, opt_in, allowed, unreadable, chains)
         if accepted is None:   # the round together failed: each fix on its own
             good, failed = [], []
             for item in batch:
-                problem = _check(outcome, [item], rescan, opt_in, allowed, unreadable)[1]
+                problem = _check(outcome, [item], rescan, opt_in, allowed, unreadable, chains)[1]
                 (good if problem is None else failed).append((item, problem))
             good = [item for item, _problem in good]
             for item, problem in failed:
                 # Some fixes only work together (a name renamed in requests and in limits).
-                if _check(outcome, good + [item], rescan, opt_in, allowed, unreadable)[1] is None:
+                if _check(outcome, good + [item], rescan, opt_in, allowed, unreadable, chains)[1] is None:
                     good.append(item)
                     continue
                 dropped.add(identity(item[0]))
@@ -105,7 +107,7 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
                     outcome.notes.append(f"{display}:{s.line}:{s.column}: the fix of {item[0].rule_id} was left "
                                          f"out: {problem}")
             batch = good
-            accepted = _try(outcome, batch, rescan, opt_in, allowed, unreadable) if batch else None
+            accepted = _try(outcome, batch, rescan, opt_in, allowed, unreadable, chains) if batch else None
             if accepted is None:
                 continue   # nothing kept this round; the dropped fixes are not offered again
         outcome.text, outcome.report = accepted
@@ -115,13 +117,13 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
 
 
 def _try(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed, allowed: Allowed,
-         unreadable: Allowed) -> tuple[str, FileReport] | None:
-    result, problem = _check(outcome, batch, rescan, opt_in, allowed, unreadable)
+         unreadable: Allowed, chains: bool) -> tuple[str, FileReport] | None:
+    result, problem = _check(outcome, batch, rescan, opt_in, allowed, unreadable, chains)
     return result if problem is None else None
 
 
 def _check(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed, allowed: Allowed,
-           unreadable: Allowed) -> tuple[tuple[str, FileReport] | None, _Problem | None]:
+           unreadable: Allowed, chains: bool) -> tuple[tuple[str, FileReport] | None, _Problem | None]:
     """The text and scan after `batch`, or why it may not be kept. A new finding that has a fix
     of its own the run applies is the next step of a chain (a GPU request renamed right, then
     given its limit), not a regression: its fix is checked in the next round."""
@@ -133,17 +135,22 @@ def _check(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed, allow
     after = Counter(identity(f) for f in report.findings)
     new = after - before
     added = [f for f in report.findings if identity(f) in new
-             and (unreadable(f) or f.fix is None or not allowed(f))]
+             and (unreadable(f) or f.fix is None or not allowed(f) or not chains)]
     if added:
         first = next((f for f in added if not opt_in(f)), added[0])
         if unreadable(first):
             return None, _Problem(f"after it the file does not load: {first.message}")
-        said = f"it adds a {first.rule_id} finding at line {first.span.line}: {first.message}"
+        where = f"line {first.span.line}"
+        if not chains:   # a values file's fix: the finding is in a template of the chart
+            at = next((m for m in first.mapped if m.role == "template"), None)
+            where = f"{first.file}:{first.span.line}" if at is None else f"{at.file}:{at.span.line}"
+        said = f"it adds a {first.rule_id} finding at {where}: {first.message}"
         return None, _Problem(said) if not opt_in(first) else _Conflict(said)
     return (text, report), None
 
 
 def _error(display: str, finding: Finding, problem: str) -> str:
-    s = finding.span
+    fix = finding.fix
+    s = fix.edits[0].span if fix is not None and fix.file is not None and fix.edits else finding.span
     return (f"{display}:{s.line}:{s.column}: internal error: the fix of {finding.rule_id} "
             f"({finding.fix.title if finding.fix else ''}) was not applied: {problem}")

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpulint.render.boundary import inside
+from gpulint.render.overlay import edited
 from gpulint.render.tools import real_path
 
 
@@ -72,8 +73,10 @@ def _copy_dir(source: Path, target: Path, rel: str, repository: Path, ancestors:
             _copy_dir(real, target / name, shown + "/", repository, ancestors | {real}, result)
         elif stat.S_ISREG(info.st_mode):
             try:
-                with open(path, "rb") as handle:
-                    data = handle.read()
+                data = edited(path)   # a values file as a fix under test leaves it
+                if data is None:
+                    with open(path, "rb") as handle:
+                        data = handle.read()
                 (target / name).write_bytes(data)
             except OSError:
                 continue

@@ -337,7 +337,8 @@ class TemplateMapper:
                 "helper included"))
         for located in values:
             if located.file is not None and located.span is not None:
-                out.append(MappedLocation("values", located.file, located.span, f"values key {located.key}"))
+                out.append(MappedLocation("values", located.file, located.span, f"values key {located.key}",
+                                          located.scalar, located.written))
         return out
 
     def _values_of(self, hit: Hit, data: Any, rel: tuple) -> list[Located]:

@@ -59,7 +59,8 @@ def fix_dict(finding: Finding) -> dict | None:
     fix = finding.fix
     if fix is None:
         return None if finding.no_fix is None else {"applicability": None, "title": finding.no_fix, "edits": []}
-    return {"applicability": fix.applicability, "title": fix.title,
+    where = {} if fix.file is None else {"path": fix.file}   # a Helm values file, not the finding's
+    return {"applicability": fix.applicability, "title": fix.title, **where,
             "edits": [{"line": e.span.line, "column": e.span.column, "end_line": e.span.end_line,
                        "end_column": e.span.end_column, "text": e.text} for e in fix.edits]}
 

@@ -43,6 +43,9 @@ class MappedLocation:
     file: str
     span: Span
     description: str = ""
+    # A values key's one-line scalar: its own span and text as written (quotes included), for a fix there.
+    scalar: Span | None = None
+    written: str | None = None
 
 
 @dataclass(frozen=True, repr=False)
@@ -61,6 +64,7 @@ class FindingFix:
     title: str
     applicability: str       # api.Applicability's value: "safe" or "unsafe"
     edits: tuple[TextEdit, ...]
+    file: str | None = None  # the file the edits are in when not the finding's (a Helm values file)
 
 
 class FindingSource(NamedTuple):

@@ -247,7 +247,7 @@ def _plain_finding(f: Finding) -> list:
             [[m.role, m.file, list(m.span), m.description] for m in f.mapped],
             [f.rendered.target, f.rendered.values] if f.rendered else None,
             None if f.fix is None else [f.fix.title, f.fix.applicability,
-                                        [[list(e.span), e.text] for e in f.fix.edits]],
+                                        [[list(e.span), e.text] for e in f.fix.edits], f.fix.file],
             f.no_fix]
 
 
@@ -314,13 +314,16 @@ def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
     finding = stored_finding(rule_id, rule_name, _SEVERITIES[severity], message, file, _span(span), obj, container,
                              field_path, source, suppressed, locations, rendered)
     if fix is not None:
-        title, applicability, edits = fix
+        title, applicability, edits, *rest = fix
         _strings(title, applicability)
+        file = rest[0] if rest else None
+        if file is not None:
+            _strings(file)
         changes = []
         for at, text in edits:
             _strings(text)
             changes.append(TextEdit(_span(at), text))
-        finding.fix = FindingFix(title, applicability, tuple(changes))
+        finding.fix = FindingFix(title, applicability, tuple(changes), file)
     if no_fix is not None:
         _strings(no_fix)
         finding.no_fix = no_fix

@@ -336,7 +336,8 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                     finding = workload_finding(contexts.emitter, rule, violation, workload, span,
                                        mapped_locations(mapper, display, target, violation.where))
                     if violation.fix is not None or violation.no_fix is not None:
-                        attach_fix(finding, violation, target.doc, not plain)
+                        attach_fix(finding, violation, target.doc, not plain,
+                                   lambda path, target=target: mapped_locations(mapper, display, target, ValueAt(path)))
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     contexts.emitter.file(report, finding, sctx)

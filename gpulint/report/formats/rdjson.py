@@ -67,7 +67,7 @@ def diagnostic(finding: Finding, columns: _Columns) -> dict[str, Any]:
         "code": {"value": finding.rule_id, "url": RULE_DOCS_URI.format(id=finding.rule_id)},
     }
     fix = finding.fix
-    if fix is not None:
+    if fix is not None and fix.file is None:   # a suggestion is in the diagnostic's own file
         out["suggestions"] = [{"range": {"start": position(e.span.line, e.span.column),
                                          "end": position(e.span.end_line, e.span.end_column)},
                                "text": e.text} for e in fix.edits]
