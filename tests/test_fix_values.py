@@ -104,3 +104,12 @@ def test_a_values_fix_that_breaks_another_place_is_dropped(tmp_path: Path, monke
             "to its limit) was not applied: it adds a GPU102 finding at shared/templates/pod.yaml:10: "
             "nvidia.com/gpu request 3 differs from its limit 1") in err
     assert "gpulint: 1 fixed, 1 remaining" in err
+
+
+def test_a_value_from_a_command_line_values_file_has_no_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _copy(tmp_path, monkeypatch)
+    (tmp_path / "prod.yaml").write_text("trainer:\n  gpu:\n    request: 3\n")
+    _code, report = scan_json("--select", "GPU102", "--values", "prod.yaml", CHART.name)
+    found = {(f["line"], f["container"]): f["fix"] for f in report["findings"]}
+    assert found[(14, "trainer")] == {"applicability": None, "title": NO_FIX_TEMPLATE, "edits": []}
+    assert found[(31, "worker")]["path"] == "gpu102-values/values.yaml"

@@ -113,10 +113,13 @@ def _values_fix(doc: "Document", fix: Fix, mapped: Callable[[tuple], list[Mapped
     edits: list[TextEdit] = []
     try:
         for edit in fix.edits:
-            sites = [site for site in mapped(edit.path) if site.role == "values"]
+            found = mapped(edit.path)
+            sites = [site for site in found if site.role == "values"]
             if len(sites) != 1 or sites[0].scalar is None or sites[0].written is None:
                 return None
             site = sites[0]
+            if not _chart_values(site.file, [m.file for m in found if m.role == "template"]):
+                return None   # a --values file of the command line, or another chart's
             if file is not None and site.file != file:
                 return None
             file = site.file
@@ -143,6 +146,13 @@ def _values_fix(doc: "Document", fix: Fix, mapped: Callable[[tuple], list[Mapped
     if len(set(spans)) != len(spans):   # two values from one key
         return None
     return FindingFix(fix.title, fix.applicability.value, tuple(edits), file)
+
+
+def _chart_values(values: str, templates: list[str]) -> bool:
+    """Whether `values` is the values.yaml of the chart whose template wrote the value."""
+    folder, _slash, name = values.rpartition("/")
+    prefix = f"{folder}/templates/" if folder else "templates/"
+    return name == "values.yaml" and bool(templates) and templates[0].startswith(prefix)
 
 
 def _content(written: str) -> str | None:
