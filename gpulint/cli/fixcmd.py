@@ -140,16 +140,9 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
         def allowed(finding: Finding, held: set = held) -> bool:
             return rules_policy.allows(finding) and identity(finding) not in held
 
-        try:
-            outcome = fix_file(item.display, source.text, mine, rescan, allowed, opt_in, unreadable=unreadable)
-        except Exception as error:  # a bug in gpulint or a plugin: this file stays as it is, the others go on
-            from gpulint.results.findings import internal_error_message
-
-            run.errors.append(internal_error_message(f"{item.display} (fixing)", error))
+        outcome = _fix_counted(run, item.display, source.text, mine, rescan, allowed, opt_in, unreadable=unreadable)
+        if outcome is None:
             continue
-        run.fixed += outcome.fixed
-        run.errors += outcome.errors
-        run.notes += outcome.notes
         if outcome.text != source.text:
             run.files.append(FileFix(item.display, item.real if item.kind is InputKind.MANIFEST else None,
                                      source.text, outcome.text, source, outcome.report))
@@ -225,20 +218,29 @@ def _fix_values(run: FixRun, display: str, real: str, charts: list, result: Scan
     def allowed(finding: Finding) -> bool:
         return rules_policy.allows(finding) and identity(finding) not in held
 
-    try:
-        outcome = fix_file(display, source.text, _of_file(display, STATUS_SCANNED, findings), rescan, allowed,
+    outcome = _fix_counted(run, display, source.text, _of_file(display, STATUS_SCANNED, findings), rescan, allowed,
                            opt_in, unreadable=unreadable, chains=False)
-    except Exception as error:  # a bug in gpulint or a plugin: this file stays as it is, the others go on
-        from gpulint.results.findings import internal_error_message
-
-        run.errors.append(internal_error_message(f"{display} (fixing)", error))
+    if outcome is None:
         return
-    run.fixed += outcome.fixed
-    run.errors += outcome.errors
-    run.notes += outcome.notes
     if outcome.text != source.text:
         run.files.append(FileFix(display, real, source.text, outcome.text, source, outcome.report,
                                  replaces=tuple(sorted(names))))
+
+
+def _fix_counted(run: FixRun, display: str, text: str, *args: Any, **kwargs: Any) -> Any:
+    """`fix_file`'s outcome for one file, its counts and messages added to `run`; None when fixing it
+    failed (a bug in gpulint or a plugin: reported, the file stays as it is, the others go on)."""
+    try:
+        outcome = fix_file(display, text, *args, **kwargs)
+    except Exception as error:
+        from gpulint.results.findings import internal_error_message
+
+        run.errors.append(internal_error_message(f"{display} (fixing)", error))
+        return None
+    run.fixed += outcome.fixed
+    run.errors += outcome.errors
+    run.notes += outcome.notes
+    return outcome
 
 
 def _of_file(display: str, status: str, findings: list[Finding]) -> FileReport:
