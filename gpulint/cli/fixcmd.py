@@ -123,14 +123,8 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
                            [chart for _display, _real, charts in in_values for chart in charts])
     for report, item in todo:
         held = {identity(f) for f in report.findings if f.suppressed is not None}
-        try:
-            with reader.open(item) as stream:
-                source = Source.of(stream.read())
-        except NotFixable as reason:
-            run.notes.append(f"{item.display}: not fixed: {reason}")
-            continue
-        except OSError as error:
-            run.notes.append(f"{item.display}: not fixed: {error.strerror or error}")
+        source = _read_source(run, item.display, lambda: _read_input(reader, item))
+        if source is None:
             continue
         mine = report
 
@@ -184,6 +178,7 @@ def _fix_values(run: FixRun, display: str, real: str, charts: list, result: Scan
     edited values, in a private copy, before anything is written."""
     import os
 
+    from gpulint.load.regular import read_regular
     from gpulint.render.overlay import editing
     from gpulint.scan.dispatch import scan_input
 
@@ -194,18 +189,12 @@ def _fix_values(run: FixRun, display: str, real: str, charts: list, result: Scan
     findings = [f for report in result.files if report.file in names or
                 any(f.file == display for f in report.findings) for f in report.findings]
     held = {identity(f) for f in findings if f.suppressed is not None}
-    try:
-        with open(real, "rb") as stream:
-            source = Source.of(stream.read())
-    except NotFixable as reason:
-        run.notes.append(f"{display}: not fixed: {reason}")
-        return
-    except OSError as error:
-        run.notes.append(f"{display}: not fixed: {error.strerror or error}")
+    source = _read_source(run, display, lambda: read_regular(real))
+    if source is None:
         return
 
     def rescan(text: str) -> FileReport:
-        fresh = InputReader(reader._render_options)   # nothing of the first renders is reused
+        fresh = InputReader(reader.render_options)   # nothing of the first renders is reused
         status, found = STATUS_SCANNED, []
         with editing({real: source.encode(text)}):
             for chart in charts:
@@ -225,6 +214,22 @@ def _fix_values(run: FixRun, display: str, real: str, charts: list, result: Scan
     if outcome.text != source.text:
         run.files.append(FileFix(display, real, source.text, outcome.text, source, outcome.report,
                                  replaces=tuple(sorted(names))))
+
+
+def _read_input(reader: InputReader, item: Input) -> bytes:
+    with reader.open(item) as stream:
+        return stream.read()
+
+
+def _read_source(run: FixRun, display: str, read: Callable[[], bytes]) -> Source | None:
+    """The text a fix edits, or None with a note saying why the file is not fixed."""
+    try:
+        return Source.of(read())
+    except NotFixable as reason:
+        run.notes.append(f"{display}: not fixed: {reason}")
+    except OSError as error:
+        run.notes.append(f"{display}: not fixed: {error.strerror or error}")
+    return None
 
 
 def _fix_counted(run: FixRun, display: str, text: str, *args: Any, **kwargs: Any) -> Any:

@@ -57,6 +57,11 @@ class InputReader:
         self._pool: ThreadPoolExecutor | None = None
         self._shared: SharedRuns | None = None
 
+    @property
+    def render_options(self) -> RenderOptions:
+        """How this reader renders charts and kustomizations (a fix's re-render uses the same)."""
+        return self._render_options
+
     # --- renders ---------------------------------------------------------------------------
 
     def start_renders(self, inputs: list[Input], workers: int) -> None:
