@@ -2,7 +2,8 @@
 
 This module strings the passes together: renders started in the background, the
 index pass (indexing.py), each input scanned by its kind (dispatch.py), in one
-process or several (parallel.py), the renders of one chart folded into one
+process or several (parallel.py), plain inputs scanned while renders still run
+(overlap.py: the same result as a scan after them), the renders of one chart folded into one
 report, then the hooks' end of scan. Every input ends with exactly one status
 (see findings.STATUSES), so the summary accounts for every file.
 """
@@ -79,6 +80,15 @@ def _start_renders(inputs: list[Input], reader: InputReader, jobs: int | None) -
 def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: int | None,
           progress: Callable[[int, int], None] | None) -> ScanResult:
     result = ScanResult([])
+    if reader.renders_running():
+        from gpulint.scan import overlap
+
+        if overlap.wanted(inputs, config, reader):
+            from gpulint.scan import parallel
+
+            overlap.scan_overlapped(inputs, config, reader, jobs, result,
+                                    parallel.Steps(scan_input, ScanContext, scan_part), progress)
+            return _finish(inputs, result, config)
     workers = 1
     if (jobs is None or jobs > 1) and (len(inputs) > 1 or inputs and _large(inputs[0])):
         from gpulint.scan import parallel
@@ -102,6 +112,11 @@ def _scan(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: in
                 result.files.append(FileReport(item.display, STATUS_ERROR))
             if progress is not None:
                 progress(done, len(inputs))
+    return _finish(inputs, result, config)
+
+
+def _finish(inputs: list[Input], result: ScanResult, config: ScanConfig) -> ScanResult:
+    """The reports of a chart's renders folded into one, repeats folded, then the hooks' end of scan."""
     rendered = {id(report) for item, report in zip(inputs, result.files) if item.kind.rendered}
     if any(item.values is not None for item in inputs):
         _merge_renders(inputs, result, config)

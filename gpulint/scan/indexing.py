@@ -55,21 +55,9 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
             item = inputs[position]
             if helper is not None and position in helper.positions:
                 continue
-            if item.kind.rendered:
-                rendered = reader.rendered(item)
-                text = rendered.text
-                texts = [(rendered.display, text)] if text is not None else []
-                texts += [(display, given if given is not None else _read_quietly(path))
-                          for display, path, given in (*rendered.plain, *rendered.literal)]
-                try:
-                    mine[position] = ([source for display, part in texts
-                                       if any(kind in part for kind in _INDEXED_KINDS)
-                                       for source in _sources(display, load_documents(part, limits,
-                                                                                      only=_INDEXED_KINDS))], [])
-                except Exception as error:  # a bug in gpulint: say where, keep going
-                    mine[position] = ([], [internal_error_message(item.display, error)])
-            elif item.kind.manifests:
-                mine[position] = _keep(reader, item, index_input(item, reader, limits))
+            indexed = index_one(item, reader, limits)
+            if indexed is not None:
+                mine[position] = indexed
     except BaseException:
         if helper is not None:
             helper.close()
@@ -90,6 +78,25 @@ def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
         if internal_errors is not None:
             internal_errors.extend(errors)
     return index
+
+
+def index_one(item: Input, reader: InputReader, limits: Limits) -> tuple[list[ConfigSource], list[str]] | None:
+    """What the index pass finds in one input (its sources and internal errors; a render is waited
+    for), its bytes handed to the reader for the scan; None for an input that holds no manifests."""
+    if item.kind.rendered:
+        rendered = reader.rendered(item)
+        text = rendered.text
+        texts = [(rendered.display, text)] if text is not None else []
+        texts += [(display, given if given is not None else _read_quietly(path))
+                  for display, path, given in (*rendered.plain, *rendered.literal)]
+        try:
+            return ([source for display, part in texts if any(kind in part for kind in _INDEXED_KINDS)
+                     for source in _sources(display, load_documents(part, limits, only=_INDEXED_KINDS))], [])
+        except Exception as error:  # a bug in gpulint: say where, keep going
+            return [], [internal_error_message(item.display, error)]
+    if item.kind.manifests:
+        return _keep(reader, item, index_input(item, reader, limits))
+    return None
 
 
 def _read_quietly(path: Any) -> str:

@@ -123,23 +123,29 @@ def ordered_suppressors(config: "ScanConfig") -> list[int] | None:
     return positions if positions == tail else None
 
 
+def mergeable(config: "ScanConfig") -> bool:
+    """Whether inputs may be scanned apart and their outcomes merged in input order (_Work, merge):
+    the order-dependent suppressors come last and every hook hands over its state."""
+    return ordered_suppressors(config) is not None and all(
+        hasattr(hook, "take_state") and hasattr(hook, "merge_state") for hook in config.hooks)
+
+
 def workers_for(inputs: list["Input"], config: "ScanConfig", reader: "InputReader", jobs: int | None) -> int:
     """How many processes to scan `inputs` with (1: scan in this one)."""
     return plan(inputs, config, reader, jobs)[0]
 
 
 def plan(inputs: list["Input"], config: "ScanConfig", reader: "InputReader",
-         jobs: int | None) -> tuple[int, list[int | None]]:
-    """(processes to scan `inputs` with, 1 meaning this one; bytes per input, None for stdin)."""
+         jobs: int | None, done: "set[int] | dict[int, Any]" = frozenset()) -> tuple[int, list[int | None]]:
+    """(processes to scan `inputs` with, 1 meaning this one; bytes per input, None for stdin).
+    `done`: positions already scanned (scan/overlap.py), left out of the plan."""
     jobs = default_jobs() if jobs is None else jobs
-    if jobs <= 1 or not can_fork() or ordered_suppressors(config) is None:
-        return 1, []
-    if not all(hasattr(hook, "take_state") and hasattr(hook, "merge_state") for hook in config.hooks):
+    if jobs <= 1 or not can_fork() or not mergeable(config):
         return 1, []
     sizes = _sizes(inputs, reader)
-    known = [size for size in sizes if size is not None]
+    known = [size for i, size in enumerate(sizes) if size is not None and i not in done]
     units = sum(max(1, size // PART_BYTES) if _splittable(inputs[i], size) else 1
-                for i, size in enumerate(sizes) if size is not None)
+                for i, size in enumerate(sizes) if size is not None and i not in done)
     if units < 2 or sum(known) < MIN_BYTES:
         return 1, sizes
     return min(jobs, units), sizes
@@ -439,15 +445,17 @@ def _merge_parts(item_display: str, pieces: list[tuple[Outcome, bool]]) -> tuple
 
 
 def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigIndex", reader: "InputReader",
-                  workers: int, sizes: list[int | None], result: "ScanResult", steps: Steps) -> None:
+                  workers: int, sizes: list[int | None], result: "ScanResult", steps: Steps,
+                  done: "dict[int, Outcome] | None" = None) -> None:
     """Scan `inputs` (of `sizes`, see plan) in `workers` processes into `result`
-    (hooks' scan_done is left to the caller)."""
+    (hooks' scan_done is left to the caller). `done`: the outcomes of inputs already
+    scanned (scan/overlap.py), merged in their place."""
     global _WORK
     work = _Work(inputs, config, index, reader, steps)
-    outcomes: dict[int, Outcome] = {}
+    outcomes: dict[int, Outcome] = dict(done or {})
     parts: dict[int, list[tuple[int, int, int, int]]] = {}
     for i, item in enumerate(inputs):
-        if _splittable(item, sizes[i]):
+        if i not in outcomes and _splittable(item, sizes[i]):
             try:
                 points = split_points(item.real)  # type: ignore[arg-type]
             except OSError:
@@ -455,9 +463,9 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
             if points is not None:
                 parts[i] = points
     part_tasks = [(i, part) for i, points in parts.items() for part in points]
-    batches: list[Any] = [*part_tasks, *_batches(sizes, set(parts))]   # the parts first: the largest work
+    batches: list[Any] = [*part_tasks, *_batches(sizes, set(parts) | set(outcomes))]  # the parts first: the largest
     # Stdin is read here: a forked worker would share the parent's file offset.
-    outcomes.update(work.scan([i for i, size in enumerate(sizes) if size is None]))
+    outcomes.update(work.scan([i for i, size in enumerate(sizes) if size is None and i not in outcomes]))
     _WORK = work
     try:
         results, done = run_shared(workers, _run_batch, batches)
@@ -476,7 +484,15 @@ def scan_parallel(inputs: list["Input"], config: "ScanConfig", index: "ConfigInd
             outcomes[i], part_states[i] = _merge_parts(inputs[i].display, got)  # type: ignore[arg-type]
         else:  # a part failed: the input is scanned in one piece, here
             outcomes.update(work.scan([i]))
-    for i in range(len(inputs)):
+    merge(config, len(inputs), outcomes, part_states, result)
+
+
+def merge(config: "ScanConfig", count: int, outcomes: dict[int, Outcome], part_states: dict[int, list[list[Any]]],
+          result: "ScanResult") -> None:
+    """The outcomes of inputs 0..count-1 into `result`, in input order: reports, internal errors,
+    hook states (`part_states`: an input scanned in parts, per part), and the ordered suppressors'
+    verdicts, taken in that order: what one process scanning them in turn gives."""
+    for i in range(count):
         report, errors, states, keys = outcomes[i]
         result.internal_errors.extend(errors)
         result.files.append(report)

@@ -102,6 +102,11 @@ class InputReader:
                 self._pending.clear()
                 tools.resume_running()
 
+    def renders_running(self) -> bool:
+        """Whether a render started in the background has not finished yet (scan/overlap.py scans
+        plain inputs meanwhile)."""
+        return any(not future.done() for future in self._pending.values())
+
     def render_started(self, item: Input) -> None:
         """Called when the scan first needs `item`'s render (a hook for progress reports)."""
 
