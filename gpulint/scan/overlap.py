@@ -108,38 +108,48 @@ def wanted(inputs: list[Input], config: ScanConfig, reader: InputReader) -> bool
 def scan_overlapped(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: int | None,
                     result: ScanResult, steps: parallel.Steps,
                     progress: Callable[[int, int], None] | None = None) -> None:
-    """Scan `inputs` into `result` (hooks' scan_done left to the caller), plain inputs first while
-    renders run (see the module's docstring)."""
+    """Scan `inputs` into `result` (hooks' scan_done left to the caller), while renders run: the plain
+    inputs, and each render's output once it is in (see the module's docstring)."""
     limits = config.limits
     found: dict[int, tuple[list, list[str]]] = {}
     plain = [i for i, item in enumerate(inputs) if not item.kind.rendered]
+    renders = [i for i, item in enumerate(inputs) if item.kind.rendered]
+    partial = ConfigIndex()          # what is in so far, in the order it came in
     for i in plain:
         indexed = index_one(inputs[i], reader, limits)
         if indexed is not None:
             found[i] = indexed
-    partial = ConfigIndex()
-    for i in sorted(found):
-        for source in found[i][0]:
-            partial.add_source(source)
+            for source in indexed[0]:
+                partial.add_source(source)
     recorded = RecordedIndex(partial)
     early_work = parallel._Work(inputs, config, recorded, reader, steps)  # type: ignore[arg-type]
     several = jobs is None or jobs > 1
     early: dict[int, tuple[parallel.Outcome, list[Asked]]] = {}
-    for i in plain:
-        if not reader.renders_running():
-            break
-        # A stream large enough to be scanned in parts by several processes waits for them.
-        if several and parallel._splittable(inputs[i], _size(inputs[i])):
-            continue
+    todo = iter(plain)
+    next_render = 0     # renders are taken in input order (the reader's hooks see them in the scan's order)
+    while reader.renders_running():
+        position = None
+        if next_render < len(renders) and reader.render_ready(inputs[renders[next_render]]):
+            position = _index_render(inputs, renders[next_render], reader, limits, found, partial)
+            next_render += 1
+        else:
+            for i in todo:
+                # A stream large enough to be scanned in parts by several processes waits for them.
+                if not (several and parallel._splittable(inputs[i], _size(inputs[i]))):
+                    position = i
+                    break
+            if position is None:   # nothing else to do: wait for the next render
+                if next_render >= len(renders):
+                    break
+                position = _index_render(inputs, renders[next_render], reader, limits, found, partial)
+                next_render += 1
         recorded.asked = []
-        early[i] = (early_work.scan([i])[i], recorded.asked)
+        early[position] = (early_work.scan([position])[position], recorded.asked)
         if progress is not None:
             progress(len(early), len(inputs))
-    # Every render in, in input order (the reader's hooks see them in the scan's order).
-    for i, item in enumerate(inputs):
-        if item.kind.rendered:
-            found[i] = index_one(item, reader, limits)  # type: ignore[assignment]
-    index = ConfigIndex()
+    for i in renders[next_render:]:
+        _index_render(inputs, i, reader, limits, found, partial)
+    index = ConfigIndex()            # the whole index, in input order as always
     for i in sorted(found):
         objects, errors = found[i]
         for source in objects:
@@ -147,7 +157,7 @@ def scan_overlapped(inputs: list[Input], config: ScanConfig, reader: InputReader
         result.internal_errors.extend(errors)
     done = {i: outcome for i, (outcome, asked) in early.items() if same_answers(asked, index)}
     workers, sizes = 1, []
-    if several and len(inputs) - len(done) > 0:
+    if several and len(done) < len(inputs):
         reader.finish_renders()    # processes may be forked next: no render thread may run then
         workers, sizes = parallel.plan(inputs, config, reader, jobs, done)
     if workers > 1:
@@ -162,6 +172,17 @@ def scan_overlapped(inputs: list[Input], config: ScanConfig, reader: InputReader
         parallel.merge(config, len(inputs), done, {}, result)
     if progress is not None:
         progress(len(inputs), len(inputs))
+
+
+def _index_render(inputs: list[Input], position: int, reader: InputReader, limits: Any,
+                  found: dict[int, tuple[list, list[str]]], partial: ConfigIndex) -> int:
+    """Index the render at `position` (waiting for it), into `found` and the index so far."""
+    indexed = index_one(inputs[position], reader, limits)
+    assert indexed is not None
+    found[position] = indexed
+    for source in indexed[0]:
+        partial.add_source(source)
+    return position
 
 
 def _size(item: Input) -> int | None:

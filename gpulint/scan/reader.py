@@ -107,6 +107,12 @@ class InputReader:
         plain inputs meanwhile)."""
         return any(not future.done() for future in self._pending.values())
 
+    def render_ready(self, item: Input) -> bool:
+        """Whether `rendered(item)` would not wait for its render to finish."""
+        key = (str(item.real), item.values)
+        future = self._pending.get(key)
+        return key in self._rendered or future is not None and future.done()
+
     def render_started(self, item: Input) -> None:
         """Called when the scan first needs `item`'s render (a hook for progress reports)."""
 
