@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from gpulint.results.scanning import ScanConfig, ScanResult
     from gpulint.scan.reader import InputReader
 
+# With several processes, plain files of at least this many bytes are left for them (parallel.MIN_BYTES:
+# less than this scans in a few tenths of a second).
+EARLY_MAX = parallel.MIN_BYTES
+
 # A question asked of the index: (method, arguments, answer); method None: something the
 # answer of which cannot be checked again (the scan that asked it is always made again).
 Asked = tuple[str | None, tuple, Any]
@@ -134,8 +138,9 @@ def scan_overlapped(inputs: list[Input], config: ScanConfig, reader: InputReader
             next_render += 1
         else:
             for i in todo:
-                # A stream large enough to be scanned in parts by several processes waits for them.
-                if not (several and parallel._splittable(inputs[i], _size(inputs[i]))):
+                # With several processes, a large file waits for them: scanned here, it could hold them
+                # up for as long as it takes after the renders are in.
+                if not several or (_size(inputs[i]) or 0) < EARLY_MAX:
                     position = i
                     break
             if position is None:   # nothing else to do: wait for the next render
