@@ -20,7 +20,7 @@ from gpulint.api import Rule, Severity, ValueAt, Violation
 from gpulint.config.selection import select_rules
 from gpulint.inputs.discovery import discover
 from gpulint.results.scanning import ScanConfig
-from gpulint.scan import parallel, registry
+from gpulint.scan import overlap, parallel, registry
 from gpulint.scan.engine import scan
 from gpulint.scan.reader import InputReader
 from gpulint.scan.registry import load_rules
@@ -109,6 +109,8 @@ def test_a_parallel_scan_really_uses_workers(monkeypatch: pytest.MonkeyPatch, tm
         return out
 
     monkeypatch.setattr(parallel._Work, "scan", scan_and_note)
+    # (Not while renders run: this process would scan every plain file meanwhile, see test_overlap.py.)
+    monkeypatch.setattr(overlap, "wanted", lambda *args: False)
     rules = load_rules()
     config = ScanConfig(rules=select_rules(rules), all_rules=rules)
     result = scan(discover([str(FIXTURES / "rules")]).inputs, config, jobs=2)
