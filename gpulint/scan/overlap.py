@@ -103,10 +103,9 @@ def same_answers(asked: list[Asked], index: ConfigIndex) -> bool:
 
 
 def wanted(inputs: list[Input], config: ScanConfig, reader: InputReader) -> bool:
-    """Whether to scan plain inputs while renders run: some render still runs, there is a plain
-    input, and outcomes can be merged in input order."""
-    return (reader.renders_running() and any(not item.kind.rendered for item in inputs)
-            and parallel.mergeable(config))
+    """Whether to scan while renders run: some render still runs, and outcomes can be merged in
+    input order."""
+    return reader.renders_running() and parallel.mergeable(config)
 
 
 def scan_overlapped(inputs: list[Input], config: ScanConfig, reader: InputReader, jobs: int | None,
@@ -172,7 +171,7 @@ def scan_overlapped(inputs: list[Input], config: ScanConfig, reader: InputReader
         for i in range(len(inputs)):
             if i not in done:
                 done.update(work.scan([i]))
-                if progress is not None and len(done) > len(early):
+                if progress is not None and len(early) < len(done) < len(inputs):   # (never back)
                     progress(len(done), len(inputs))
         parallel.merge(config, len(inputs), done, {}, result)
     if progress is not None:
