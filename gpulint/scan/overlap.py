@@ -23,6 +23,7 @@ outcomes can be merged (parallel.mergeable).
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from gpulint.model.index import ConfigIndex
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
 # With several processes, plain files of at least this many bytes are left for them (parallel.MIN_BYTES:
 # less than this scans in a few tenths of a second).
 EARLY_MAX = parallel.MIN_BYTES
+
+# The switch interval while this thread scans beside render threads (see scan_overlapped): 30 renders of
+# figure 7 beside a busy thread took 1.15x their time alone with it, about 2x with the default 5 ms.
+SWITCH_INTERVAL = 1e-4
 
 # A question asked of the index: (method, arguments, answer); method None: something the
 # answer of which cannot be checked again (the scan that asked it is always made again).
@@ -130,27 +135,35 @@ def scan_overlapped(inputs: list[Input], config: ScanConfig, reader: InputReader
     early: dict[int, tuple[parallel.Outcome, list[Asked]]] = {}
     todo = iter(plain)
     next_render = 0     # renders are taken in input order (the reader's hooks see them in the scan's order)
-    while reader.renders_running():
-        position = None
-        if next_render < len(renders) and reader.render_ready(inputs[renders[next_render]]):
-            position = _index_render(inputs, renders[next_render], reader, limits, found, partial)
-            next_render += 1
-        else:
-            for i in todo:
-                # With several processes, a large file waits for them: scanned here, it could hold them
-                # up for as long as it takes after the renders are in.
-                if not several or (_size(inputs[i]) or 0) < EARLY_MAX:
-                    position = i
-                    break
-            if position is None:   # nothing else to do: wait for the next render
-                if next_render >= len(renders):
-                    break
+    # A render thread needs the GIL for a moment at each step (starting its renderer, reading its
+    # output, copying a chart): with this thread scanning, it waits up to the switch interval each
+    # time (5 ms by default), which made renders take up to twice as long.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    try:
+        while reader.renders_running():
+            position = None
+            if next_render < len(renders) and reader.render_ready(inputs[renders[next_render]]):
                 position = _index_render(inputs, renders[next_render], reader, limits, found, partial)
                 next_render += 1
-        recorded.asked = []
-        early[position] = (early_work.scan([position])[position], recorded.asked)
-        if progress is not None:
-            progress(len(early), len(inputs))
+            else:
+                for i in todo:
+                    # With several processes, a large file waits for them: scanned here, it could hold them
+                    # up for as long as it takes after the renders are in.
+                    if not several or (_size(inputs[i]) or 0) < EARLY_MAX:
+                        position = i
+                        break
+                if position is None:   # nothing else to do: wait for the next render
+                    if next_render >= len(renders):
+                        break
+                    position = _index_render(inputs, renders[next_render], reader, limits, found, partial)
+                    next_render += 1
+            recorded.asked = []
+            early[position] = (early_work.scan([position])[position], recorded.asked)
+            if progress is not None:
+                progress(len(early), len(inputs))
+    finally:
+        sys.setswitchinterval(switch)
     for i in renders[next_render:]:
         _index_render(inputs, i, reader, limits, found, partial)
     index = ConfigIndex()            # the whole index, in input order as always
