@@ -24,6 +24,7 @@ MAX_ROUNDS = 10
 
 Rescan = Callable[[str], FileReport]
 Allowed = Callable[[Finding], bool]
+Verify = Callable[[str, str, "list[Finding]"], "str | None"]
 
 
 class _Problem(str):
@@ -43,6 +44,7 @@ class Outcome:
     fixed: int = 0                     # fixes applied
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)   # fixes left out for an opt-in rule's sake
+    verify: "Verify | None" = field(default=None, repr=False)
 
 
 def identity(finding: Finding) -> tuple:
@@ -54,12 +56,16 @@ def identity(finding: Finding) -> tuple:
 
 
 def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowed: Allowed,
-             opt_in: Allowed = lambda finding: False, *, unreadable: Allowed, chains: bool = True) -> Outcome:
+             opt_in: Allowed = lambda finding: False, *, unreadable: Allowed, chains: bool = True,
+             verify: Verify | None = None) -> Outcome:
     """`unreadable`: whether a finding says the text cannot be read as manifests (an input
     problem, GPU000): a fix after which one appears broke the file. `chains` False: no new
     finding at all is accepted, not even one with a fix of its own (a values file, whose one
-    key may feed several places of a chart: fixing one place must not break another)."""
-    outcome = Outcome(text, report)
+    key may feed several places of a chart: fixing one place must not break another).
+    `verify(before, after, findings fixed)`: why the fixes may not be kept although the scan
+    is fine (a values file's fix the chart renders otherwise than the same fix in a plain
+    file): they are left out with a note, no error."""
+    outcome = Outcome(text, report, verify=verify)
     applied: set[tuple] = set()
     dropped: set[tuple] = set()
     for _round in range(MAX_ROUNDS):
@@ -146,6 +152,9 @@ def _check(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed, allow
             where = f"{first.file}:{first.span.line}" if at is None else f"{at.file}:{at.span.line}"
         said = f"it adds a {first.rule_id} finding at {where}: {first.message}"
         return None, _Problem(said) if not opt_in(first) else _Conflict(said)
+    problem = outcome.verify(outcome.text, text, [f for f, _ranges in batch]) if outcome.verify else None
+    if problem is not None:
+        return None, _Conflict(problem)
     return (text, report), None
 
 

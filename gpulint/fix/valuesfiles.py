@@ -1,0 +1,105 @@
+"""Values files `--fix` edits besides a chart's values.yaml, and the check that a values fix
+renders as the same fix in a plain file would.
+
+A values file given for the renders (`--values`, `render.values`, a chart's
+`ci/*-values.yaml` render, a values file a script in the tree passes to helm) overrides
+values.yaml: when the value comes from there, the fix is made there. Only a file inside the
+scanned tree is edited, and every render that reads it is rendered again to check the fix.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from gpulint.fix.valuesedits import expected
+from gpulint.load.yamlload import Document, load_documents
+from gpulint.render.boundary import inside
+from gpulint.render.tools import real_path
+from gpulint.results.findings import Finding
+
+
+def given_values(charts: list, options: Any) -> dict[str, tuple[str, list]]:
+    """{display: (real path, the chart renders that read it)} of the values files given for
+    renders that lie inside the scanned tree (a file outside it is never edited)."""
+    roots = [real_path(Path(root)) for root in options.scan_roots]
+    roots = [root if root.is_dir() else root.parent for root in roots]
+    out: dict[str, tuple[str, list]] = {}
+
+    def add(display: str, path: str, render: Any) -> None:
+        if not any(inside(Path(path), root) for root in roots):
+            return
+        real, renders = out.setdefault(display, (os.path.abspath(path), []))
+        if render not in renders:
+            renders.append(render)
+
+    for chart in charts:
+        for values in options.values:   # read by every render
+            add(values, values, chart)
+        if chart.values is not None:
+            for path, shown in zip(chart.values.files, chart.values.shown):
+                add(shown, path, chart)
+    return out
+
+
+def shape_problem(renders: list[tuple[str | None, str | None]], fixed: list[Finding]) -> str | None:
+    """Why the renders after a round of values fixes are not the renders before with the same fixes
+    made in plain files (each fix's `rendered` edits on its object), or None when they are."""
+    for before_text, after_text in renders:
+        if before_text is None or after_text is None:
+            continue
+        before = _documents(before_text)
+        after = _documents(after_text)
+        if len(before) != len(after):
+            return "no fix: rendered with the edited values, the chart writes other objects"
+        for old, new in zip(before, after):
+            want = old.data
+            for finding in fixed:
+                if finding.fix is not None and finding.fix.rendered and _is(old.data, finding):
+                    want = expected(want, finding.fix.rendered)
+                    if want is None:
+                        return f"no fix: {finding.rule_id}'s edits do not apply to the render of {_name(old.data)}"
+            if want != new.data:
+                where = _difference(want, new.data, ())
+                return (f"no fix: rendered with the edited values, {_name(old.data)} is not what the fix makes "
+                        f"of it in a plain file (at {where or 'the document'}: the template writes the values "
+                        "otherwise than it reads them)")
+    return None
+
+
+def _documents(text: str) -> list[Document]:
+    return [doc for doc in load_documents(text) if isinstance(doc, Document) and doc.data is not None]
+
+
+def _is(data: Any, finding: Finding) -> bool:
+    obj = finding.obj
+    if obj is None or not isinstance(data, dict):
+        return False
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    return data.get("kind") == obj.kind and meta.get("name") == obj.name
+
+
+def _name(data: Any) -> str:
+    meta = data.get("metadata") if isinstance(data, dict) and isinstance(data.get("metadata"), dict) else {}
+    kind = data.get("kind") if isinstance(data, dict) else None
+    return f"{kind} {meta.get('name')}" if kind else "a document"
+
+
+def _difference(want: Any, got: Any, path: tuple) -> str:
+    """The dotted path of the first place `got` differs from `want`."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in list(want) + [k for k in got if k not in want]:
+            if want.get(key, _ABSENT) != got.get(key, _ABSENT):
+                return _difference(want.get(key, _ABSENT), got.get(key, _ABSENT), path + (key,))
+    elif isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        for i, (a, b) in enumerate(zip(want, got)):
+            if a != b:
+                return _difference(a, b, path + (i,))
+    out = ""
+    for item in path:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out
+
+
+_ABSENT = object()
