@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from gpulint.fix.textedits import Lines, apply, disjoint
 from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
@@ -109,7 +109,7 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
                 if problem.bug:
                     outcome.errors.append(_error(display, item[0], problem))
                 else:
-                    s = item[0].span
+                    s = _at(item[0])
                     outcome.notes.append(f"{display}:{s.line}:{s.column}: the fix of {item[0].rule_id} was left "
                                          f"out: {problem}")
             batch = good
@@ -158,8 +158,13 @@ def _check(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed, allow
     return (text, report), None
 
 
-def _error(display: str, finding: Finding, problem: str) -> str:
+def _at(finding: Finding) -> Any:
+    """Where in the fixed file a message about a fix points: its first edit in another file (a values file's)."""
     fix = finding.fix
-    s = fix.edits[0].span if fix is not None and fix.file is not None and fix.edits else finding.span
+    return fix.edits[0].span if fix is not None and fix.file is not None and fix.edits else finding.span
+
+
+def _error(display: str, finding: Finding, problem: str) -> str:
+    s = _at(finding)
     return (f"{display}:{s.line}:{s.column}: internal error: the fix of {finding.rule_id} "
             f"({finding.fix.title if finding.fix else ''}) was not applied: {problem}")

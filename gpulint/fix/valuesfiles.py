@@ -15,20 +15,18 @@ from typing import Any
 
 from gpulint.fix.valuesedits import expected
 from gpulint.load.yamlload import Document, load_documents
-from gpulint.render.boundary import inside
-from gpulint.render.tools import real_path
+from gpulint.render.boundary import inside, repository_root
 from gpulint.results.findings import Finding
 
 
 def given_values(charts: list, options: Any) -> dict[str, tuple[str, list]]:
     """{display: (real path, the chart renders that read it)} of the values files given for
-    renders that lie inside the scanned tree (a file outside it is never edited)."""
-    roots = [real_path(Path(root)) for root in options.scan_roots]
-    roots = [root if root.is_dir() else root.parent for root in roots]
+    renders that lie inside the repository of the chart (render/boundary.py: what its render
+    may read); a file outside it is never edited."""
     out: dict[str, tuple[str, list]] = {}
 
     def add(display: str, path: str, render: Any) -> None:
-        if not any(inside(Path(path), root) for root in roots):
+        if not inside(Path(path), repository_root(Path(render.real), options.scan_roots)):
             return
         real, renders = out.setdefault(display, (os.path.abspath(path), []))
         if render not in renders:
@@ -62,9 +60,9 @@ def shape_problem(renders: list[tuple[str | None, str | None]], fixed: list[Find
                         return f"no fix: {finding.rule_id}'s edits do not apply to the render of {_name(old.data)}"
             if want != new.data:
                 where = _difference(want, new.data, ())
-                return (f"no fix: rendered with the edited values, {_name(old.data)} is not what the fix makes "
-                        f"of it in a plain file (at {where or 'the document'}: the template writes the values "
-                        "otherwise than it reads them)")
+                return (f"no fix: the chart rendered with the edited values differs from the fixed object at "
+                        f"{where or 'the document'} of {_name(old.data)} (the values are read elsewhere too, or "
+                        "written otherwise than the template reads them)")
     return None
 
 
