@@ -226,6 +226,8 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
     chart = Chart(real, display, repository)
     user_files = [read_values_file(Path(v), v) for v in options.values]
     user_files += [read_values_file(Path(f), shown) for f, shown in zip(extra.files, extra.shown)]
+    for user_file, path in zip(user_files, (*options.values, *extra.files)):
+        user_file.editable = inside(Path(path), repository)   # a fix edits nothing outside the repository
 
     def not_rendered(failure: RenderFailure) -> Rendered:
         literal = literal_templates(chart) if values is None else []

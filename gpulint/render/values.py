@@ -25,6 +25,7 @@ Path_ = tuple  # a values path: keys (str) and list indices (int)
 class ValuesFile:
     display: str
     doc: Document | None        # None when unreadable or empty
+    editable: bool = False      # a given values file inside the chart's repository: a fix may edit it
 
 
 @dataclass
@@ -45,7 +46,7 @@ class Located:
     scalar: Span | None = None  # a one-line scalar value: its own span and text as written
     written: str | None = None
     path: Path_ = ()            # the key's path in its file
-    given: bool = False         # a values file given for the render, not a chart's values.yaml
+    given: bool = False         # a values file given for the render (inside the repository), not values.yaml
 
 
 @dataclass
@@ -177,7 +178,7 @@ class ValuesChain:
         if sets:
             sources.append(_Source(top_prefix, sets=list(reversed(sets))))
         for vf in reversed(user_files):
-            sources.append(_Source(top_prefix, file=vf, given=True))
+            sources.append(_Source(top_prefix, file=vf, given=vf.editable))
         for level, vf in enumerate(chart_files[: depth + 1]):
             sources.append(_Source(tuple(subchart_names[level:]), file=vf))
         return cls(sources)

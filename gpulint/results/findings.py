@@ -47,7 +47,7 @@ class MappedLocation:
     scalar: Span | None = None
     written: str | None = None
     # A values key: its path in that file, and whether the file was given (--values, a chart's
-    # ci/*-values.yaml render) rather than the chart's own values.yaml.
+    # ci/*-values.yaml render) rather than the chart's own values.yaml, inside the repository.
     key_path: tuple | None = None
     given: bool = False
 
