@@ -266,3 +266,29 @@ def test_a_values_file_outside_the_repository_is_not_edited(tmp_path: Path, monk
     found = {(f["line"], f["container"]): f["fix"] for f in report["findings"]}
     assert found[(14, "trainer")] == {"applicability": None, "title": NO_FIX_TEMPLATE, "edits": []}
     assert found[(31, "worker")]["path"] == "gpu102-values/values.yaml"
+
+
+def test_sarif_carries_the_values_fix_and_rdjson_does_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SARIF fix may change another artifact than the result's location (SARIF 2.1.0 §3.55.2): the
+    values file's edits are its artifact change. An rdjson suggestion is in its diagnostic's file: none."""
+    import json
+
+    from sarif_check import check as check_sarif
+
+    shutil.copytree(CHARTS / "toyaml-resources", tmp_path / "toyaml-resources", ignore=shutil.ignore_patterns("*.fixed"))
+    monkeypatch.chdir(tmp_path)
+    _code, out, _err = run_cli("scan", "--format", "sarif", "--select", "GPU101", "toyaml-resources")
+    run = check_sarif(json.loads(out), tmp_path)
+    (result,) = run["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
+        "toyaml-resources/templates/trainer.yaml"
+    (fix,) = result["fixes"]
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "toyaml-resources/values.yaml"
+    assert fix["properties"] == {"applicability": "safe"}
+    assert change["replacements"] == [{
+        "deletedRegion": {"endColumn": 15, "endLine": 7, "startColumn": 15, "startLine": 7},
+        "insertedContent": {"text": "\n    limits:\n      nvidia.com/gpu: 2"}}]
+    _code, out, _err = run_cli("scan", "--format", "rdjson", "--select", "GPU101", "toyaml-resources")
+    (diagnostic,) = json.loads(out)["diagnostics"]
+    assert diagnostic["code"]["value"] == "GPU101" and "suggestions" not in diagnostic
