@@ -32,8 +32,16 @@ _MISSING = object()
 def attach(finding: Any, violation: Any, doc: Any, rendered: bool, mapped: Mapped | None = None) -> None:
     """resolve.attach, with a rendered object's fix made in its values file where it can be.
     `mapped`: where a path of the rendered object comes from (template, values file)."""
-    values = None if mapped is None else (lambda fix: values_fix(doc, fix, mapped))
+    values = None if mapped is None else (lambda fix: _values_fix_or_none(doc, fix, mapped))
     plain.attach(finding, violation, doc, rendered, values)
+
+
+def _values_fix_or_none(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
+    """values_fix, where a bug costs the values fix (the finding keeps "no fix"), never the finding."""
+    try:
+        return values_fix(doc, fix, mapped)
+    except Exception:  # noqa: BLE001 - best effort, like the mapping it stands on
+        return None
 
 
 def values_fix(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
@@ -188,7 +196,7 @@ def expected(data: Any, edits: tuple) -> Any:
     try:
         for edit in sorted(edits, key=lambda e: e.op != "delete"):   # deletions first, as resolve() does
             _apply(out, data, edit)
-    except (KeyError, IndexError, TypeError):
+    except (KeyError, IndexError, TypeError, AttributeError):
         return None
     return out
 

@@ -74,7 +74,7 @@ def values_document(display: str) -> Document | None:
 def read_values_file(path: Path, display: str) -> ValuesFile:
     _READ.pop(display, None)
     if len(_READ) >= _READ_KEPT:
-        _READ.clear()
+        del _READ[next(iter(_READ))]   # the one read longest ago
     try:
         data = edited(path)   # as a fix under test leaves it
         text = decode(data if data is not None else read_regular(path, VALUES_READ_MAX))   # never a named pipe
