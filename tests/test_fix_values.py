@@ -292,3 +292,26 @@ def test_sarif_carries_the_values_fix_and_rdjson_does_not(tmp_path: Path, monkey
     _code, out, _err = run_cli("scan", "--format", "rdjson", "--select", "GPU101", "toyaml-resources")
     (diagnostic,) = json.loads(out)["diagnostics"]
     assert diagnostic["code"]["value"] == "GPU101" and "suggestions" not in diagnostic
+
+
+def test_what_a_template_generates_anew_on_each_render_does_not_stop_a_values_fix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A random pod annotation (the "roll on every upgrade" pattern) and a generated Secret differ
+    between any two renders: the check compares everything else."""
+    chart = tmp_path / "rolling"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: rolling\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("resources:\n  requests:\n    nvidia.com/gpu: 1\n")
+    (chart / "templates" / "all.yaml").write_text(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\nstringData:\n"
+        "  token: {{ randAlphaNum 32 | quote }}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  selector:\n"
+        "    matchLabels: {app: app}\n  template:\n    metadata:\n      labels: {app: app}\n"
+        "      annotations:\n        rollme: {{ randAlphaNum 5 | quote }}\n    spec:\n      containers:\n"
+        "        - name: app\n          image: registry.example.com/app:1\n          resources:\n"
+        "            {{- toYaml .Values.resources | nindent 12 }}\n")
+    monkeypatch.chdir(tmp_path)
+    code, _out, err = run_cli("scan", "--fix", "--select", "GPU101", "rolling")
+    assert (code, err.splitlines()) == (0, ["gpulint: 1 fixed, 0 remaining"])
+    assert (chart / "values.yaml").read_text() == \
+        "resources:\n  requests:\n    nvidia.com/gpu: 1\n  limits:\n    nvidia.com/gpu: 1\n"

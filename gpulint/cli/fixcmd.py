@@ -218,8 +218,17 @@ def _fix_values(run: FixRun, display: str, real: str, charts: list, result: Scan
         return rules_policy.allows(finding) and identity(finding) not in held
 
     def verify(before: str, after: str, fixed: list[Finding]) -> str | None:
+        def again() -> list:   # the renders before, once more (a template may generate values)
+            if before not in second:
+                fresh = InputReader(reader.render_options)
+                with editing({real: source.encode(before)}):
+                    second[before] = [fresh.rendered(chart).text for chart in charts]
+            return second[before]
+
         return shape_problem([(readers[before].rendered(c).text, readers[after].rendered(c).text) for c in charts],
-                             fixed)
+                             fixed, again)
+
+    second: dict[str, list] = {}
 
     outcome = _fix_counted(run, display, source.text, _of_file(display, STATUS_SCANNED, findings), rescan, allowed,
                            opt_in, unreadable=unreadable, chains=False, verify=verify)

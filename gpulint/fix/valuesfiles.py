@@ -9,9 +9,10 @@ scanned tree is edited, and every render that reads it is rendered again to chec
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from gpulint.fix.valuesedits import expected
 from gpulint.load.yamlload import Document, load_documents
@@ -41,28 +42,39 @@ def given_values(charts: list, options: Any) -> dict[str, tuple[str, list]]:
     return out
 
 
-def shape_problem(renders: list[tuple[str | None, str | None]], fixed: list[Finding]) -> str | None:
+def shape_problem(renders: list[tuple[str | None, str | None]], fixed: list[Finding],
+                  again: Callable[[], list[str | None]] | None = None) -> str | None:
     """Why the renders after a round of values fixes are not the renders before with the same fixes
-    made in plain files (each fix's `rendered` edits on its object), or None when they are."""
-    for before_text, after_text in renders:
+    made in plain files (each fix's `rendered` edits on its object), or None when they are.
+    `again()`: the renders before, made once more: a document that differs between the two
+    (a generated password, a timestamp) says nothing about the fixes and is not compared."""
+    for at, (before_text, after_text) in enumerate(renders):
         if before_text is None or after_text is None:
             continue
         before = _documents(before_text)
         after = _documents(after_text)
         if len(before) != len(after):
             return "no fix: rendered with the edited values, the chart writes other objects"
-        for old, new in zip(before, after):
+        for index, (old, new) in enumerate(zip(before, after)):
             want = old.data
             for finding in fixed:
                 if finding.fix is not None and finding.fix.rendered and _is(old.data, finding):
                     want = expected(want, finding.fix.rendered)
                     if want is None:
                         return f"no fix: {finding.rule_id}'s edits do not apply to the render of {_name(old.data)}"
-            if want != new.data:
-                where = _difference(want, new.data, ())
-                return (f"no fix: the chart rendered with the edited values differs from the fixed object at "
-                        f"{where or 'the document'} of {_name(old.data)} (the values are read elsewhere too, or "
-                        "written otherwise than the template reads them)")
+            for _attempt in range(_UNSTABLE_MAX):
+                if want == new.data:
+                    break
+                path = _difference(want, new.data, ())
+                redone = again()[at] if again is not None else None
+                twice = _documents(redone) if redone is not None else []
+                if len(twice) != len(before) or _value(twice[index].data, path) == _value(old.data, path):
+                    return (f"no fix: the chart rendered with the edited values differs from the fixed object at "
+                            f"{_dotted(path) or 'the document'} of {_name(old.data)} (the values are read elsewhere "
+                            "too, or written otherwise than the template reads them)")
+                want = _replaced(want, path, _value(new.data, path))   # not the same when rendered twice
+            else:
+                return f"no fix: the chart renders {_name(old.data)} differently each time"
     return None
 
 
@@ -84,8 +96,8 @@ def _name(data: Any) -> str:
     return f"{kind} {meta.get('name')}" if kind else "a document"
 
 
-def _difference(want: Any, got: Any, path: tuple) -> str:
-    """The dotted path of the first place `got` differs from `want`."""
+def _difference(want: Any, got: Any, path: tuple) -> tuple:
+    """The path of the first place `got` differs from `want`."""
     if isinstance(want, dict) and isinstance(got, dict):
         for key in list(want) + [k for k in got if k not in want]:
             if want.get(key, _ABSENT) != got.get(key, _ABSENT):
@@ -94,6 +106,33 @@ def _difference(want: Any, got: Any, path: tuple) -> str:
         for i, (a, b) in enumerate(zip(want, got)):
             if a != b:
                 return _difference(a, b, path + (i,))
+    return path
+
+
+def _value(data: Any, path: tuple) -> Any:
+    for step in path:
+        if isinstance(data, dict) and step in data or isinstance(data, list) and isinstance(step, int) \
+                and 0 <= step < len(data):
+            data = data[step]
+        else:
+            return _ABSENT
+    return data
+
+
+def _replaced(data: Any, path: tuple, value: Any) -> Any:
+    """`data` with the node at `path` made `value` (removed when _ABSENT)."""
+    if not path:
+        return value
+    out = copy.copy(data)
+    head = path[0]
+    if len(path) == 1 and value is _ABSENT:
+        del out[head]
+    else:
+        out[head] = _replaced(out[head] if head in out or isinstance(out, list) else {}, path[1:], value)
+    return out
+
+
+def _dotted(path: tuple) -> str:
     out = ""
     for item in path:
         out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
@@ -101,3 +140,4 @@ def _difference(want: Any, got: Any, path: tuple) -> str:
 
 
 _ABSENT = object()
+_UNSTABLE_MAX = 20   # places of one document a template may generate anew on each render
