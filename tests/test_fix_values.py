@@ -315,3 +315,19 @@ def test_what_a_template_generates_anew_on_each_render_does_not_stop_a_values_fi
     assert (code, err.splitlines()) == (0, ["gpulint: 1 fixed, 0 remaining"])
     assert (chart / "values.yaml").read_text() == \
         "resources:\n  requests:\n    nvidia.com/gpu: 1\n  limits:\n    nvidia.com/gpu: 1\n"
+
+
+def test_a_chart_ci_values_render_is_fixed_in_its_ci_values_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chart's `ci/gpu-values.yaml` render asks for the GPUs: the limit goes there, values.yaml stays."""
+    chart = tmp_path / "ci-chart"
+    shutil.copytree(CHARTS / "given-values", chart, ignore=shutil.ignore_patterns("*.fixed", "values-prod.yaml"))
+    (chart / "ci").mkdir()
+    shutil.copy(CHARTS / "given-values" / "values-prod.yaml", chart / "ci" / "gpu-values.yaml")
+    monkeypatch.chdir(tmp_path)
+    _code, report = scan_json("ci-chart")
+    assert [(f["rule"], f["line"], f["column"], f["fix"]["path"]) for f in report["findings"]] == \
+        [("GPU101", 13, 13, "ci-chart/ci/gpu-values.yaml")]
+    code, _out, err = run_cli("scan", "--fix", "ci-chart")
+    assert (code, err.splitlines()) == (0, ["gpulint: 1 fixed, 0 remaining"])
+    assert (chart / "ci" / "gpu-values.yaml").read_bytes() == (CHARTS / "given-values" / "values-prod.yaml.fixed").read_bytes()
+    assert (chart / "values.yaml").read_bytes() == (CHARTS / "given-values" / "values.yaml").read_bytes()
