@@ -36,6 +36,7 @@ from gpulint.render.chartcopy import copy_chart
 from gpulint.render.chartfix import STAND_IN, ChartFile, ChartFix, Dependency, apply, learn
 from gpulint.render.helmschema import remote_schema_reference
 from gpulint.render.mapping import TemplateMapper
+from gpulint.render.overlay import edited
 from gpulint.render.template import Template
 from gpulint.render.tools import (
     RunResult,
@@ -48,7 +49,6 @@ from gpulint.render.tools import (
     value_at,
     which,
 )
-from gpulint.render.overlay import edited
 from gpulint.render.values import (
     SetEntry,
     ValuesChain,
