@@ -37,11 +37,14 @@ class NoFix(Exception):
 
 
 def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: bool,
-           mapped: "Callable[[tuple], list[MappedLocation]] | None" = None) -> None:
+           mapped: "Callable[[tuple], list[MappedLocation]] | None" = None,
+           origin: "Callable[[Fix], FindingFix | str | None] | None" = None) -> None:
     """Give `finding` the text edits of its violation's fix, or the reason it has none.
     `rendered`: the document is a renderer's output (Helm, Kustomize), not a file the user edits;
     so is a document of saved Helm output (a `# Source:` comment before it), and a template.
-    `mapped`: where a path of a rendered object comes from (template, values file, origin)."""
+    `mapped`: where a path of a rendered object comes from (template, values file, origin).
+    `origin`: a Kustomize build's fix made in the file that writes the value (fix/kustomize.py),
+    or why it cannot be."""
     if violation.no_fix is not None:
         finding.no_fix = violation.no_fix
     fix = violation.fix
@@ -60,11 +63,17 @@ def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: 
                 finding.fix = in_values
             else:
                 finding.no_fix = NO_FIX_TEMPLATE
-        elif written is not None:   # a resource, or the patch that set the value
-            finding.no_fix = (f"no fix: the object is built by Kustomize; the value is written at "
+            return
+        made = origin(fix) if origin is not None else None
+        if isinstance(made, FindingFix):
+            finding.fix = made
+            return
+        why = f": {made}" if made else ""
+        if written is not None:   # a resource, or the patch that set the value
+            finding.no_fix = (f"no fix: the object is built by Kustomize{why}; the value is written at "
                               f"{written.file}:{written.span.line}")
         else:
-            finding.no_fix = "no fix: the object is built by Kustomize"
+            finding.no_fix = f"no fix: the object is built by Kustomize{why}"
         return
     try:
         edits = resolve(doc, fix)

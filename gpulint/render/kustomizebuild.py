@@ -94,12 +94,14 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
         result = run(_argv(tool, str(wrapper)), None, options.timeout, scratch, options.memory)
         if result.ok:
             text, origins = strip_origins(result.stdout, wrapper, target, display)
-            return Rendered(name, text, KustomizeMapper(target, display, origins), sources=found.digest())
+            return Rendered(name, text, KustomizeMapper(target, display, origins, found.repository),
+                            sources=found.digest())
         plain = result if result.timed_out else run(_argv(tool, str(real)), None, options.timeout, scratch,
                                                     options.memory)
         if plain.ok:
             text, origins = strip_origins(plain.stdout, wrapper, target, display)
-            return Rendered(name, text, KustomizeMapper(target, display, origins), sources=found.digest())
+            return Rendered(name, text, KustomizeMapper(target, display, origins, found.repository),
+                            sources=found.digest())
         message = replace_paths(plain.message, [(str(scratch), "(temporary directory)"), (str(target), display)])
     return _fallback(name, display, target, found, f"kustomize build failed: {message}", message)
 
@@ -258,8 +260,9 @@ def _origin(data: dict, wrapper: Path, target: Path, display: str) -> Origin:
 class KustomizeMapper:
     """Maps built objects to the patch that set a value, or else to their resource file."""
 
-    def __init__(self, root: Path, display: str, origins: dict[int, Origin]) -> None:
+    def __init__(self, root: Path, display: str, origins: dict[int, Origin], repository: Path | None = None) -> None:
         self._root = root
+        self.repository = repository or root   # what the audit allowed the build to read
         self._display = display
         self._origins = origins
         self._chain: list[kz.Kustomization] | None = None
