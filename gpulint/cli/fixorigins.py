@@ -1,0 +1,183 @@
+"""`--fix` in the files of kustomizations: a finding on a build whose fix is made in the resource
+or patch file that writes the value (fix/kustomize.py). Each round builds, in a private copy
+with the edited files (render/kustomizecopy.py), EVERY kustomization of the scan that reads
+the file (a base shared by several overlays changes them all) and scans the file itself
+when it is an input of its own too; a fix is dropped as an internal error when its finding
+stays or any new finding appears in any of them. A file both scanned on its own and read by
+a kustomization is fixed once, here, for the findings of both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from gpulint.inputs.discovery import Input
+from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
+from gpulint.results.inputkind import InputKind
+from gpulint.results.scanning import ScanResult
+from gpulint.scan.reader import InputReader
+
+
+@dataclass
+class Target:
+    """A file of the repository that fixes of kustomization findings edit."""
+
+    display: str
+    real: str
+    repository: Path
+    builds: list[Input] = field(default_factory=list)    # the kustomizations that read it
+    plain: list[Input] = field(default_factory=list)     # the file itself as an input of the scan
+
+
+def targets(result: ScanResult, inputs: list, reader: InputReader, wanted: Callable[[Finding], bool]) -> list[Target]:
+    """The files kustomization findings' fixes (those `wanted`) are in, with who reads them."""
+    from gpulint.render.base import join_display
+    from gpulint.render.boundary import repository_root
+    from gpulint.render.kustomizecopy import files_of
+    from gpulint.render.tools import real_path
+
+    files = sorted({f.fix.file for f in result.findings
+                    if f.fix is not None and f.fix.file is not None and wanted(f)})
+    builds = [item for item in inputs if item.kind is InputKind.KUSTOMIZATION and item.real is not None
+              and reader.rendered(item).text is not None]
+    if not files or not builds:
+        return []
+    scan_roots = reader.render_options.scan_roots
+    read: list[tuple[Input, Path, set[Path]]] = []
+    for item in builds:
+        root = real_path(Path(item.real))    # type: ignore[arg-type]
+        repository = repository_root(root, scan_roots)
+        read.append((item, repository, files_of(root, repository)))
+    out = []
+    for file in files:
+        for item, repository, paths in read:
+            root = real_path(Path(item.real))   # type: ignore[arg-type]
+            real = next((p for p in paths if join_display(item.display, os.path.relpath(p, root)) == file), None)
+            if real is None:
+                continue
+            target = Target(file, str(real), repository)
+            target.builds = [other for other, repo, others in read if real in others and repo == repository]
+            target.plain = [i for i in inputs if i.kind is InputKind.MANIFEST and i.real is not None
+                            and os.path.realpath(i.real) == str(real)]
+            out.append(target)
+            break
+    return out
+
+
+class _Bytes(InputReader):
+    def __init__(self, data: bytes) -> None:
+        super().__init__()
+        self._data = data
+
+    def small(self, item: Any) -> bytes | None:
+        return self._data
+
+
+def fix_targets(run: Any, found: list[Target], result: ScanResult, reader: InputReader, rescan_config: Any,
+                index: Any, contexts: Any, allows: Callable[[Finding], bool], opt_in: Callable[[Finding], bool],
+                unreadable: Callable[[Finding], bool], read_source: Callable, counted: Callable,
+                file_fix: Callable) -> None:
+    """Fix each target in turn, each one built with the fixes of those before it; `read_source`,
+    `counted` and `file_fix` are cli/fixcmd.py's (the source read, fix_file's counts, FileFix)."""
+    from gpulint.load.regular import read_regular
+
+    edited: dict[str, bytes] = {}
+    made: list[Any] = []
+    names: list[str] = []
+    for target in found:
+        if os.path.islink(target.real) or not os.path.isfile(target.real):
+            run.notes.append(f"{target.display}: not fixed: not a regular file")
+            continue
+        source = read_source(run, target.display, lambda target=target: read_regular(target.real))
+        if source is None:
+            continue
+        own = [i.display for i in target.builds + target.plain]
+        names += [name for name in own if name not in names]
+        before = [f for report in result.files if report.file in own for f in report.findings]
+        held = {_identity(f) for f in before if f.suppressed is not None}
+
+        def rescan(text: str, target: Target = target, source: Any = source) -> FileReport:
+            files = {**edited, target.real: source.encode(text)}
+            return _mine(target, _scan_all(target, files, reader, rescan_config, index, contexts))
+
+        first = rescan(source.text) if edited else _mine(target, (STATUS_SCANNED, before))
+
+        def allowed(finding: Finding, held: set = held) -> bool:
+            return allows(finding) and _identity(finding) not in held
+
+        outcome = counted(run, target.display, source.text, first, rescan, allowed, opt_in,
+                          unreadable=unreadable, chains=False)
+        if outcome is None or outcome.text == source.text:
+            continue
+        edited[target.real] = source.encode(outcome.text)
+        made.append(file_fix(target.display, target.real, source.text, outcome.text, source, outcome.report))
+    if not made:
+        return
+    # The scan of everything the fixed files feed, once, with all of them edited: one report standing
+    # for all those inputs (as a chart's stands for its values file's), given to the first fixed file.
+    reports = []
+    for target in found:
+        if target.real in edited:
+            reports.append(_scan_all(target, edited, reader, rescan_config, index, contexts))
+    status = next((s for s, _f in reports if s != STATUS_SCANNED), STATUS_SCANNED)
+    seen: set = set()
+    findings = []
+    for _status, found_here in reports:
+        for finding in found_here:
+            key = (finding.file, finding.rule_id, finding.span, finding.message)
+            if key not in seen:
+                seen.add(key)
+                findings.append(finding)
+    made[0].report = FileReport(made[0].display, status, sorted(findings, key=Finding.sort_key))
+    made[0].replaces = tuple(sorted(names))
+    run.files += made
+
+
+def _scan_all(target: Target, files: dict[str, bytes], reader: InputReader, config: Any, index: Any,
+              contexts: Any) -> tuple[str, list[Finding]]:
+    """Every kustomization reading the target, built in a private copy with `files` edited, and the
+    target itself as its own input: (a status other than scanned if one had it, their findings)."""
+    from gpulint.render.kustomizecopy import files_of, private_copy
+    from gpulint.render.tools import real_path
+    from gpulint.scan.dispatch import scan_input
+
+    status, found = STATUS_SCANNED, []
+    copied: set[Path] = set()
+    for item in target.builds:
+        copied |= files_of(real_path(Path(item.real)), target.repository)   # type: ignore[arg-type]
+    copied |= {Path(path) for path in files if path.startswith(str(target.repository) + os.sep)}
+    fresh = InputReader(reader.render_options)   # nothing of the first builds is reused
+    with private_copy(target.repository, copied, files) as root:
+        for item in target.builds:
+            rel = os.path.relpath(real_path(Path(item.real)), target.repository)   # type: ignore[arg-type]
+            copy = dataclasses.replace(item, real=str(root / rel))
+            report = scan_input(copy, config, index, fresh, contexts)
+            if report.status != STATUS_SCANNED:
+                status = report.status
+            found += report.findings
+    for item in target.plain:
+        data = files.get(target.real)
+        report = scan_input(item, config, index, _Bytes(data) if data is not None else InputReader(), contexts)
+        if report.status != STATUS_SCANNED:
+            status = report.status
+        found += report.findings
+    return status, found
+
+
+def _mine(target: Target, scanned: tuple[str, list[Finding]]) -> FileReport:
+    """The findings as the target's fixes see them: fixes in other files are not its to apply."""
+    status, found = scanned
+    own = {i.display for i in target.plain}
+    return FileReport(target.display, status, [
+        f if f.fix is None or f.fix.file == target.display or (f.fix.file is None and f.file in own)
+        else dataclasses.replace(f, fix=None) for f in found])
+
+
+def _identity(finding: Finding) -> tuple:
+    from gpulint.fix.rounds import identity
+
+    return identity(finding)
