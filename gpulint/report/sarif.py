@@ -378,6 +378,8 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
     if suppressions:
         result["suppressions"] = suppressions
     fixes = _fixes(finding, primary is None and source is None, path, bases)
+    if not fixes and _in_origin(finding, locator):   # a kustomization's fix, in the file that writes the value
+        fixes = _fixes(finding, True, locator.locate(finding.fix.file), bases)   # type: ignore[union-attr]
     if fixes:
         result = {"fixes": fixes, **result}   # the first key in sorted order
     return result
@@ -398,6 +400,14 @@ def _fixes(finding: Finding, in_place: bool, path: RepoPath, bases: "_BaseIds") 
     return [{"artifactChanges": [{"artifactLocation": bases.artifact(path), "replacements": replacements}],
              "description": {"text": f"{fix.title} ({fix.applicability} fix)"},
              "properties": {"applicability": fix.applicability}}]
+
+
+def _in_origin(finding: Finding, locator: Locator) -> bool:
+    """A fix of a kustomization's build made in a resource or patch file of the repository (an
+    artifact change may name any artifact). A Helm values file's fix is not offered here."""
+    fix = finding.fix
+    return (fix is not None and fix.file is not None and finding.source is not None
+            and finding.source.role == "origin" and locator.exists_in_repo(fix.file))
 
 
 _FIRST_LINE = Span(1, 1, 1, 1)
