@@ -66,12 +66,15 @@ def _place(found: Any, obj: KubeObject, fix: Fix) -> FindingFix:
             if not written:
                 raise NoFix("the value is not written in a file of the kustomization (a transformer or "
                             "generator makes it)")
+            replaced = found.replacing(rel, built)
+            if replaced is not None:
+                raise NoFix(f"the replacement at {replaced[0]}:{replaced[1]} sets it")
             layer, path = written[0]
             if edit.op != "set" and len(written) > 1:
                 raise NoFix("it is written in several files (" + ", ".join(where(*w) for w in written) + ")")
             if value_at(layer.doc.data, path) != value_at(built, rel):
-                raise NoFix(f"the value written at {where(layer, path)} is changed on its way into the build "
-                            "(a transformer: images, replicas, replacements or vars)")
+                raise NoFix("a transformer (images, replicas, replacements, vars) changes the value on its way "
+                            "into the build")
             if edit.op != "set" and path == layer.base and layer.base:
                 raise NoFix(f"it is a whole JSON patch operation's value ({where(layer, path)}); remove "
                             "or change the operation yourself")

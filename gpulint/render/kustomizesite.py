@@ -11,6 +11,7 @@ the first one that writes a value is the one the build kept.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,16 @@ class Layers:
     # Every JSON 6902 operation that applies to the object: (its path as a pointer, file, line).
     pointers: list[tuple[tuple, str, int]] = field(default_factory=list)
     why: str | None = None     # the object has no file to edit, and why
+    # Fields of the object a `replacements` entry sets: (the field path's steps, file, line).
+    replaced: list[tuple[tuple, str, int]] = field(default_factory=list)
+
+    def replacing(self, rel: tuple, built: Any) -> tuple[str, int] | None:
+        """The replacement (file, line) that sets the node at `rel` of the built object or one above it."""
+        for steps, display, line in self.replaced:
+            if len(steps) <= len(rel) and all(_step_matches(step, rel[:i + 1], built)
+                                              for i, step in enumerate(steps)):
+                return display, line
+        return None
 
 
 def layers(mapper: KustomizeMapper, obj: KubeObject) -> Layers:
@@ -82,6 +93,7 @@ def layers(mapper: KustomizeMapper, obj: KubeObject) -> Layers:
                                   if _same_object(doc.data, obj, not patch.target)]
             else:
                 _inline(out, mapper, k, patch, obj)
+        _replacements(out, mapper, k, obj)
     if not inside(origin.file, repository):
         out.why = "the object's resource file is outside the repository"
         return out
@@ -93,6 +105,68 @@ def layers(mapper: KustomizeMapper, obj: KubeObject) -> Layers:
     else:
         out.why = f"the object is not written as one document of {origin.display}"
     return out
+
+
+def _replacements(out: Layers, mapper: KustomizeMapper, k: kz.Kustomization, obj: KubeObject) -> None:
+    """The field paths the kustomization's `replacements` (inline, or in files) set in the object."""
+    entries = k.data.get("replacements")
+    if not isinstance(entries, list) or k.doc is None:
+        return
+    for i, entry in enumerate(entries):
+        span = k.doc.span(("replacements", i))
+        display, line = mapper._display_of(k.file), span.line if span is not None else 1
+        found: list = [entry]
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str) and not kz.is_remote(entry["path"]):
+            real = Path(os.path.normpath(k.directory / entry["path"]))
+            display, line = mapper._display_of(real), 1
+            found = []
+            for doc in mapper._load(real):
+                found += doc.data if isinstance(doc.data, list) else [doc.data]
+        for replacement in found:
+            targets = replacement.get("targets") if isinstance(replacement, dict) else None
+            for target in targets if isinstance(targets, list) else []:
+                select = target.get("select") if isinstance(target, dict) else None
+                if not isinstance(select, dict) or not _selects(select, obj):
+                    continue
+                for path in target.get("fieldPaths") or []:
+                    if isinstance(path, str):
+                        out.replaced.append((field_steps(path), display, line))
+
+
+def field_steps(path: str) -> tuple:
+    r"""A kustomize field path (`spec.containers.[name=app].image`, `a\.b` a key with a dot) as steps."""
+    steps: list[str] = []
+    current, bracket, escaped = "", False, False
+    for char in path:
+        if escaped:
+            current += char
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "[":
+            bracket = True
+            current += char
+        elif char == "]":
+            bracket = False
+            current += char
+        elif char == "." and not bracket:
+            steps.append(current)
+            current = ""
+        else:
+            current += char
+    steps.append(current)
+    return tuple(steps)
+
+
+def _step_matches(step: str, path: tuple, built: Any) -> bool:
+    last = path[-1]
+    if step == "*":
+        return True
+    if step.startswith("[") and step.endswith("]") and "=" in step:
+        key, _eq, value = step[1:-1].partition("=")
+        item = _get(built, path)
+        return isinstance(last, int) and isinstance(item, dict) and str(item.get(key)) == value
+    return step == str(last)
 
 
 def _operations(out: Layers, doc: Document, display: str, real: Path, what: str) -> None:
