@@ -25,9 +25,9 @@ from gpulint.api import Applicability, Edit, Fix, KeyAt, Rule, Severity, Violati
 from gpulint.scan import registry
 
 GOLDEN = FIXTURES / "fixes"
-# Charts (fixes of their values files) are tests/test_fix_values.py's.
+# Charts (fixes of their values files) are tests/test_fix_values.py's, kustomizations tests/test_fix_kustomize.py's.
 BEFORE = sorted(p for p in GOLDEN.rglob("*") if p.suffix in (".yaml", ".json")
-                and "charts" not in p.relative_to(GOLDEN).parts)
+                and not {"charts", "kustomize"} & set(p.relative_to(GOLDEN).parts))
 VARIANTS = {
     "lf": lambda data: data,
     "crlf-bom": lambda data: codecs.BOM_UTF8 + data.replace(b"\n", b"\r\n"),

@@ -98,7 +98,7 @@ def fix_targets(run: Any, found: list[Target], result: ScanResult, reader: Input
         own = [i.display for i in target.builds + target.plain]
         names += [name for name in own if name not in names]
         before = [f for report in result.files if report.file in own for f in report.findings]
-        held = {_identity(f) for f in before if f.suppressed is not None}
+        held = {_identity(_tagged(f)) for f in before if f.suppressed is not None}
 
         def rescan(text: str, target: Target = target, source: Any = source) -> FileReport:
             files = {**edited, target.real: source.encode(text)}
@@ -173,8 +173,14 @@ def _mine(target: Target, scanned: tuple[str, list[Finding]]) -> FileReport:
     status, found = scanned
     own = {i.display for i in target.plain}
     return FileReport(target.display, status, [
-        f if f.fix is None or f.fix.file == target.display or (f.fix.file is None and f.file in own)
-        else dataclasses.replace(f, fix=None) for f in found])
+        _tagged(f if f.fix is None or f.fix.file == target.display or (f.fix.file is None and f.file in own)
+                else dataclasses.replace(f, fix=None)) for f in found])
+
+
+def _tagged(finding: Finding) -> Finding:
+    """The finding with its object named with the input it was found in: the same Deployment built by two
+    overlays is two objects, and a fix that mends one and breaks the other must not look like a no-op."""
+    return dataclasses.replace(finding, obj=(finding.file, finding.obj))   # type: ignore[arg-type]
 
 
 def _identity(finding: Finding) -> tuple:

@@ -193,10 +193,16 @@ def _inline(out: Layers, mapper: KustomizeMapper, k: kz.Kustomization, patch: kz
     text = block_text(doc, patch.inline_path)
     if text is None:
         value = _get(doc.data, patch.inline_path)
+        # Read to know what it writes; its positions are not the file's, so it is never edited.
         body = [d for d in load_documents(value) if isinstance(d, Document)] if isinstance(value, str) else []
-        if any(isinstance(d.data, list) or _same_object(d.data, obj, not patch.target) for d in body):
-            out.found.append(Layer(display, k.file, doc, (), (), "inline patch",
-                                   blocked="the inline patch is not written as a literal `|` block"))
+        first = len(out.found)
+        for inner in reversed(body):
+            if patch.json6902 or isinstance(inner.data, list):
+                _operations(out, inner, display, k.file, "inline JSON patch")
+            elif _same_object(inner.data, obj, not patch.target):
+                out.found.append(Layer(display, k.file, inner, (), (), "inline patch"))
+        for layer in out.found[first:]:
+            layer.blocked = "the inline patch is not written as a literal `|` block"
         return
     for inner in reversed([d for d in load_documents(text) if isinstance(d, Document)]):
         if patch.json6902 or isinstance(inner.data, list):
