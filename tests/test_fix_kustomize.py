@@ -275,8 +275,25 @@ def test_no_fix_for_a_whole_json_patch_value(kustomize: str, tmp_path: Path, mon
         "base/trainer.yaml": base,
         "a/kustomization.yaml": "resources:\n- ../base\npatches:\n- path: ops.yaml\n  target: {kind: Deployment}\n",
         "a/ops.yaml": ops}, "GPU003") == [
-        ("a/ops.yaml", 3, "no fix: the object is built by Kustomize: it is a whole JSON patch operation's value "
-         "(a/ops.yaml:3); remove or change the operation yourself; the value is written at a/ops.yaml:3")]
+        ("a/ops.yaml", 3, "no fix: the object is built by Kustomize: it is all the value of the JSON patch "
+         "operation at a/ops.yaml:1; removing the patch's only operation is left to you; the value is written at "
+         "a/ops.yaml:3")]
+
+
+def test_an_add_operation_that_only_adds_the_finding_is_deleted(kustomize: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    base = _BASE["base/trainer.yaml"].replace('        - name: NVIDIA_VISIBLE_DEVICES\n          value: "0"\n', "")
+    keep = "- op: replace  # louder logs\n  path: /spec/template/spec/containers/0/env/0/value\n  value: debug\n"
+    ops = keep + ("- op: add\n  path: /spec/template/spec/containers/0/env/-\n"
+                  "  value: {name: NVIDIA_VISIBLE_DEVICES, value: \"1\"}\n# end\n")
+    _write(tmp_path, {**_BASE, "base/trainer.yaml": base, "a/ops.yaml": ops,
+                      "a/kustomization.yaml": "resources:\n- ../base\npatches:\n- path: ops.yaml\n"
+                                              "  target: {kind: Deployment}\n"})
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, _out, err = run_cli("scan", "--kustomize", kustomize, "--fix", "--unsafe-fixes", "--select", "GPU003", "a")
+    assert code == 0, err
+    assert (tmp_path / "a/ops.yaml").read_text() == keep + "# end\n"
 
 
 def test_no_fix_when_the_object_is_ambiguous_in_its_file(kustomize: str, tmp_path: Path,

@@ -75,9 +75,10 @@ def _place(found: Any, obj: KubeObject, fix: Fix) -> FindingFix:
             if value_at(layer.doc.data, path) != value_at(built, rel):
                 raise NoFix("a transformer (images, replicas, replacements, vars) changes the value on its way "
                             "into the build")
-            if edit.op != "set" and path == layer.base and layer.base:
-                raise NoFix(f"it is a whole JSON patch operation's value ({where(layer, path)}); remove "
-                            "or change the operation yourself")
+            if layer.base and edit.op == "delete" and len(_emptied(layer.doc.data, path)) <= len(layer.base):
+                path = _whole_operation(layer, path, f"{layer.display}:{layer.line(())}")
+            elif edit.op == "rename" and path == layer.base and layer.base:
+                raise NoFix(f"the key is named by the JSON patch operation's path ({where(layer, path)})")
             if edit.op == "delete" and rel and isinstance(rel[-1], int):
                 _shifts(found, rel)
         else:
@@ -104,6 +105,31 @@ def _place(found: Any, obj: KubeObject, fix: Fix) -> FindingFix:
         edits.append(Edit(edit.op, path, value))
     return FindingFix(fix.title, fix.applicability.value, resolve(chosen.doc, Fix(fix.title, fix.applicability,
                                                                                   tuple(edits))), chosen.display)
+
+
+def _emptied(data: Any, path: tuple) -> tuple:
+    """What deleting `path` deletes: mappings and lists it leaves empty go too (fix/resolve.py's rule)."""
+    from gpulint.render.kustomizesite import value_at
+
+    while len(path) > 1 and isinstance(path[-2], str):
+        parent = value_at(data, path[:-1])
+        if not isinstance(parent, (dict, list)) or len(parent) != 1:
+            break
+        path = path[:-1]
+    return path
+
+
+def _whole_operation(layer: Any, path: tuple, at: str) -> tuple:
+    """Deleting all a JSON 6902 `add` operation adds is deleting the operation; a `replace` (the value
+    before it would come back) or the patch's only operation is left to the user."""
+    index = layer.base[0]
+    ops = layer.doc.data
+    if ops[index].get("op") != "add" or len(ops) < 2:
+        raise NoFix(f"it is all the value of the JSON patch operation at {at}"
+                    + ("" if ops[index].get("op") == "add" else ", which replaces another value")
+                    + ("; removing the patch's only operation is left to you" if len(ops) < 2 else
+                       "; removing it is left to you"))
+    return (index,)
 
 
 def _insertion(found: Any, chosen: Any, rel: tuple, built: Any, op: str) -> tuple[Any, tuple]:

@@ -41,7 +41,8 @@ class Layer:
     blocked: str | None = None   # why this layer is not edited (an inline patch not written as a `|` block)
 
     def line(self, path: tuple = ()) -> int:
-        span = self.doc.span(self.base + path)
+        """The line of the node at `path` under the layer's node (of a JSON patch: the operation's line)."""
+        span = self.doc.span((self.base + path) if path or not self.base else self.base[:1])
         return span.line if span is not None else self.doc.line_offset + 1
 
 
