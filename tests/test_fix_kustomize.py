@@ -188,11 +188,11 @@ def test_a_base_fix_that_breaks_another_overlay_is_dropped(kustomize: str, tmp_p
                                      "        resources:\n          limits:\n            nvidia.com/gpu: 2\n")})
     (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
-    code, _out, err = run_cli("scan", "--kustomize", kustomize, "--fix", "--select", "GPU102", "a", "c")
+    code, _out, err = run_cli("scan", "--kustomize", kustomize, "--fix", "--select", "GPU102", ".")
     assert code == 2
     assert (tmp_path / "base/trainer.yaml").read_text() == _BASE["base/trainer.yaml"]
     assert ("base/trainer.yaml:22:29: internal error: the fix of GPU102 (make the nvidia.com/gpu request equal to "
-            "its limit) was not applied: it adds a GPU102 finding at c (rendered):") in err
+            "its limit) was not applied: it adds a GPU102 finding at c (rendered):") in err, err
     assert "gpulint: 0 fixed, 1 remaining" in err
 
 
@@ -320,3 +320,18 @@ def test_no_fix_in_an_inline_patch_that_is_no_literal_block(kustomize: str, tmp_
         "a/kustomization.yaml": f"resources:\n- ../base\npatches:\n- patch: \"{patch}\"\n"}, "GPU007")
     assert found == [("a/kustomization.yaml", 4, "no fix: the object is built by Kustomize: the inline patch is "
                       "not written as a literal `|` block; the value is written at a/kustomization.yaml:4")]
+
+
+def test_a_file_outside_the_paths_scanned_is_not_edited(kustomize: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scanning one overlay: its base may feed overlays the scan never builds, so it is left as it is."""
+    _write(tmp_path, {**_BASE, "b/kustomization.yaml": "resources:\n- ../base\n"})
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli("scan", "--kustomize", kustomize, "--diff", "--select", "GPU102", "a")
+    assert (code, out) == (0, "")
+    assert ("gpulint: base/trainer.yaml: not fixed: it is outside the paths scanned, and kustomizations the scan "
+            "did not build may read it (scan a directory that holds it)\n") in err
+    code, _out, err = run_cli("scan", "--kustomize", kustomize, "--fix", "--select", "GPU102", "a")
+    assert code == 1 and "gpulint: 0 fixed, 1 remaining" in err
+    assert (tmp_path / "base/trainer.yaml").read_text() == _BASE["base/trainer.yaml"]

@@ -97,7 +97,8 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
     if any(item.kind is InputKind.KUSTOMIZATION for item in inputs):   # fixes in kustomizations' files
         from gpulint.cli.fixorigins import targets
 
-        origins = targets(result, inputs, reader, lambda f: f.suppressed is None and rules_policy.allows(f))
+        origins = targets(result, inputs, reader, lambda f: f.suppressed is None and rules_policy.allows(f),
+                          run.notes)
     in_origins = {i.display for t in origins for i in t.plain} | {t.display for t in origins}
     todo = []
     for report in result.files:

@@ -31,12 +31,16 @@ class Target:
     repository: Path
     builds: list[Input] = field(default_factory=list)    # the kustomizations that read it
     plain: list[Input] = field(default_factory=list)     # the file itself as an input of the scan
+    reads: set[Path] = field(default_factory=set)        # every file those builds read
 
 
-def targets(result: ScanResult, inputs: list, reader: InputReader, wanted: Callable[[Finding], bool]) -> list[Target]:
-    """The files kustomization findings' fixes (those `wanted`) are in, with who reads them."""
+def targets(result: ScanResult, inputs: list, reader: InputReader, wanted: Callable[[Finding], bool],
+            notes: list[str]) -> list[Target]:
+    """The files kustomization findings' fixes (those `wanted`) are in, with who reads them. A file
+    outside the paths scanned is not edited (a note says so): kustomizations the scan did not see
+    may read it, and no build of theirs would check the edit."""
     from gpulint.render.base import join_display
-    from gpulint.render.boundary import repository_root
+    from gpulint.render.boundary import inside, repository_root
     from gpulint.render.kustomizecopy import files_of
     from gpulint.render.tools import real_path
 
@@ -59,13 +63,25 @@ def targets(result: ScanResult, inputs: list, reader: InputReader, wanted: Calla
             real = next((p for p in paths if join_display(item.display, os.path.relpath(p, root)) == file), None)
             if real is None:
                 continue
+            if scan_roots and not any(inside(real, _directory(root)) for root in scan_roots):
+                notes.append(f"{file}: not fixed: it is outside the paths scanned, and kustomizations the scan "
+                             "did not build may read it (scan a directory that holds it)")
+                break
             target = Target(file, str(real), repository)
             target.builds = [other for other, repo, others in read if real in others and repo == repository]
+            target.reads = {p for other, repo, others in read if other in target.builds for p in others}
             target.plain = [i for i in inputs if i.kind is InputKind.MANIFEST and i.real is not None
                             and os.path.realpath(i.real) == str(real)]
             out.append(target)
             break
     return out
+
+
+def _directory(path: str) -> Path:
+    from gpulint.render.tools import real_path
+
+    real = real_path(Path(path))
+    return real if real.is_dir() else real.parent
 
 
 class _Bytes(InputReader):
@@ -141,15 +157,12 @@ def _scan_all(target: Target, files: dict[str, bytes], reader: InputReader, conf
               contexts: Any) -> tuple[str, list[Finding]]:
     """Every kustomization reading the target, built in a private copy with `files` edited, and the
     target itself as its own input: (a status other than scanned if one had it, their findings)."""
-    from gpulint.render.kustomizecopy import files_of, private_copy
+    from gpulint.render.kustomizecopy import private_copy
     from gpulint.render.tools import real_path
     from gpulint.scan.dispatch import scan_input
 
     status, found = STATUS_SCANNED, []
-    copied: set[Path] = set()
-    for item in target.builds:
-        copied |= files_of(real_path(Path(item.real)), target.repository)   # type: ignore[arg-type]
-    copied |= {Path(path) for path in files if path.startswith(str(target.repository) + os.sep)}
+    copied = target.reads | {Path(path) for path in files if path.startswith(str(target.repository) + os.sep)}
     fresh = InputReader(reader.render_options)   # nothing of the first builds is reused
     with private_copy(target.repository, copied, files) as root:
         for item in target.builds:
