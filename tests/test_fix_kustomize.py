@@ -90,9 +90,13 @@ def test_golden_fix_builds_scans_clean_and_a_second_fix_changes_nothing(kustomiz
 
 def test_safe_fixes_alone(kustomize: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tree = _tree(tmp_path, monkeypatch)
-    code, _out, err = run_cli("scan", "--kustomize", kustomize, "--fix", "gpu-train")
+    code, out, err = run_cli("scan", "--kustomize", kustomize, "--fix", "--format", "json", "gpu-train")
     assert code == 1
     assert "gpulint: 3 fixed, 2 remaining (2 with --unsafe-fixes)\n" in err
+    left = json.loads(out)   # the scan of the fixed files: what the unsafe fixes would still do
+    assert [(f["rule"], f["path"], f["line"], f["fix"]["path"]) for f in left["findings"]] == [
+        ("GPU007", "gpu-train/overlays/a/kustomization.yaml", 18, "gpu-train/overlays/a/kustomization.yaml"),
+        ("GPU003", "gpu-train/overlays/a/pin-gpu.yaml", 11, "gpu-train/overlays/a/pin-gpu.yaml")]
     for name in ("base/trainer.yaml", "overlays/b/more-gpus.yaml", "overlays/b/metrics-gpu.yaml"):
         assert (tree / name).read_bytes() == (GOLDEN / f"{name}.fixed").read_bytes()
     for name in ("overlays/a/pin-gpu.yaml", "overlays/a/kustomization.yaml"):

@@ -103,7 +103,6 @@ def fix_targets(run: Any, found: list[Target], result: ScanResult, reader: Input
 
     edited: dict[str, bytes] = {}
     made: list[Any] = []
-    names: list[str] = []
     for target in found:
         if os.path.islink(target.real) or not os.path.isfile(target.real):
             run.notes.append(f"{target.display}: not fixed: not a regular file")
@@ -111,8 +110,7 @@ def fix_targets(run: Any, found: list[Target], result: ScanResult, reader: Input
         source = read_source(run, target.display, lambda target=target: read_regular(target.real))
         if source is None:
             continue
-        own = [i.display for i in target.builds + target.plain]
-        names += [name for name in own if name not in names]
+        own = {i.display for i in target.builds + target.plain}
         before = [f for report in result.files if report.file in own for f in report.findings]
         held = {_identity(_tagged(f)) for f in before if f.suppressed is not None}
 
@@ -130,27 +128,31 @@ def fix_targets(run: Any, found: list[Target], result: ScanResult, reader: Input
         if outcome is None or outcome.text == source.text:
             continue
         edited[target.real] = source.encode(outcome.text)
-        made.append(file_fix(target.display, target.real, source.text, outcome.text, source, outcome.report))
-    if not made:
-        return
-    # The scan of everything the fixed files feed, once, with all of them edited: one report standing
-    # for all those inputs (as a chart's stands for its values file's), given to the first fixed file.
-    reports = []
-    for target in found:
-        if target.real in edited:
-            reports.append(_scan_all(target, edited, reader, rescan_config, index, contexts))
-    status = next((s for s, _f in reports if s != STATUS_SCANNED), STATUS_SCANNED)
-    seen: set = set()
-    findings = []
-    for _status, found_here in reports:
-        for finding in found_here:
-            key = (finding.file, finding.rule_id, finding.span, finding.message)
-            if key not in seen:
-                seen.add(key)
-                findings.append(finding)
-    made[0].report = FileReport(made[0].display, status, sorted(findings, key=Finding.sort_key))
-    made[0].replaces = tuple(sorted(names))
-    run.files += made
+        made.append((target, file_fix(target.display, target.real, source.text, outcome.text, source,
+                                      FileReport(target.display, STATUS_SCANNED, []))))
+    if made:
+        run.files += _reported(made, edited, reader, rescan_config, index, contexts)
+
+
+def _reported(made: list, edited: dict[str, bytes], reader: InputReader, config: Any, index: Any,
+              contexts: Any) -> list:
+    """The fixed files, the first of each repository carrying the scan of every input they feed (each
+    once, with all the files edited): one report standing for those inputs, as a chart's stands for
+    its values file's."""
+    by_repository: dict[Path, list] = {}
+    for target, fixed in made:
+        by_repository.setdefault(target.repository, []).append((target, fixed))
+    for repository, group in by_repository.items():
+        every = Target("", "", repository)
+        for target, _fixed in group:
+            every.builds += [i for i in target.builds if i.display not in {b.display for b in every.builds}]
+            every.plain += [i for i in target.plain if i.display not in {p.display for p in every.plain}]
+            every.reads |= target.reads
+        status, findings = _scan_all(every, edited, reader, config, index, contexts)
+        first = group[0][1]
+        first.report = FileReport(first.display, status, sorted(findings, key=Finding.sort_key))
+        first.replaces = tuple(sorted(i.display for i in every.builds + every.plain))
+    return [fixed for _target, fixed in made]
 
 
 def _scan_all(target: Target, files: dict[str, bytes], reader: InputReader, config: Any, index: Any,
@@ -173,7 +175,7 @@ def _scan_all(target: Target, files: dict[str, bytes], reader: InputReader, conf
                 status = report.status
             found += report.findings
     for item in target.plain:
-        data = files.get(target.real)
+        data = files.get(os.path.realpath(item.real))   # type: ignore[arg-type]
         report = scan_input(item, config, index, _Bytes(data) if data is not None else InputReader(), contexts)
         if report.status != STATUS_SCANNED:
             status = report.status
