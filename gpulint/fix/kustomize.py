@@ -84,7 +84,8 @@ def _place(found: Any, obj: KubeObject, fix: Fix) -> FindingFix:
         else:
             layer, path = _insertion(found, chosen, rel, built, edit.op)
         if chosen is not None and layer is not chosen:
-            raise NoFix(f"its edits would be in two files ({chosen.display}, {layer.display})")
+            raise NoFix(f"its edits would be in two files ({chosen.display}, {layer.display})"
+                        if chosen.display != layer.display else f"its edits would be in two places of {layer.display}")
         if layer.blocked:
             raise NoFix(layer.blocked)
         chosen = layer
