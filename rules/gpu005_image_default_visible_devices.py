@@ -44,6 +44,9 @@ Finds GPUs handed out by an image's own default:
   plugins and DRA drivers build their images): its finding
   is reported suppressed as a system component (`--no-default-exemptions` shows it).
 
+A container in a pod that requests another vendor's accelerator (`google.com/tpu`,
+`amd.com/gpu`, `aws.amazon.com/neuron`...) is not reported: the pod is scheduled only
+onto that vendor's nodes, where no NVIDIA GPU is to be seen.
 A container whose resources another object decides (the `kserve-container` of a
 KServe serving runtime: the InferenceService that selects it merges its own), and a
 pod-spec patch container running its base container's image (the base is reported),
@@ -104,7 +107,9 @@ Unsafe (`--unsafe-fixes`), in manifests: `NVIDIA_VISIBLE_DEVICES=void` is
 added to the container's `env`. The container loses the GPUs it was never
 entitled to; if it really needs one, request it instead (and drop the
 variable). No fix when `envFrom` of a source outside the scan may set the
-variable, nor in Dockerfiles.
+variable, nor in Dockerfiles, nor when the pod targets GPU nodes (a GPU node
+selector, affinity or toleration): such a pod may mean to use a GPU, and
+hiding them would break it; the finding says to request one.
 
 ```diff
  containers:
@@ -149,7 +154,9 @@ from gpulint.knowledge.gpu import (
     VISIBLE_DEVICES,
     classify_visible_devices,
     describe_devices,
+    gpu_node_targeting,
     image_visible_devices_default,
+    pod_other_accelerator,
     requests_gpu,
 )
 from gpulint.model.workload import Workload
@@ -165,6 +172,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             continue
         if requests_gpu(container, pod, ctx.settings):
             continue
+        if pod_other_accelerator(pod) is not None:
+            continue  # it runs only on another vendor's nodes (a TPU, an AMD GPU): no NVIDIA GPU there
         if container.resources_from:
             continue  # its resources are another object's (a KServe runtime's InferenceService)
         if container.patched is not None and container.image_at is not None:
@@ -176,7 +185,14 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             continue  # the pod sets the variable: hidden, or GPU003/GPU004's finding
         unless = ""
         fix = None
-        if not resolution.unverifiable:
+        no_fix = None
+        targeting = gpu_node_targeting(pod, ctx.settings)
+        if targeting is not None:
+            # Hiding the GPUs would break a pod that was placed to use one: it should request it.
+            no_fix = (f"no fix: its pod targets GPU nodes by {targeting}, so it may mean to use a GPU: request "
+                      f"nvidia.com/gpu in resources.limits (how many is yours to say), or set {VISIBLE_DEVICES}"
+                      "=void if it needs none")
+        elif not resolution.unverifiable:
             fix = Fix(f"add {VISIBLE_DEVICES}=void to the container's env", Applicability.UNSAFE,
                       (Edit.append(container.key_path("env"), {"name": VISIBLE_DEVICES, "value": "void"}),))
         if resolution.unverifiable:
@@ -188,6 +204,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             f"without the scheduler knowing; set {VISIBLE_DEVICES}=void in env, or request nvidia.com/gpu "
             "in resources.limits",
             ValueAt(container.image_path), container, located_in=container.image_origin, fix=fix,
+            no_fix=no_fix,
         )
 
 
@@ -213,7 +230,8 @@ def admission(options: Mapping[str, Any]) -> Admission:
         f"runtime it sees every GPU of the node without the scheduler knowing; set {VISIBLE_DEVICES}=void in "
         "env, or request nvidia.com/gpu in resources.limits",
         container=(f"{celforms.gpu_image('c')} && !{celforms.requests_gpu('c')} && !variables.shareAnnotation && !{celforms.serverless_gpu_instance()} "
-                   f"&& !{celforms.sets_variable('c')}"),
+                   f"&& !{celforms.sets_variable('c')} "
+                   f"&& !variables.containers.exists(o, {celforms.asks('o', 'k.matches(variables.knowledge.otherResources)')})"),
         enforced="images of the list (gpu_images.yaml and the gpu-images setting) and images whose reference "
                  "says CUDA, GPU or NGC, in containers that request no GPU and leave the variable out of env",
         linter_only="a value from an envFrom ConfigMap of the scan; Dockerfiles",
