@@ -339,3 +339,39 @@ def test_a_file_outside_the_paths_scanned_is_not_edited(kustomize: str, tmp_path
     code, _out, err = run_cli("scan", "--kustomize", kustomize, "--fix", "--select", "GPU102", "a")
     assert code == 1 and "gpulint: 0 fixed, 1 remaining" in err
     assert (tmp_path / "base/trainer.yaml").read_text() == _BASE["base/trainer.yaml"]
+
+
+def test_a_list_item_matched_by_its_place_only_is_not_placed() -> None:
+    """A patch's list without merge keys: which built item its first item writes is not known."""
+    from pathlib import Path as P
+
+    from gpulint.load.yamlload import load_documents
+    from gpulint.render.kustomizesite import Layer, by_place, position
+
+    (doc,) = load_documents("spec:\n  args: [a, --gpus]\n  env:\n  - {name: A, value: '1'}\n")
+    layer = Layer("p.yaml", P("p.yaml"), doc, (), (), "patch")
+    built = {"spec": {"args": ["x", "--gpus"], "env": [{"name": "A", "value": "1"}]}}
+    at = position(layer, ("spec", "args", 0), built)
+    assert at == (("spec", "args", 0), 3) and by_place(layer, ("spec", "args", 0), built, at[0])
+    assert not by_place(layer, ("spec", "args", 1), built, ("spec", "args", 1))          # equal items
+    assert not by_place(layer, ("spec", "env", 0, "value"), built, ("spec", "env", 0, "value"))   # by name
+
+
+def test_an_entry_added_in_an_inline_patch_follows_its_block_and_line_breaks(
+        kustomize: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector:\n"
+            "    matchLabels: {app: d}\n  template:\n    metadata:\n      labels: {app: d}\n    spec:\n"
+            "      containers:\n      - name: c\n        image: i\n")
+    patch = ("resources:\n- ../base\npatches:\n- patch: |\n    apiVersion: apps/v1\n    kind: Deployment\n"
+             "    metadata:\n      name: d\n    spec:\n      template:\n        spec:\n          containers:\n"
+             "          - name: c\n            resources:\n              requests:\n"
+             "                nvidia.com/gpu: 2  # two\n# after\n")
+    _write(tmp_path, {"base/kustomization.yaml": "resources:\n- d.yaml\n", "base/d.yaml": base})
+    (tmp_path / "ov").mkdir()
+    (tmp_path / "ov/kustomization.yaml").write_bytes(patch.replace("\n", "\r\n").encode())
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, _out, err = run_cli("scan", "--kustomize", kustomize, "--fix", "--select", "GPU101", ".")
+    assert code == 0, err
+    assert (tmp_path / "ov/kustomization.yaml").read_bytes() == patch.replace(
+        "# two\n", "# two\n              limits:\n                nvidia.com/gpu: 2\n").replace("\n", "\r\n").encode()

@@ -40,7 +40,7 @@ def origin_fix(mapper: Any, obj: KubeObject, fix: Fix) -> FindingFix | str | Non
 
 
 def _place(found: Any, obj: KubeObject, fix: Fix) -> FindingFix:
-    from gpulint.render.kustomizesite import position, value_at
+    from gpulint.render.kustomizesite import by_place, position, value_at
 
     built = obj.data
     base = len(obj.base)
@@ -88,6 +88,9 @@ def _place(found: Any, obj: KubeObject, fix: Fix) -> FindingFix:
                         if chosen.display != layer.display else f"its edits would be in two places of {layer.display}")
         if layer.blocked:
             raise NoFix(layer.blocked)
+        if layer.what != "resource" and by_place(layer, rel, built, path):
+            raise NoFix(f"which item of a list {layer.display} writes is not known: the list's items have no "
+                        "merge key (such as `name`) and are matched by their place")
         chosen = layer
         moved.append((edit, path))
     assert chosen is not None

@@ -21,6 +21,7 @@ from gpulint.model.objects import KubeObject
 from gpulint.render import kustomizefile as kz
 from gpulint.render.boundary import inside
 from gpulint.render.kustomizebuild import (
+    _MERGE_KEYS as MERGE_KEYS,
     KustomizeMapper,
     _is_json6902_file,
     _pointer,
@@ -247,6 +248,21 @@ def position(layer: Layer, rel: tuple, built: Any) -> tuple[tuple, int] | None:
     source = _get(layer.doc.data, layer.base)
     path, _complete = align(source, rel[len(mount):], _get(built, rel[:len(mount)]))
     return layer.base + path, len(mount) + len(path)
+
+
+def by_place(layer: Layer, rel: tuple, built: Any, path: tuple) -> bool:
+    """Whether a list item on `path` (the layer's path of `rel`) matched the built one only by its
+    place in the list (no merge key such as `name`, not equal): in a patch, which item of the built
+    list it writes is then not known."""
+    mount = len(layer.mount)
+    inner = path[len(layer.base):]
+    for i, step in enumerate(inner):
+        if isinstance(step, int):
+            item = _get(built, rel[:mount + i + 1])
+            keyed = isinstance(item, dict) and any(key in item for key in MERGE_KEYS)
+            if not keyed and _get(layer.doc.data, path[:len(layer.base) + i + 1]) != item:
+                return True
+    return False
 
 
 def _get(data: Any, path: tuple) -> Any:
