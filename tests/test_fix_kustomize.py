@@ -42,6 +42,10 @@ def test_every_fix_is_a_text_edit_of_the_file_that_writes_the_value(kustomize: s
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     _tree(tmp_path, monkeypatch)
     _code, report = scan_json("--kustomize", kustomize, "--unsafe-fixes", "gpu-train")
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parent.parent / "gpulint/schemas/report.schema.json").read_text())
+    jsonschema.validate(report, schema)
     found = [(f["rule"], f["path"], f["line"], f["rendered"]["path"], f["fix"]) for f in report["findings"]]
     unsafe, safe = "unsafe", "safe"
     assert found == [
