@@ -379,3 +379,23 @@ def test_an_entry_added_in_an_inline_patch_follows_its_block_and_line_breaks(
     assert code == 0, err
     assert (tmp_path / "ov/kustomization.yaml").read_bytes() == patch.replace(
         "# two\n", "# two\n              limits:\n                nvidia.com/gpu: 2\n").replace("\n", "\r\n").encode()
+
+
+def test_a_file_a_transformer_names_by_a_bare_name_is_in_the_builds_copy(
+        kustomize: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check builds a copy of the kustomization's folder: a PatchTransformer's `path: extra.yaml`
+    (a bare name) is there too, so the build of the fixed copy succeeds and the fix is made."""
+    base = _BASE["base/trainer.yaml"].replace("          limits:\n            nvidia.com/gpu: 1\n", "")
+    _write(tmp_path, {
+        "app/kustomization.yaml": "resources:\n- trainer.yaml\ntransformers:\n- patcher.yaml\n",
+        "app/trainer.yaml": base,
+        "app/patcher.yaml": ("apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\npath: extra.yaml\n"
+                             "target:\n  kind: Deployment\n"),
+        "app/extra.yaml": ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: trainer\nspec:\n"
+                           "  template:\n    metadata:\n      labels: {tier: gpu}\n")})
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, _out, err = run_cli("scan", "--kustomize", kustomize, "--fix", "--select", "GPU101", "app")
+    assert code == 0, err
+    assert (tmp_path / "app/trainer.yaml").read_text() == base.replace(
+        "nvidia.com/gpu: 2\n", "nvidia.com/gpu: 2\n          limits:\n            nvidia.com/gpu: 2\n")

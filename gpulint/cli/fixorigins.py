@@ -52,10 +52,13 @@ def targets(result: ScanResult, inputs: list, reader: InputReader, wanted: Calla
         return []
     scan_roots = reader.render_options.scan_roots
     read: list[tuple[Input, Path, set[Path]]] = []
+    copies: dict[str, set[Path] | str] = {}   # by build: the files a private copy holds, or why it is not made
     for item in builds:
         root = real_path(Path(item.real))    # type: ignore[arg-type]
         repository = repository_root(root, scan_roots)
-        read.append((item, repository, files_of(root, repository)))
+        named, every = files_of(root, repository)
+        read.append((item, repository, named))
+        copies[item.display] = every
     out = []
     for file in files:
         for item, repository, paths in read:
@@ -69,7 +72,11 @@ def targets(result: ScanResult, inputs: list, reader: InputReader, wanted: Calla
                 break
             target = Target(file, str(real), repository)
             target.builds = [other for other, repo, others in read if real in others and repo == repository]
-            target.reads = {p for other, repo, others in read if other in target.builds for p in others}
+            large = next((copies[b.display] for b in target.builds if isinstance(copies[b.display], str)), None)
+            if large is not None:
+                notes.append(f"{file}: not fixed: the fix cannot be checked by building again: {large}")
+                break
+            target.reads = {p for b in target.builds for p in copies[b.display]}   # type: ignore[union-attr]
             target.plain = [i for i in inputs if i.kind is InputKind.MANIFEST and i.real is not None
                             and os.path.realpath(i.real) == str(real)]
             out.append(target)
