@@ -100,6 +100,8 @@ def layers(mapper: KustomizeMapper, obj: KubeObject) -> Layers:
         out.why = "the object's resource file is outside the repository"
         return out
     docs = [doc for doc in mapper._load(origin.file) if _same_object(doc.data, obj, True)]
+    exact = [doc for doc in docs if doc.data["metadata"]["name"] == obj.ref.name]   # no namePrefix/Suffix
+    docs = exact or docs
     if len(docs) == 1:
         out.found.append(Layer(origin.display or "", origin.file, docs[0], (), (), "resource"))
     elif len(docs) > 1:
