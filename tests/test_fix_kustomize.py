@@ -399,3 +399,15 @@ def test_a_file_a_transformer_names_by_a_bare_name_is_in_the_builds_copy(
     assert code == 0, err
     assert (tmp_path / "app/trainer.yaml").read_text() == base.replace(
         "nvidia.com/gpu: 2\n", "nvidia.com/gpu: 2\n          limits:\n            nvidia.com/gpu: 2\n")
+
+
+def test_each_of_two_objects_whose_names_contain_each_other_is_fixed_in_its_document(
+        kustomize: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    big = _BASE["base/trainer.yaml"].replace("name: trainer\n", "name: trainer-big\n", 1).replace(
+        "nvidia.com/gpu: 2", "nvidia.com/gpu: 4")
+    _write(tmp_path, {**_BASE, "base/trainer.yaml": _BASE["base/trainer.yaml"] + "---\n" + big})
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    _code, report = scan_json("--kustomize", kustomize, "--select", "GPU102", ".")
+    assert [(f["line"], f["fix"]["edits"][0]["line"], f["fix"]["edits"][0]["text"]) for f in report["findings"]] \
+        == [(22, 22, "1"), (47, 47, "1")]

@@ -343,6 +343,8 @@ class KustomizeMapper:
     def _in_file(self, file: Path, display: str, obj: KubeObject, rel: tuple, key: bool, what: str,
                  exact: bool = False, match_name: bool = True) -> MappedLocation | None:
         docs = [d for d in self._load(file) if _same_object(d.data, obj, match_name)]
+        if match_name:   # a document named as the built object, before one whose name it only contains
+            docs = [d for d in docs if d.data["metadata"]["name"] == obj.ref.name] or docs
         if not docs and not exact:
             docs = [d for d in self._load(file) if isinstance(d.data, dict) and d.data.get("kind") == obj.ref.kind]
         best: tuple[int, Document, tuple] | None = None
