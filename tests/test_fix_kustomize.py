@@ -411,3 +411,19 @@ def test_each_of_two_objects_whose_names_contain_each_other_is_fixed_in_its_docu
     _code, report = scan_json("--kustomize", kustomize, "--select", "GPU102", ".")
     assert [(f["line"], f["fix"]["edits"][0]["line"], f["fix"]["edits"][0]["text"]) for f in report["findings"]] \
         == [(22, 22, "1"), (47, 47, "1")]
+
+
+def test_no_fix_for_all_a_replace_operation_writes(kustomize: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deleting a `replace` operation would bring back the value it replaced (LOG_LEVEL here)."""
+    base = _BASE["base/trainer.yaml"].replace('        - name: NVIDIA_VISIBLE_DEVICES\n          value: "0"\n', "")
+    ops = ("- op: replace\n  path: /spec/template/spec/containers/0/env/0\n"
+           "  value: {name: NVIDIA_VISIBLE_DEVICES, value: \"1\"}\n"
+           "- op: add\n  path: /metadata/labels\n  value: {tier: gpu}\n")
+    assert _no_fix(tmp_path, monkeypatch, kustomize, {
+        "base/trainer.yaml": base,
+        "a/kustomization.yaml": "resources:\n- ../base\npatches:\n- path: ops.yaml\n  target: {kind: Deployment}\n",
+        "a/ops.yaml": ops}, "GPU003") == [
+        ("a/ops.yaml", 3, "no fix: the object is built by Kustomize: it is all the value of the JSON patch "
+         "operation at a/ops.yaml:1, which replaces another value; removing it is left to you; the value is "
+         "written at a/ops.yaml:3")]
