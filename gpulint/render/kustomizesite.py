@@ -132,7 +132,8 @@ def _replacements(out: Layers, mapper: KustomizeMapper, k: kz.Kustomization, obj
                 select = target.get("select") if isinstance(target, dict) else None
                 if not isinstance(select, dict) or not _selects(select, obj):
                     continue
-                for path in target.get("fieldPaths") or []:
+                paths = target.get("fieldPaths")
+                for path in paths if isinstance(paths, list) else []:
                     if isinstance(path, str):
                         out.replaced.append((field_steps(path), display, line))
 
