@@ -31,7 +31,7 @@ class Target:
     repository: Path
     builds: list[Input] = field(default_factory=list)    # the kustomizations that read it
     plain: list[Input] = field(default_factory=list)     # the file itself as an input of the scan
-    reads: set[Path] = field(default_factory=set)        # every file those builds read
+    reads: dict[str, set[Path]] = field(default_factory=dict)   # by build: the files its copy holds
 
 
 def targets(result: ScanResult, inputs: list, reader: InputReader, wanted: Callable[[Finding], bool],
@@ -76,7 +76,7 @@ def targets(result: ScanResult, inputs: list, reader: InputReader, wanted: Calla
             if large is not None:
                 notes.append(f"{file}: not fixed: the fix cannot be checked by building again: {large}")
                 break
-            target.reads = {p for b in target.builds for p in copies[b.display]}   # type: ignore[union-attr]
+            target.reads = {b.display: copies[b.display] for b in target.builds}   # type: ignore[misc]
             target.plain = [i for i in inputs if i.kind is InputKind.MANIFEST and i.real is not None
                             and os.path.realpath(i.real) == str(real)]
             out.append(target)
@@ -110,6 +110,7 @@ def fix_targets(run: Any, found: list[Target], result: ScanResult, reader: Input
 
     edited: dict[str, bytes] = {}
     made: list[Any] = []
+    builds = _Builds(reader, rescan_config, index, contexts)
     for target in found:
         if os.path.islink(target.real) or not os.path.isfile(target.real):
             run.notes.append(f"{target.display}: not fixed: not a regular file")
@@ -117,13 +118,14 @@ def fix_targets(run: Any, found: list[Target], result: ScanResult, reader: Input
         source = read_source(run, target.display, lambda target=target: read_regular(target.real))
         if source is None:
             continue
+        builds.originals[target.real] = source.encode(source.text)
         own = {i.display for i in target.builds + target.plain}
         before = [f for report in result.files if report.file in own for f in report.findings]
         held = {_identity(_tagged(f)) for f in before if f.suppressed is not None}
 
         def rescan(text: str, target: Target = target, source: Any = source) -> FileReport:
             files = {**edited, target.real: source.encode(text)}
-            return _mine(target, _scan_all(target, files, reader, rescan_config, index, contexts))
+            return _mine(target, builds.scan(target, files))
 
         first = rescan(source.text) if edited else _mine(target, (STATUS_SCANNED, before))
 
@@ -138,11 +140,10 @@ def fix_targets(run: Any, found: list[Target], result: ScanResult, reader: Input
         made.append((target, file_fix(target.display, target.real, source.text, outcome.text, source,
                                       FileReport(target.display, STATUS_SCANNED, []))))
     if made:
-        run.files += _reported(made, edited, reader, rescan_config, index, contexts)
+        run.files += _reported(made, edited, builds)
 
 
-def _reported(made: list, edited: dict[str, bytes], reader: InputReader, config: Any, index: Any,
-              contexts: Any) -> list:
+def _reported(made: list, edited: dict[str, bytes], builds: "_Builds") -> list:
     """The fixed files, the first of each repository carrying the scan of every input they feed (each
     once, with all the files edited): one report standing for those inputs, as a chart's stands for
     its values file's."""
@@ -154,40 +155,58 @@ def _reported(made: list, edited: dict[str, bytes], reader: InputReader, config:
         for target, _fixed in group:
             every.builds += [i for i in target.builds if i.display not in {b.display for b in every.builds}]
             every.plain += [i for i in target.plain if i.display not in {p.display for p in every.plain}]
-            every.reads |= target.reads
-        status, findings = _scan_all(every, edited, reader, config, index, contexts)
+            every.reads.update(target.reads)
+        status, findings = builds.scan(every, edited)
         first = group[0][1]
         first.report = FileReport(first.display, status, sorted(findings, key=Finding.sort_key))
         first.replaces = tuple(sorted(i.display for i in every.builds + every.plain))
     return [fixed for _target, fixed in made]
 
 
-def _scan_all(target: Target, files: dict[str, bytes], reader: InputReader, config: Any, index: Any,
-              contexts: Any) -> tuple[str, list[Finding]]:
-    """Every kustomization reading the target, built in a private copy with `files` edited, and the
-    target itself as its own input: (a status other than scanned if one had it, their findings)."""
-    from gpulint.render.kustomizecopy import private_copy
-    from gpulint.render.tools import real_path
-    from gpulint.scan.dispatch import scan_input
+class _Builds:
+    """Scans of the kustomizations reading a target, built in a private copy with some files edited;
+    a build whose files are as they were at an earlier scan is not built again (the file fixed
+    before this one ends with the scan the next one starts from)."""
 
-    status, found = STATUS_SCANNED, []
-    copied = target.reads | {Path(path) for path in files if path.startswith(str(target.repository) + os.sep)}
-    fresh = InputReader(reader.render_options)   # nothing of the first builds is reused
-    with private_copy(target.repository, copied, files) as root:
+    def __init__(self, reader: InputReader, config: Any, index: Any, contexts: Any) -> None:
+        self.reader, self.config, self.index, self.contexts = reader, config, index, contexts
+        self.originals: dict[str, bytes] = {}   # each target's bytes as read
+        self._done: dict[tuple, FileReport] = {}
+
+    def scan(self, target: Target, files: dict[str, bytes]) -> tuple[str, list[Finding]]:
+        """Every kustomization reading the target, built with `files` (real path: bytes) edited, and
+        the target itself as its own input: (a status other than scanned if one had it, their findings)."""
+        from gpulint.render.kustomizecopy import private_copy
+        from gpulint.render.tools import real_path
+        from gpulint.scan.dispatch import scan_input
+
+        changed = {path: data for path, data in files.items() if data != self.originals.get(path)}
+        reports: dict[str, FileReport] = {}
+        todo = []
         for item in target.builds:
-            rel = os.path.relpath(real_path(Path(item.real)), target.repository)   # type: ignore[arg-type]
-            copy = dataclasses.replace(item, real=str(root / rel))
-            report = scan_input(copy, config, index, fresh, contexts)
-            if report.status != STATUS_SCANNED:
-                status = report.status
-            found += report.findings
-    for item in target.plain:
-        data = files.get(os.path.realpath(item.real))   # type: ignore[arg-type]
-        report = scan_input(item, config, index, _Bytes(data) if data is not None else InputReader(), contexts)
-        if report.status != STATUS_SCANNED:
-            status = report.status
-        found += report.findings
-    return status, found
+            reads = target.reads[item.display]
+            key = (item.display, frozenset((path, data) for path, data in changed.items() if Path(path) in reads))
+            if key in self._done:
+                reports[item.display] = self._done[key]
+            else:
+                todo.append((item, key))
+        if todo:
+            copied = {path for item, _key in todo for path in target.reads[item.display]}
+            copied |= {Path(path) for path in files if path.startswith(str(target.repository) + os.sep)}
+            fresh = InputReader(self.reader.render_options)   # nothing of the first builds is reused
+            with private_copy(target.repository, copied, files) as root:
+                for item, key in todo:
+                    rel = os.path.relpath(real_path(Path(item.real)), target.repository)   # type: ignore[arg-type]
+                    copy = dataclasses.replace(item, real=str(root / rel))
+                    reports[item.display] = self._done[key] = scan_input(copy, self.config, self.index, fresh,
+                                                                         self.contexts)
+        for item in target.plain:
+            data = files.get(os.path.realpath(item.real))   # type: ignore[arg-type]
+            reports[item.display] = scan_input(item, self.config, self.index,
+                                               _Bytes(data) if data is not None else InputReader(), self.contexts)
+        ordered = [reports[item.display] for item in target.builds + target.plain]
+        status = next((r.status for r in ordered if r.status != STATUS_SCANNED), STATUS_SCANNED)
+        return status, [f for report in ordered for f in report.findings]
 
 
 def _mine(target: Target, scanned: tuple[str, list[Finding]]) -> FileReport:
