@@ -244,3 +244,67 @@ def test_globs_match_as_fnmatch_matches_them(name: str, pattern: str) -> None:
     from gpulint.lazypattern import glob_matches
 
     assert glob_matches(name, pattern) is fnmatch.fnmatchcase(name, pattern)
+
+
+# --- dataclasses from precompiled methods --------------------------------------------------
+
+
+def _table_python() -> tuple[int, int]:
+    from gpulint import dataclassmethods
+
+    return dataclassmethods.PYTHON
+
+
+def test_the_precompiled_dataclass_methods_are_current() -> None:
+    """Fails after a dataclass is added or changed: run scripts/gen_dataclass_methods.py."""
+    if sys.version_info[:2] != _table_python():
+        pytest.skip("the table is made for another version of Python")
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_dataclass_methods.py"), "--check"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_each_precompiled_method_is_what_its_text_compiles_to() -> None:
+    from gpulint import dataclassmethods
+
+    def shape(code: object) -> tuple:
+        assert isinstance(code, type(shape.__code__))
+        return (code.co_name, code.co_qualname, code.co_code, code.co_names, code.co_varnames, code.co_freevars,
+                code.co_cellvars, code.co_argcount, code.co_kwonlyargcount, code.co_flags,
+                tuple(shape(c) if isinstance(c, type(shape.__code__)) else c for c in code.co_consts))
+
+    table = dataclassmethods.code()
+    assert len(table) > 100
+    for text, code in table.items():
+        namespace: dict = {}
+        exec(compile(text, "<string>", "exec", dont_inherit=True), {}, namespace)  # as dataclasses compiles it
+        (function,) = namespace.values()
+        assert shape(function.__code__) == shape(code), text
+
+
+def test_gpulint_dataclasses_are_made_from_the_table_and_behave_as_dataclasses() -> None:
+    import dataclasses
+
+    from gpulint import fastdataclasses
+    from gpulint.model.objects import ObjectRef
+
+    if sys.version_info[:2] != _table_python():
+        assert not fastdataclasses.install()
+        return
+    assert fastdataclasses.install()
+    assert ObjectRef.__init__.__code__.co_filename.endswith("dataclassmethods.py")
+    ref = ObjectRef("v1", "Pod", "p", None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ref.name = "q"  # type: ignore[misc]
+    assert ref == ObjectRef("v1", "Pod", "p", None) != ObjectRef("v1", "Pod", "q", None)
+    assert len({ref, ObjectRef("v1", "Pod", "p", None)}) == 1
+    assert dataclasses.replace(ref, name="q").name == "q"
+    assert [f.name for f in dataclasses.fields(ref)] == ["api_version", "kind", "name", "namespace"]
+
+    # A class the table does not hold is compiled as before.
+    @dataclasses.dataclass(frozen=True)
+    class Unlisted:
+        some_field_no_gpulint_class_has: int = 3
+
+    assert Unlisted.__init__.__code__.co_filename == "<string>"
+    assert Unlisted() == Unlisted(3) and repr(Unlisted()) == "test_gpulint_dataclasses_are_made_from_the_table_and_behave_as_dataclasses.<locals>.Unlisted(some_field_no_gpulint_class_has=3)"
