@@ -44,9 +44,6 @@ Finds GPUs handed out by an image's own default:
   plugins and DRA drivers build their images): its finding
   is reported suppressed as a system component (`--no-default-exemptions` shows it).
 
-A container in a pod that requests another vendor's accelerator (`google.com/tpu`,
-`amd.com/gpu`, `aws.amazon.com/neuron`...) is not reported: the pod is scheduled only
-onto that vendor's nodes, where no NVIDIA GPU is to be seen.
 A container whose resources another object decides (the `kserve-container` of a
 KServe serving runtime: the InferenceService that selects it merges its own), and a
 pod-spec patch container running its base container's image (the base is reported),
@@ -156,7 +153,6 @@ from gpulint.knowledge.gpu import (
     describe_devices,
     gpu_node_targeting,
     image_visible_devices_default,
-    pod_other_accelerator,
     requests_gpu,
 )
 from gpulint.model.workload import Workload
@@ -172,8 +168,6 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             continue
         if requests_gpu(container, pod, ctx.settings):
             continue
-        if pod_other_accelerator(pod) is not None:
-            continue  # it runs only on another vendor's nodes (a TPU, an AMD GPU): no NVIDIA GPU there
         if container.resources_from:
             continue  # its resources are another object's (a KServe runtime's InferenceService)
         if container.patched is not None and container.image_at is not None:
@@ -230,8 +224,7 @@ def admission(options: Mapping[str, Any]) -> Admission:
         f"runtime it sees every GPU of the node without the scheduler knowing; set {VISIBLE_DEVICES}=void in "
         "env, or request nvidia.com/gpu in resources.limits",
         container=(f"{celforms.gpu_image('c')} && !{celforms.requests_gpu('c')} && !variables.shareAnnotation && !{celforms.serverless_gpu_instance()} "
-                   f"&& !{celforms.sets_variable('c')} "
-                   f"&& !variables.containers.exists(o, {celforms.asks('o', 'k.matches(variables.knowledge.otherResources)')})"),
+                   f"&& !{celforms.sets_variable('c')}"),
         enforced="images of the list (gpu_images.yaml and the gpu-images setting) and images whose reference "
                  "says CUDA, GPU or NGC, in containers that request no GPU and leave the variable out of env",
         linter_only="a value from an envFrom ConfigMap of the scan; Dockerfiles",

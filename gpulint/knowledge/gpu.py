@@ -542,19 +542,6 @@ def other_vendor_of(workload: Workload, settings: Mapping[str, Any], index: Conf
     return vendor
 
 
-def pod_other_accelerator(pod: PodSpec) -> str | None:
-    """The other vendor's accelerator a container of the pod requests (`google.com/tpu`,
-    `amd.com/gpu`...), or None: such a pod is scheduled only onto that vendor's nodes."""
-    for container in pod.containers:
-        for section in (container.resources.limits, container.resources.requests):
-            for name, value in section.items():
-                vendor = other_vendor_resource(str(name))
-                amount = parse_quantity(value) if vendor is not None else None
-                if amount is not None and amount > 0:   # a zero request fits any node
-                    return vendor
-    return None
-
-
 def accelerator_fix(workload: Workload, settings: Mapping[str, Any], index: ConfigIndex | None = None) -> str:
     """The advice ending a host-access finding: NVIDIA's resource, or vendor-neutral words
     for another vendor's workload (which must never be told to request nvidia.com/gpu)."""
