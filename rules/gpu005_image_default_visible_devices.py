@@ -104,7 +104,9 @@ Unsafe (`--unsafe-fixes`), in manifests: `NVIDIA_VISIBLE_DEVICES=void` is
 added to the container's `env`. The container loses the GPUs it was never
 entitled to; if it really needs one, request it instead (and drop the
 variable). No fix when `envFrom` of a source outside the scan may set the
-variable, nor in Dockerfiles.
+variable, nor in Dockerfiles, nor when the pod targets GPU nodes (a GPU node
+selector, affinity or toleration): such a pod may mean to use a GPU, and
+hiding them would break it; the finding says to request one.
 
 ```diff
  containers:
@@ -149,6 +151,7 @@ from gpulint.knowledge.gpu import (
     VISIBLE_DEVICES,
     classify_visible_devices,
     describe_devices,
+    gpu_node_targeting,
     image_visible_devices_default,
     requests_gpu,
 )
@@ -176,7 +179,14 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             continue  # the pod sets the variable: hidden, or GPU003/GPU004's finding
         unless = ""
         fix = None
-        if not resolution.unverifiable:
+        no_fix = None
+        targeting = gpu_node_targeting(pod, ctx.settings)
+        if targeting is not None:
+            # Hiding the GPUs would break a pod that was placed to use one: it should request it.
+            no_fix = (f"no fix: its pod targets GPU nodes by {targeting}, so it may mean to use a GPU: request "
+                      f"nvidia.com/gpu in resources.limits (how many is yours to say), or set {VISIBLE_DEVICES}"
+                      "=void if it needs none")
+        elif not resolution.unverifiable:
             fix = Fix(f"add {VISIBLE_DEVICES}=void to the container's env", Applicability.UNSAFE,
                       (Edit.append(container.key_path("env"), {"name": VISIBLE_DEVICES, "value": "void"}),))
         if resolution.unverifiable:
@@ -188,6 +198,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             f"without the scheduler knowing; set {VISIBLE_DEVICES}=void in env, or request nvidia.com/gpu "
             "in resources.limits",
             ValueAt(container.image_path), container, located_in=container.image_origin, fix=fix,
+            no_fix=no_fix,
         )
 
 

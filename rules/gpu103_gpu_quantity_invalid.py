@@ -14,8 +14,9 @@ not accept for a GPU:
 
 The Kubernetes quantity syntax is parsed exactly: `2`, `"2"`, `2000m`, `2e0`
 and `+2` are all 2 and valid. A value that is a template variable (`${GPUS}`,
-`$GPUS`, `{{ .Values.gpus }}`, `<gpus>`) is left alone: it is filled in
-later. The finding points at the resource's key. Every
+`$GPUS`, `{{ .Values.gpus }}`, `<gpus>`) or a placeholder token
+(`PLACEHOLDER_NUM_GPUS`, `__GPUS__`: capitals joined by underscores, which no
+quantity is) is left alone: it is filled in later. The finding points at the resource's key. Every
 container role and every pod template is checked; resources listed in the
 `overcommittable-resources` setting are skipped. Values of the wrong YAML type
 (a list, a mapping) are reported as GPU000 instead.

@@ -263,6 +263,54 @@ def test_auto_fetches_the_base_commit_of_a_shallow_checkout(runner: Runner, tmp_
     assert scanned(run) == []
 
 
+def _baseline_of(tmp_path: Path, files: dict[str, str]) -> str:
+    """The baseline `gpulint scan --write-baseline k8s/baseline.json k8s` writes for `files` (in k8s/)."""
+    scratch = tmp_path / f"scratch-{len(files)}"
+    for name, text in files.items():
+        (scratch / "k8s" / name).parent.mkdir(parents=True, exist_ok=True)
+        (scratch / "k8s" / name).write_text(text)
+    baseline = scratch / "k8s" / "baseline.json"
+    code, _, err = run_cli("scan", "--write-baseline", str(baseline), str(scratch / "k8s"))
+    assert code == 0, err
+    return baseline.read_text()
+
+
+@pytest.mark.slow
+def test_auto_reads_the_baseline_the_base_configuration_names_from_the_base_commit(runner: Runner,
+                                                                                   tmp_path: Path) -> None:
+    """A pull request that records its own finding in the baseline does not suppress it with that."""
+    accepted = _baseline_of(tmp_path, {"accepted.yaml": BAD})
+    both = _baseline_of(tmp_path, {"accepted.yaml": BAD, "new.yaml": BAD})
+    assert "new.yaml" in both and "new.yaml" not in accepted
+    workspace, event = pull_request(
+        tmp_path, {".gpulint.yaml": "baseline: k8s/baseline.json\n", "k8s/accepted.yaml": BAD,
+                   "k8s/baseline.json": accepted},
+        {"k8s/new.yaml": BAD, "k8s/baseline.json": both})
+    sarif = str(tmp_path / "out.sarif")
+    run = runner.run(workspace, {"sarif-file": sarif}, event=event, event_name="pull_request",
+                     only=["install", "scan"])
+    assert "the base commit's baseline k8s/baseline.json" in run.log, run.log
+    assert run.outputs["exit-code"] == "1", run.log
+    assert scanned(run) == [("GPU003", "k8s/new.yaml")]
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=workspace) == ""
+    # On a push the tree is the repository's own, baseline included.
+    run = runner.run(workspace, {"sarif-file": sarif}, event={}, event_name="push", only=["install", "scan"])
+    assert run.outputs["exit-code"] == "0", run.log
+
+
+@pytest.mark.slow
+def test_auto_with_a_baseline_the_base_commit_lacks_applies_none(runner: Runner, tmp_path: Path) -> None:
+    workspace, event = pull_request(
+        tmp_path, {".gpulint.yaml": "baseline: k8s/baseline.json\n", "k8s/accepted.yaml": BAD},
+        {"k8s/baseline.json": _baseline_of(tmp_path, {"accepted.yaml": BAD})})
+    sarif = str(tmp_path / "out.sarif")
+    run = runner.run(workspace, {"sarif-file": sarif}, event=event, event_name="pull_request",
+                     only=["install", "scan"])
+    assert "the base commit has no k8s/baseline.json: no baseline applies" in run.log, run.log
+    assert run.outputs["exit-code"] == "1", run.log
+    assert scanned(run) == [("GPU003", "k8s/accepted.yaml")]
+
+
 @pytest.mark.slow
 def test_auto_on_other_events_reads_the_trees_configuration(runner: Runner, tmp_path: Path) -> None:
     workspace, event = pull_request(
@@ -422,3 +470,19 @@ def test_config_root_holds_the_files_it_names_to_its_repository(tmp_path: Path,
     assert code == 2 and f"--config-root {checkout}: needs --config" in err, err
     code, _, err = run_cli("scan", "--config", str(copied), "--config-root", str(tmp_path / "nowhere"), "k8s")
     assert code == 2 and "no such directory" in err, err
+
+
+def test_baseline_root_is_where_a_copied_baselines_paths_point(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    checkout = make_workspace(tmp_path / "repo", {"k8s/accepted.yaml": BAD})
+    copied = tmp_path / "temp" / "baseline.json"
+    copied.parent.mkdir()
+    copied.write_text(_baseline_of(tmp_path, {"accepted.yaml": BAD}))
+    monkeypatch.chdir(checkout)
+    # Beside the copy, `accepted.yaml` names nothing: the finding is active.
+    code, _, _ = run_cli("scan", "--baseline", str(copied), "k8s")
+    assert code == 1
+    code, _, _ = run_cli("scan", "--baseline", str(copied), "--baseline-root", str(checkout / "k8s"), "k8s")
+    assert code == 0
+    code, _, err = run_cli("scan", "--baseline-root", str(checkout / "k8s"), "k8s")
+    assert code == 2 and "needs --baseline" in err, err

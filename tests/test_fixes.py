@@ -205,6 +205,17 @@ def test_json_report_carries_the_fix() -> None:
     assert no_fix[0]["fix"]["title"].startswith("no fix: `all` is every GPU of the node")
 
 
+def test_no_void_for_a_pod_placed_on_gpu_nodes() -> None:
+    """GPU005's fix hides the GPUs; a pod that targets GPU nodes may mean to use one: no fix, and why."""
+    _code, report, _err = _report("--select", "GPU005", str(GOLDEN / "GPU005" / "images.yaml"))
+    (placed,) = [f for f in report["findings"] if f["line"] == 31]
+    assert (placed["rule"], placed["column"], placed["fix"]["applicability"]) == ("GPU005", 12, None)
+    assert placed["fix"]["title"] == (
+        "no fix: its pod targets GPU nodes by nodeSelector cloud.google.com/gke-accelerator, so it may mean to use "
+        "a GPU: request nvidia.com/gpu in resources.limits (how many is yours to say), or set "
+        "NVIDIA_VISIBLE_DEVICES=void if it needs none")
+
+
 def test_sarif_fixes_are_valid() -> None:
     code, out, _err = run_cli("scan", "--format", "sarif", "--select", "GPU003",
                              str(GOLDEN / "GPU003" / "device-lists.yaml"))

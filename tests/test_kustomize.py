@@ -198,3 +198,22 @@ def test_resources_outside_the_directory_are_scanned_as_they_are(kustomize: str,
                     ("GPU003", "error", f"{tmp_path}/shared.yaml", 10, 11)]
     assert "is not in or below" in report["findings"][0]["message"]
     assert code == 1 and report["summary"]["files"] == 1
+
+
+def test_a_file_outside_the_kustomization_is_named_as_the_scan_shows_it(kustomize: str, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """kustomize names the sibling file by its absolute path: the report names it relative to where the
+    scan was run (a runner's folder never reaches a public report), and says how to make it build."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "k8s" / "app").mkdir(parents=True)
+    (repo / "k8s" / "shared.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
+    (repo / "k8s" / "app" / "kustomization.yaml").write_text("resources:\n  - ../shared.yaml\n")
+    monkeypatch.chdir(repo)
+    code, report = scan_json("--kustomize", kustomize, "k8s/app")
+    [finding] = report["findings"]
+    assert (finding["rule"], finding["path"], finding["line"], finding["column"]) == (
+        "GPU010", "k8s/app/kustomization.yaml", 2, 5)
+    assert "file 'k8s/shared.yaml' is not in or below 'k8s/app'" in finding["message"], finding["message"]
+    assert str(tmp_path) not in json.dumps(report)
+    assert "list the folder holding it, made a kustomization, instead" in finding["message"]

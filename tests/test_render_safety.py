@@ -253,6 +253,21 @@ def test_a_secret_outside_the_repository_never_appears(helm: str, kustomize: str
     assert any("outside the repository" in f["message"] for f in report["findings"] if f["rule"] == "GPU010")
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_in_a_chart_is_left_out_and_named(helm: str, tmp_path: Path) -> None:
+    """Helm would wait on it for ever; the copy leaves it out, and one GPU010 says so (never silently)."""
+    repo = _repo(tmp_path)
+    chart = _chart(repo, "piped", {"pod.yaml": ENV_POD.format(name="p", value="all")})
+    os.mkfifo(chart / "templates" / "pipe.yaml")
+    code, report = scan_json("--helm", helm, str(repo))
+    assert code == 1
+    found = sorted((f["rule"], Path(f["path"]).relative_to(repo).as_posix(), f["line"]) for f in report["findings"])
+    assert found == [("GPU003", "piped/templates/pod.yaml", 10),
+                     ("GPU010", "piped/Chart.yaml", 1)], found
+    (message,) = [f["message"] for f in report["findings"] if f["rule"] == "GPU010"]
+    assert f"rendered without {chart}/templates/pipe.yaml: not a regular file (a named pipe" in message, message
+
+
 def test_a_build_is_never_retried_in_a_less_restricted_mode(kustomize: str, tmp_path: Path) -> None:
     """Argo CD / Flux style `../shared.env`, inside the repository: kustomize's load restrictor refuses
     it and gpulint never lifts the restrictor (a build that reads outside its directory could read

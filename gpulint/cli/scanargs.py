@@ -178,6 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Do not recognise the built-in GPU system components (device plugins, GPU Operator, "
                             "...): report their findings as active.")
     files.add_argument("--baseline", metavar="FILE", help="Suppress the findings recorded in this baseline file.")
+    files.add_argument("--baseline-root", metavar="DIR",
+                       help="Folder the --baseline file's paths are relative to, instead of the file's own. For a "
+                            "trusted baseline copied out of the checkout it describes (the Action's base branch "
+                            "baseline).")
     files.add_argument("--write-baseline", metavar="FILE",
                        help="Record the current findings in this baseline file (they are reported as suppressed).")
 

@@ -280,7 +280,7 @@ def scan_request(v: dict[str, Any], report_files: tuple[str, ...] = (), observer
         select=tuple(split_codes(v["select"])) or None, extend_select=tuple(split_codes(v["extend_select"])),
         ignore=tuple(split_codes(v["ignore"])), exclude=tuple(v["exclude"]), respect_ignore=not v["no_ignore"],
         changed=v["changed"],
-        fail_on=v["fail_on"], baseline=v["baseline"], write_baseline=v["write_baseline"],
+        fail_on=v["fail_on"], baseline=v["baseline"], baseline_root=v["baseline_root"], write_baseline=v["write_baseline"],
         default_exemptions=not v["no_default_exemptions"],
         helm=v["helm"], kustomize=v["kustomize"], values=tuple(v["values"]), set_values=tuple(v["set_values"]),
         helm_release=v["helm_release"], helm_namespace=v["helm_namespace"], helm_skip_tests=v["helm_skip_tests"],

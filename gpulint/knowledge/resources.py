@@ -131,8 +131,10 @@ def is_placeholder_name(name: str) -> bool:
 
 
 # A whole value that is a template variable (`${GPUS}`, `$GPUS`, `{{ .Values.gpus }}`,
-# `<number-of-gpus>`): the file is a template whose value is filled in later.
-_TEMPLATE_VALUE_RE = lazy(r"\s*(?:\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^<>]+>)\s*\Z")
+# `<number-of-gpus>`) or a placeholder token replaced by hand or sed (`PLACEHOLDER_NUM_GPUS`,
+# `__GPUS__`: capitals joined by underscores, which no quantity is): the value is filled in later.
+_TEMPLATE_VALUE_RE = lazy(r"\s*(?:\$\{[^{}]+\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^<>]+>"
+                          r"|_*[A-Z][A-Z0-9]*(?:_+[A-Z0-9]+)+_*|__[A-Za-z][A-Za-z0-9_]*__)\s*\Z")
 
 
 def is_template_value(value: object) -> bool:

@@ -27,6 +27,7 @@ from gpulint.render.tools import real_path
 class Copied:
     root: Path                                          # the copy of the chart directory
     outside: list[str] = field(default_factory=list)    # links left out, relative to the chart
+    special: list[str] = field(default_factory=list)    # named pipes, devices, sockets left out, likewise
     # What was copied: every directory and file name (relative to the chart) and file's bytes, in order.
     digest: "hashlib._Hash" = field(default_factory=hashlib.sha256)
 
@@ -38,6 +39,8 @@ def copy_chart(chart: Path, repository: Path, into: Path) -> Copied:
     _copy_dir(source, result.root, "", repository, {source}, result)
     for shown in result.outside:
         result.digest.update(b"o" + shown.encode("utf-8", "surrogateescape") + b"\0")
+    for shown in result.special:
+        result.digest.update(b"s" + shown.encode("utf-8", "surrogateescape") + b"\0")
     return result
 
 
@@ -82,3 +85,5 @@ def _copy_dir(source: Path, target: Path, rel: str, repository: Path, ancestors:
                 continue
             result.digest.update(b"f%d:" % len(data) + shown.encode("utf-8", "surrogateescape") + b"\0")
             result.digest.update(data)
+        else:
+            result.special.append(shown)                  # opening a named pipe would wait for a writer

@@ -244,6 +244,12 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
                 f"rendered without {shown}: {'symbolic links' if len(copied.outside) > 1 else 'a symbolic link'} "
                 "to outside the repository (gpulint reads nothing outside the repository it scans)",
                 chart_file, Span(1, 1, 1, 1), STATUS_CHART))
+        if copied.special:
+            shown = ", ".join(join_display(display, rel) for rel in copied.special)
+            problems.append(RenderFailure(
+                f"rendered without {shown}: not {'regular files' if len(copied.special) > 1 else 'a regular file'} "
+                "(a named pipe, socket or device; gpulint reads regular files only)",
+                chart_file, Span(1, 1, 1, 1), STATUS_CHART))
         argv = [helm, "template", "--namespace", options.namespace or "default"]
         for values_file in (*options.values, *extra.files):
             argv += ["--values", values_file]

@@ -47,6 +47,7 @@ from gpulint.render.base import (
 )
 from gpulint.render.tools import (
     ToolMissing,
+    ancestor_paths,
     real_path,
     replace_paths,
     run,
@@ -55,6 +56,8 @@ from gpulint.render.tools import (
 )
 from gpulint.results.findings import STATUS_ERROR, MappedLocation
 
+# What kustomize says when a kustomization reads a file outside its folder (LoadRestrictionsRootOnly).
+_RESTRICTOR_MARK = "' is not in or below '"
 INSTALL_HINT = ("install kubectl (it includes `kubectl kustomize`) or kustomize, or pass --kustomize PATH, "
                 "or build it yourself: `kubectl kustomize {dir} | gpulint scan -`")
 
@@ -70,7 +73,8 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
     file = kz.kustomization_file(real)
     file_display = join_display(display, file.name if file else kz.KUSTOMIZATION_FILES[0])
     target = real_path(real)
-    found = kz.audit(target, repository_root(target, options.scan_roots))
+    repository = repository_root(target, options.scan_roots)
+    found = kz.audit(target, repository)
     if found.root_outside:
         return Rendered(name, failure=RenderFailure(
             f"not built: {Path(file_display).name} is a symbolic link to outside the repository (gpulint "
@@ -100,7 +104,12 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
         if plain.ok:
             text, origins = strip_origins(plain.stdout, wrapper, target, display)
             return Rendered(name, text, KustomizeMapper(target, display, origins), sources=found.digest())
-        message = replace_paths(plain.message, [(str(scratch), "(temporary directory)"), (str(target), display)])
+        message = replace_paths(plain.message, [(str(scratch), "(temporary directory)"), (str(target), display),
+                                                *ancestor_paths(target, display, repository)])
+        if _RESTRICTOR_MARK in message:
+            message += ("; kustomize reads no file outside the kustomization's folder (its load restrictor): "
+                        "list the folder holding it, made a kustomization, instead (gpulint never builds "
+                        "with --load-restrictor LoadRestrictionsNone)")
     return _fallback(name, display, target, found, f"kustomize build failed: {message}", message)
 
 

@@ -338,6 +338,22 @@ def clean_message(stderr: str) -> str:
     return "; ".join(errors + others)
 
 
+def ancestor_paths(target: Path, display: str, root: Path) -> list[tuple[str, str]]:
+    """Replacements for `replace_paths`: each folder from `target`'s parent up to `root` (the
+    repository), with a trailing separator, by the name the user knows it by (`display` with as
+    many trailing parts taken off), so that a tool's message names a sibling file as the scan
+    shows it, never by an absolute path of the machine."""
+    pairs: list[tuple[str, str]] = []
+    shown = Path(display)
+    if shown.is_absolute():
+        return pairs   # the user named it so: nothing to hide
+    here = target
+    while here != root and root in here.parents and shown.name not in ("", ".."):
+        here, shown = here.parent, shown.parent
+        pairs.append((str(here) + os.sep, "" if str(shown) == "." else str(shown) + os.sep))
+    return pairs
+
+
 def replace_paths(message: str, replacements: list[tuple[str, str]]) -> str:
     """Replace absolute paths (longest first) by what the user wrote."""
     for old, new in sorted(replacements, key=lambda pair: -len(pair[0])):

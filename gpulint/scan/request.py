@@ -75,6 +75,7 @@ class ScanRequest(NamedTuple):
     changed: bool = False
     fail_on: str | None = None                # None: the configuration's, else "warning"
     baseline: str | None = None               # findings recorded there are suppressed
+    baseline_root: str | None = None          # the folder its paths are relative to (default: its own)
     write_baseline: str | None = None         # record the findings there (see ScanOutcome.baseline)
     default_exemptions: bool = True           # recognise the built-in GPU system components
     # Helm and Kustomize.

@@ -38,6 +38,7 @@ class CliOptions:
     exclude: list[str] = field(default_factory=list)
     fail_on: str | None = None
     baseline: str | None = None
+    baseline_root: str | None = None      # the folder the baseline's paths are relative to (default: its own)
     write_baseline: str | None = None
 
 
@@ -120,7 +121,8 @@ def plan(rules: Mapping[str, Rule], project: ProjectConfig, cli: CliOptions,
         writer = BaselineWriter(Path(cli.write_baseline), cli.write_baseline)
         baseline = writer
     elif cli.baseline:
-        baseline = BaselineSuppressor(Path(cli.baseline), cli.baseline)
+        baseline = BaselineSuppressor(Path(cli.baseline), cli.baseline,
+                                      Path(cli.baseline_root) if cli.baseline_root else None)
     elif project.baseline is not None:
         baseline = BaselineSuppressor(project.baseline, _display(project.baseline))
     config = ScanConfig(

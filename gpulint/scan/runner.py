@@ -41,10 +41,12 @@ def run(request: ScanRequest) -> ScanOutcome:
     # The configuration of stdin given a name is found, and its excludes applied, as for that file.
     project = project_config([stdin_name if p == "-" and stdin_name else p for p in paths], request.config_file,
                              rules, request.isolated, request.config_root)
+    if request.baseline_root is not None and not request.baseline:
+        raise RequestError(f"--baseline-root {request.baseline_root}: needs --baseline (the file it applies to)")
     options = CliOptions(select=list(request.select) if request.select else None,
                          extend_select=list(request.extend_select), ignore=list(request.ignore),
                          exclude=list(request.exclude), fail_on=request.fail_on, baseline=request.baseline,
-                         write_baseline=request.write_baseline)
+                         baseline_root=request.baseline_root, write_baseline=request.write_baseline)
     try:
         setup = plan(rules, project, options,
                      system=system_component_suppressor(builtin=request.default_exemptions,

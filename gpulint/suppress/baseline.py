@@ -118,8 +118,8 @@ def render(counts: Counter) -> str:
 class BaselineSuppressor:
     """Suppresses findings the baseline holds, as many times as it holds each."""
 
-    def __init__(self, path: Path, display: str | None = None) -> None:
-        self.root = path.parent
+    def __init__(self, path: Path, display: str | None = None, root: Path | None = None) -> None:
+        self.root = path.parent if root is None else root
         self.remaining = load(path)
         self.reason = f"in baseline {display or path}"
 
