@@ -824,11 +824,11 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.outside,self.digest,)==(other.root,other.outside,other.digest,)\n  return NotImplemented\n return __eq__')
+_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.root,self.outside,self.special,self.digest,)==(other.root,other.outside,other.special,other.digest,)\n  return NotImplemented\n return __eq__')
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.root,self.outside,self.digest,)==(other.root,other.outside,other.digest,)
+   return (self.root,self.outside,self.special,self.digest,)==(other.root,other.outside,other.special,other.digest,)
   return NotImplemented
  return __eq__
 _FUNCTIONS.append(__create_fn__)
@@ -914,11 +914,11 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.select,self.extend_select,self.ignore,self.exclude,self.fail_on,self.baseline,self.write_baseline,)==(other.select,other.extend_select,other.ignore,other.exclude,other.fail_on,other.baseline,other.write_baseline,)\n  return NotImplemented\n return __eq__')
+_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.select,self.extend_select,self.ignore,self.exclude,self.fail_on,self.baseline,self.baseline_root,self.write_baseline,)==(other.select,other.extend_select,other.ignore,other.exclude,other.fail_on,other.baseline,other.baseline_root,other.write_baseline,)\n  return NotImplemented\n return __eq__')
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.select,self.extend_select,self.ignore,self.exclude,self.fail_on,self.baseline,self.write_baseline,)==(other.select,other.extend_select,other.ignore,other.exclude,other.fail_on,other.baseline,other.write_baseline,)
+   return (self.select,self.extend_select,self.ignore,self.exclude,self.fail_on,self.baseline,self.baseline_root,self.write_baseline,)==(other.select,other.extend_select,other.ignore,other.exclude,other.fail_on,other.baseline,other.baseline_root,other.write_baseline,)
   return NotImplemented
  return __eq__
 _FUNCTIONS.append(__create_fn__)
@@ -1768,10 +1768,10 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, outside={self.outside!r}, digest={self.digest!r})"\n return __repr__')
+_TEXTS.append('def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(root={self.root!r}, outside={self.outside!r}, special={self.special!r}, digest={self.digest!r})"\n return __repr__')
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(root={self.root!r}, outside={self.outside!r}, digest={self.digest!r})"
+  return self.__class__.__qualname__ + f"(root={self.root!r}, outside={self.outside!r}, special={self.special!r}, digest={self.digest!r})"
  return __repr__
 _FUNCTIONS.append(__create_fn__)
 
@@ -2844,11 +2844,12 @@ def __create_fn__(_type_role, _type_name, _type_image, _type_env, _type_env_from
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__(_type_root, _type_outside, _type_digest, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_outside, _dflt_digest, _return_type):\n def __init__(self,root:_type_root,outside:_type_outside=_HAS_DEFAULT_FACTORY,digest:_type_digest=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.root=root\n  self.outside=_dflt_outside() if outside is _HAS_DEFAULT_FACTORY else outside\n  self.digest=_dflt_digest() if digest is _HAS_DEFAULT_FACTORY else digest\n return __init__')
-def __create_fn__(_type_root, _type_outside, _type_digest, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_outside, _dflt_digest, _return_type):
- def __init__(self,root:_type_root,outside:_type_outside=_HAS_DEFAULT_FACTORY,digest:_type_digest=_HAS_DEFAULT_FACTORY)->_return_type:
+_TEXTS.append('def __create_fn__(_type_root, _type_outside, _type_special, _type_digest, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_outside, _dflt_special, _dflt_digest, _return_type):\n def __init__(self,root:_type_root,outside:_type_outside=_HAS_DEFAULT_FACTORY,special:_type_special=_HAS_DEFAULT_FACTORY,digest:_type_digest=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.root=root\n  self.outside=_dflt_outside() if outside is _HAS_DEFAULT_FACTORY else outside\n  self.special=_dflt_special() if special is _HAS_DEFAULT_FACTORY else special\n  self.digest=_dflt_digest() if digest is _HAS_DEFAULT_FACTORY else digest\n return __init__')
+def __create_fn__(_type_root, _type_outside, _type_special, _type_digest, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_outside, _dflt_special, _dflt_digest, _return_type):
+ def __init__(self,root:_type_root,outside:_type_outside=_HAS_DEFAULT_FACTORY,special:_type_special=_HAS_DEFAULT_FACTORY,digest:_type_digest=_HAS_DEFAULT_FACTORY)->_return_type:
   self.root=root
   self.outside=_dflt_outside() if outside is _HAS_DEFAULT_FACTORY else outside
+  self.special=_dflt_special() if special is _HAS_DEFAULT_FACTORY else special
   self.digest=_dflt_digest() if digest is _HAS_DEFAULT_FACTORY else digest
  return __init__
 _FUNCTIONS.append(__create_fn__)
@@ -2956,15 +2957,16 @@ def __create_fn__(_type_scan_input, _type_scan_context, _type_scan_part, MISSING
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__(_type_select, _type_extend_select, _type_ignore, _type_exclude, _type_fail_on, _type_baseline, _type_write_baseline, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_extend_select, _dflt_ignore, _dflt_exclude, _dflt_fail_on, _dflt_baseline, _dflt_write_baseline, _return_type):\n def __init__(self,select:_type_select=_dflt_select,extend_select:_type_extend_select=_HAS_DEFAULT_FACTORY,ignore:_type_ignore=_HAS_DEFAULT_FACTORY,exclude:_type_exclude=_HAS_DEFAULT_FACTORY,fail_on:_type_fail_on=_dflt_fail_on,baseline:_type_baseline=_dflt_baseline,write_baseline:_type_write_baseline=_dflt_write_baseline)->_return_type:\n  self.select=select\n  self.extend_select=_dflt_extend_select() if extend_select is _HAS_DEFAULT_FACTORY else extend_select\n  self.ignore=_dflt_ignore() if ignore is _HAS_DEFAULT_FACTORY else ignore\n  self.exclude=_dflt_exclude() if exclude is _HAS_DEFAULT_FACTORY else exclude\n  self.fail_on=fail_on\n  self.baseline=baseline\n  self.write_baseline=write_baseline\n return __init__')
-def __create_fn__(_type_select, _type_extend_select, _type_ignore, _type_exclude, _type_fail_on, _type_baseline, _type_write_baseline, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_extend_select, _dflt_ignore, _dflt_exclude, _dflt_fail_on, _dflt_baseline, _dflt_write_baseline, _return_type):
- def __init__(self,select:_type_select=_dflt_select,extend_select:_type_extend_select=_HAS_DEFAULT_FACTORY,ignore:_type_ignore=_HAS_DEFAULT_FACTORY,exclude:_type_exclude=_HAS_DEFAULT_FACTORY,fail_on:_type_fail_on=_dflt_fail_on,baseline:_type_baseline=_dflt_baseline,write_baseline:_type_write_baseline=_dflt_write_baseline)->_return_type:
+_TEXTS.append('def __create_fn__(_type_select, _type_extend_select, _type_ignore, _type_exclude, _type_fail_on, _type_baseline, _type_baseline_root, _type_write_baseline, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_extend_select, _dflt_ignore, _dflt_exclude, _dflt_fail_on, _dflt_baseline, _dflt_baseline_root, _dflt_write_baseline, _return_type):\n def __init__(self,select:_type_select=_dflt_select,extend_select:_type_extend_select=_HAS_DEFAULT_FACTORY,ignore:_type_ignore=_HAS_DEFAULT_FACTORY,exclude:_type_exclude=_HAS_DEFAULT_FACTORY,fail_on:_type_fail_on=_dflt_fail_on,baseline:_type_baseline=_dflt_baseline,baseline_root:_type_baseline_root=_dflt_baseline_root,write_baseline:_type_write_baseline=_dflt_write_baseline)->_return_type:\n  self.select=select\n  self.extend_select=_dflt_extend_select() if extend_select is _HAS_DEFAULT_FACTORY else extend_select\n  self.ignore=_dflt_ignore() if ignore is _HAS_DEFAULT_FACTORY else ignore\n  self.exclude=_dflt_exclude() if exclude is _HAS_DEFAULT_FACTORY else exclude\n  self.fail_on=fail_on\n  self.baseline=baseline\n  self.baseline_root=baseline_root\n  self.write_baseline=write_baseline\n return __init__')
+def __create_fn__(_type_select, _type_extend_select, _type_ignore, _type_exclude, _type_fail_on, _type_baseline, _type_baseline_root, _type_write_baseline, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_select, _dflt_extend_select, _dflt_ignore, _dflt_exclude, _dflt_fail_on, _dflt_baseline, _dflt_baseline_root, _dflt_write_baseline, _return_type):
+ def __init__(self,select:_type_select=_dflt_select,extend_select:_type_extend_select=_HAS_DEFAULT_FACTORY,ignore:_type_ignore=_HAS_DEFAULT_FACTORY,exclude:_type_exclude=_HAS_DEFAULT_FACTORY,fail_on:_type_fail_on=_dflt_fail_on,baseline:_type_baseline=_dflt_baseline,baseline_root:_type_baseline_root=_dflt_baseline_root,write_baseline:_type_write_baseline=_dflt_write_baseline)->_return_type:
   self.select=select
   self.extend_select=_dflt_extend_select() if extend_select is _HAS_DEFAULT_FACTORY else extend_select
   self.ignore=_dflt_ignore() if ignore is _HAS_DEFAULT_FACTORY else ignore
   self.exclude=_dflt_exclude() if exclude is _HAS_DEFAULT_FACTORY else exclude
   self.fail_on=fail_on
   self.baseline=baseline
+  self.baseline_root=baseline_root
   self.write_baseline=write_baseline
  return __init__
 _FUNCTIONS.append(__create_fn__)
