@@ -277,6 +277,7 @@ def _node_agent_role(seen: Seen, rule: str) -> bool:
 
     agents = (roles.POD_RESOURCES_AGENT, roles.DEVICE_DISCOVERER, roles.DEVICE_INFO_WRITER,
               roles.MIG_STRATEGY_AGENT, roles.RUNTIME_HOOK, roles.MANAGEMENT_AGENT, roles.CDI_BY_COMMAND,
+              roles.TOOLKIT_PACKAGES, roles.DRIVER_PACKAGES,
               roles.DISCOVERER_RUNTIME, roles.DEVICE_MANAGER_RUNTIME)
     reasons = {"system component: " + role.reason for role in agents}
     return any(r in reasons for r in seen.suppressed.get(rule, ()))

@@ -74,6 +74,12 @@ RUNTIME_HOOK = Role(SystemRole.RUNTIME_HOOK, "its writable container-runtime con
 # monitor of HAMi, which also reads the runtime to map containers to vGPUs, as the listed one.
 MANAGEMENT_AGENT = Role(SystemRole.MANAGEMENT_AGENT, "its NVIDIA_MIG_MONITOR_DEVICES/NVIDIA_MIG_CONFIG_DEVICES env "
                         "on a node agent")
+# A node agent that enters the host (its root mounted, or its processes shared) and installs
+# NVIDIA's packages there with the node's package manager: a toolkit or a driver installer
+# written by hand (a cloud's setup DaemonSet), whatever its image.
+TOOLKIT_PACKAGES = Role(SystemRole.RUNTIME_HOOK, "its installation of NVIDIA's container toolkit packages "
+                        "on the node")
+DRIVER_PACKAGES = Role(SystemRole.DRIVER_INSTALLER, "its installation of NVIDIA driver packages on the node")
 CDI_BY_COMMAND = Role(SystemRole.CDI_WRITER, "its container toolkit command (`*-ctk cdi generate`) on a node agent")
 # A device plugin or discoverer that is a node agent may read the container runtime to map
 # containers to the devices it handed out (vGPU managers: HAMi, Volcano vGPU, TKE gpu-manager,
@@ -206,6 +212,12 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
         roles.append(MANAGEMENT_AGENT)
     if CDI_WRITER not in roles and _runs_toolkit_command(pod):
         roles.append(CDI_BY_COMMAND)
+    if "/" in paths or pod.host_pid:
+        installs = _installed_packages(pod)
+        if "toolkit" in installs and RUNTIME_HOOK not in roles:
+            roles.append(TOOLKIT_PACKAGES)
+        if "driver" in installs and INSTALLER_ROOT not in roles:
+            roles.append(DRIVER_PACKAGES)
     return tuple(roles)
 
 
@@ -221,6 +233,27 @@ def _runs_toolkit_command(pod: PodSpec) -> bool:
         if any(_TOOLKIT_COMMAND_RE.search(text) for text in texts if "-ctk" in text):
             return True
     return False
+
+
+# A package manager installing NVIDIA's packages: the container toolkit (libnvidia-container,
+# nvidia-container-toolkit, the older nvidia-container-runtime) or the driver (nvidia-driver-*,
+# cuda-drivers, the fabric manager), in one command of a script.
+_INSTALL_RE = re.compile(r"\b(?:apt-get|apt|yum|dnf|microdnf|tdnf|zypper)\b[^;&|\n]*?\binstall\b[^;&|\n]*?"
+                         r"(?:^|[\s=])(?:(?P<toolkit>nvidia-container-toolkit|libnvidia-container|nvidia-container-runtime)"
+                         r"|(?P<driver>nvidia-driver|cuda-drivers|nvidia-fabricmanager|nvidia-open))")
+
+
+def _installed_packages(pod: PodSpec) -> set[str]:
+    """`toolkit` and/or `driver`: the NVIDIA packages a container's commands install."""
+    found: set[str] = set()
+    for container in pod.containers:
+        texts = [arg for run in container.execs for arg in run.argv] + [script.text for script in container.scripts]
+        for text in texts:
+            if "install" not in text or ("nvidia" not in text and "cuda-drivers" not in text):
+                continue
+            for match in _INSTALL_RE.finditer(text.replace("\\\n", " ")):
+                found.add("toolkit" if match.group("toolkit") else "driver")
+    return found
 
 
 def image_role(env: Mapping[str, str]) -> Role | None:
