@@ -1,7 +1,7 @@
 """gpulint: find every way a Kubernetes workload gets GPUs around the scheduler."""
 
-from gpulint import fastdataclasses
+from gpulint import precompiled
 
 __version__ = "0.1.0"
 
-fastdataclasses.install()  # dataclasses made from precompiled methods: see fastdataclasses.py
+precompiled.install()  # dataclasses and patterns made from code compiled ahead of time: see precompiled.py
