@@ -100,7 +100,7 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
         for file in sorted(files & set(by_display)):
             todo.append((FileReport(file, STATUS_SCANNED, [f for f in report.findings if f.file == file]),
                          by_display[file]))
-    in_values = _values_files(result, inputs, rules_policy)
+    in_values = _values_files(result, inputs, rules_policy, reader.render_options)
     if not todo and not in_values:
         return run
     # The scan again, as it was, for each round: without the baseline, whose counts a
@@ -146,11 +146,13 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
     return run
 
 
-def _values_files(result: ScanResult, inputs: list, rules_policy: Policy) -> list[tuple[str, str, list]]:
-    """(display, real path, the chart's renders) of each values file inside a chart that a fix
-    the policy allows edits (render/mapping.py found the value written there)."""
+def _values_files(result: ScanResult, inputs: list, rules_policy: Policy, options: Any) -> list[tuple[str, str, list]]:
+    """(display, real path, the chart renders that read it) of each values file a fix the policy
+    allows edits (render/mapping.py found the value written there): a chart's values.yaml, or a
+    values file given for the renders (fix/valuesfiles.py)."""
     import os
 
+    from gpulint.fix.valuesfiles import given_values
     from gpulint.render.base import join_display
 
     charts: dict[str, list] = {}
@@ -160,7 +162,11 @@ def _values_files(result: ScanResult, inputs: list, rules_policy: Policy) -> lis
     wanted = sorted({f.fix.file for f in result.findings if f.fix is not None and f.fix.file is not None
                      and f.suppressed is None and rules_policy.allows(f)})
     out = []
+    given = given_values([item for item in inputs if item.kind is InputKind.CHART and item.real is not None], options)
     for file in wanted:
+        if file in given:
+            out.append((file, *given[file]))
+            continue
         for real, renders in sorted(charts.items()):
             display = renders[0].display
             prefix = join_display(display, "values.yaml")[:-len("values.yaml")]   # the chart's path and "/"
@@ -178,6 +184,7 @@ def _fix_values(run: FixRun, display: str, real: str, charts: list, result: Scan
     edited values, in a private copy, before anything is written."""
     import os
 
+    from gpulint.fix.valuesfiles import shape_problem
     from gpulint.load.regular import read_regular
     from gpulint.render.overlay import editing
     from gpulint.scan.dispatch import scan_input
@@ -193,8 +200,11 @@ def _fix_values(run: FixRun, display: str, real: str, charts: list, result: Scan
     if source is None:
         return
 
+    readers = {source.text: reader}   # each text's renders, for the check of the fixes' shape
+
     def rescan(text: str) -> FileReport:
         fresh = InputReader(reader.render_options)   # nothing of the first renders is reused
+        readers[text] = fresh
         status, found = STATUS_SCANNED, []
         with editing({real: source.encode(text)}):
             for chart in charts:
@@ -207,8 +217,21 @@ def _fix_values(run: FixRun, display: str, real: str, charts: list, result: Scan
     def allowed(finding: Finding) -> bool:
         return rules_policy.allows(finding) and identity(finding) not in held
 
+    def verify(before: str, after: str, fixed: list[Finding]) -> str | None:
+        def again() -> list:   # the renders before, once more (a template may generate values)
+            if before not in second:
+                fresh = InputReader(reader.render_options)
+                with editing({real: source.encode(before)}):
+                    second[before] = [fresh.rendered(chart).text for chart in charts]
+            return second[before]
+
+        return shape_problem([(readers[before].rendered(c).text, readers[after].rendered(c).text) for c in charts],
+                             fixed, again)
+
+    second: dict[str, list] = {}
+
     outcome = _fix_counted(run, display, source.text, _of_file(display, STATUS_SCANNED, findings), rescan, allowed,
-                           opt_in, unreadable=unreadable, chains=False)
+                           opt_in, unreadable=unreadable, chains=False, verify=verify)
     if outcome is None:
         return
     if outcome.text != source.text:

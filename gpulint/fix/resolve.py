@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from gpulint.api import CopyOf, Edit, Fix
 from gpulint.load.locations import LocNode, Span
 from gpulint.load.yamlload import resolve_plain
-from gpulint.results.findings import Finding, FindingFix, MappedLocation, TextEdit
+from gpulint.results.findings import Finding, FindingFix, TextEdit
 
 if TYPE_CHECKING:
     from gpulint.api import Violation
@@ -37,11 +37,11 @@ class NoFix(Exception):
 
 
 def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: bool,
-           mapped: "Callable[[tuple], list[MappedLocation]] | None" = None) -> None:
+           values: "Callable[[Fix], FindingFix | str | None] | None" = None) -> None:
     """Give `finding` the text edits of its violation's fix, or the reason it has none.
     `rendered`: the document is a renderer's output (Helm, Kustomize), not a file the user edits;
     so is a document of saved Helm output (a `# Source:` comment before it), and a template.
-    `mapped`: where a path of a rendered object comes from (template, values file, origin)."""
+    `values`: the fix made in a chart's values file instead, or why not (fix/valuesedits.py)."""
     if violation.no_fix is not None:
         finding.no_fix = violation.no_fix
     fix = violation.fix
@@ -52,14 +52,14 @@ def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: 
         written = next((m for m in finding.mapped if m.role == "origin"), None)
         if not built:
             # A chart's render (not saved output, not a template read as text) whose edited
-            # values are literal scalars of a values file: the fix is made there.
+            # values are written literally in a values file: the fix is made there.
             in_values = None
-            if rendered and mapped is not None and not doc.placeholders:
-                in_values = _values_fix(doc, fix, mapped)
-            if in_values is not None:
+            if rendered and values is not None and not doc.placeholders:
+                in_values = values(fix)
+            if isinstance(in_values, FindingFix):
                 finding.fix = in_values
             else:
-                finding.no_fix = NO_FIX_TEMPLATE
+                finding.no_fix = in_values or NO_FIX_TEMPLATE
         elif written is not None:   # a resource, or the patch that set the value
             finding.no_fix = (f"no fix: the object is built by Kustomize; the value is written at "
                               f"{written.file}:{written.span.line}")
@@ -98,61 +98,6 @@ def resolve(doc: "Document", fix: Fix) -> tuple[TextEdit, ...]:
 
 
 _last: "_Text | None" = None
-
-
-def _values_fix(doc: "Document", fix: Fix, mapped: Callable[[tuple], list[MappedLocation]]) -> FindingFix | None:
-    """`fix` as edits of the one values file its values come from, or None: only a fix that sets
-    scalars, each rendered exactly as a values key writes it (no template expression changed it)."""
-    global _last
-    if not fix.edits or any(edit.op != "set" for edit in fix.edits):
-        return None
-    if _last is None or _last.doc is not doc:
-        _last = _Text(doc)
-    text = _last
-    file = None
-    edits: list[TextEdit] = []
-    try:
-        for edit in fix.edits:
-            found = mapped(edit.path)
-            sites = [site for site in found if site.role == "values"]
-            if len(sites) != 1 or sites[0].scalar is None or sites[0].written is None:
-                return None
-            site = sites[0]
-            if not _chart_values(site.file, [m.file for m in found if m.role == "template"]):
-                return None   # a --values file of the command line, or another chart's
-            if file is not None and site.file != file:
-                return None
-            file = site.file
-            node = text.node(edit.path)
-            if node.children is not None or node.style in ("|", ">"):
-                return None
-            if _content(text.text[node.start:node.end]) != _content(site.written) or _content(site.written) is None:
-                return None   # the template changed the value on its way (a function, a default)
-            quote = site.written[0] if site.written[:1] in ("'", '"') else None
-            if isinstance(edit.value, CopyOf):
-                raw = text.raw(edit.value)
-                content = _content(raw)
-                if content is None:
-                    return None
-                new = content if quote is None and raw[:1] not in ("'", '"') else scalar(content, quote)
-            elif quote is not None and not isinstance(edit.value, (bool, int)):
-                new = scalar(edit.value, quote)
-            else:
-                new = scalar(edit.value, None)
-            edits.append(TextEdit(site.scalar, new))
-    except NoFix:
-        return None
-    spans = sorted((e.span.line, e.span.column) for e in edits)
-    if len(set(spans)) != len(spans):   # two values from one key
-        return None
-    return FindingFix(fix.title, fix.applicability.value, tuple(edits), file)
-
-
-def _chart_values(values: str, templates: list[str]) -> bool:
-    """Whether `values` is the values.yaml of the chart whose template wrote the value."""
-    folder, _slash, name = values.rpartition("/")
-    prefix = f"{folder}/templates/" if folder else "templates/"
-    return name == "values.yaml" and bool(templates) and templates[0].startswith(prefix)
 
 
 def _content(written: str) -> str | None:

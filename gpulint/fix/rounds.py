@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from gpulint.fix.textedits import Lines, apply, disjoint
 from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
@@ -24,6 +24,7 @@ MAX_ROUNDS = 10
 
 Rescan = Callable[[str], FileReport]
 Allowed = Callable[[Finding], bool]
+Verify = Callable[[str, str, "list[Finding]"], "str | None"]
 
 
 class _Problem(str):
@@ -43,6 +44,7 @@ class Outcome:
     fixed: int = 0                     # fixes applied
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)   # fixes left out for an opt-in rule's sake
+    verify: "Verify | None" = field(default=None, repr=False)
 
 
 def identity(finding: Finding) -> tuple:
@@ -54,12 +56,16 @@ def identity(finding: Finding) -> tuple:
 
 
 def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowed: Allowed,
-             opt_in: Allowed = lambda finding: False, *, unreadable: Allowed, chains: bool = True) -> Outcome:
+             opt_in: Allowed = lambda finding: False, *, unreadable: Allowed, chains: bool = True,
+             verify: Verify | None = None) -> Outcome:
     """`unreadable`: whether a finding says the text cannot be read as manifests (an input
     problem, GPU000): a fix after which one appears broke the file. `chains` False: no new
     finding at all is accepted, not even one with a fix of its own (a values file, whose one
-    key may feed several places of a chart: fixing one place must not break another)."""
-    outcome = Outcome(text, report)
+    key may feed several places of a chart: fixing one place must not break another).
+    `verify(before, after, findings fixed)`: why the fixes may not be kept although the scan
+    is fine (a values file's fix the chart renders otherwise than the same fix in a plain
+    file): they are left out with a note, no error."""
+    outcome = Outcome(text, report, verify=verify)
     applied: set[tuple] = set()
     dropped: set[tuple] = set()
     for _round in range(MAX_ROUNDS):
@@ -103,7 +109,7 @@ def fix_file(display: str, text: str, report: FileReport, rescan: Rescan, allowe
                 if problem.bug:
                     outcome.errors.append(_error(display, item[0], problem))
                 else:
-                    s = item[0].span
+                    s = _at(item[0])
                     outcome.notes.append(f"{display}:{s.line}:{s.column}: the fix of {item[0].rule_id} was left "
                                          f"out: {problem}")
             batch = good
@@ -146,11 +152,19 @@ def _check(outcome: Outcome, batch: list, rescan: Rescan, opt_in: Allowed, allow
             where = f"{first.file}:{first.span.line}" if at is None else f"{at.file}:{at.span.line}"
         said = f"it adds a {first.rule_id} finding at {where}: {first.message}"
         return None, _Problem(said) if not opt_in(first) else _Conflict(said)
+    problem = outcome.verify(outcome.text, text, [f for f, _ranges in batch]) if outcome.verify else None
+    if problem is not None:
+        return None, _Conflict(problem)
     return (text, report), None
 
 
-def _error(display: str, finding: Finding, problem: str) -> str:
+def _at(finding: Finding) -> Any:
+    """Where in the fixed file a message about a fix points: its first edit in another file (a values file's)."""
     fix = finding.fix
-    s = fix.edits[0].span if fix is not None and fix.file is not None and fix.edits else finding.span
+    return fix.edits[0].span if fix is not None and fix.file is not None and fix.edits else finding.span
+
+
+def _error(display: str, finding: Finding, problem: str) -> str:
+    s = _at(finding)
     return (f"{display}:{s.line}:{s.column}: internal error: the fix of {finding.rule_id} "
             f"({finding.fix.title if finding.fix else ''}) was not applied: {problem}")

@@ -36,6 +36,7 @@ from gpulint.render.chartcopy import copy_chart
 from gpulint.render.chartfix import STAND_IN, ChartFile, ChartFix, Dependency, apply, learn
 from gpulint.render.helmschema import remote_schema_reference
 from gpulint.render.mapping import TemplateMapper
+from gpulint.render.overlay import edited
 from gpulint.render.template import Template
 from gpulint.render.tools import (
     RunResult,
@@ -225,6 +226,8 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
     chart = Chart(real, display, repository)
     user_files = [read_values_file(Path(v), v) for v in options.values]
     user_files += [read_values_file(Path(f), shown) for f, shown in zip(extra.files, extra.shown)]
+    for user_file, path in zip(user_files, (*options.values, *extra.files)):
+        user_file.editable = inside(Path(path), repository)   # a fix edits nothing outside the repository
 
     def not_rendered(failure: RenderFailure) -> Rendered:
         literal = literal_templates(chart) if values is None else []
@@ -251,7 +254,8 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
                 "(a named pipe, socket or device; gpulint reads regular files only)",
                 chart_file, Span(1, 1, 1, 1), STATUS_CHART))
         argv = [helm, "template", "--namespace", options.namespace or "default"]
-        for values_file in (*options.values, *extra.files):
+        given = [_as_edited(values_file, Path(scratch), i) for i, values_file in enumerate((*options.values, *extra.files))]
+        for values_file in given:
             argv += ["--values", values_file]
         for assignment in (*options.sets, *extra.sets):
             argv += ["--set", assignment]
@@ -276,7 +280,7 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
         # Each attempt Helm refuses for what the copy can change is followed by one more
         # (a placeholder version hides the missing dependencies until it is replaced).
         for attempt in range(3):
-            result = _run_shared(shared, argv, (*options.values, *extra.files), copied, real, options.timeout,
+            result = _run_shared(shared, argv, tuple(given), copied, real, options.timeout,
                                  scratch, attempt=attempt, memory=options.memory)
             if result.ok:
                 break
@@ -447,6 +451,17 @@ def _root_files(real: Path, display: str,
                             f"files at its root ({names}) were scanned as they are (templates belong in "
                             "templates/)", chart_file, Span(1, 1, 1, 1), STATUS_CHART)
     return [problem], files
+
+
+def _as_edited(values_file: str, scratch: Path, index: int) -> str:
+    """The values file helm is to read: a copy in the scratch directory when a fix under test
+    edits it (render/overlay.py), else the file given."""
+    data = edited(values_file)
+    if data is None:
+        return values_file
+    copy = scratch / f"edited-values-{index}.yaml"
+    copy.write_bytes(data)
+    return str(copy)
 
 
 _SUPPORTED: dict[tuple[str, str], bool] = {}

@@ -34,6 +34,7 @@ _RANGE_VARS_RE = re.compile(r"^(?:range|with)\s+(?:(\$\w+)\s*(?:,\s*(\$\w+))?\s*
 _INCLUDE_RE = re.compile(r"\b(?:include|template)\s+\"([^\"]+)\"\s*(\(.*?\)|\$?[\w.]*)?")
 _VALUE_FUNCS = re.compile(r"\b(?:toYaml|toJson|tpl|toPrettyJson|toRawJson)\b")
 
+SET_NOTE = "value from --set"   # a template location's note: the value is given on the command line
 ROOT = ("<root>",)          # dot is the top-level context (.Values reachable)
 UNKNOWN = ("<unknown>",)    # dot is something we cannot trace
 
@@ -328,7 +329,7 @@ class TemplateMapper:
         elif not hit.exact:
             describe += ", nearest line (the rest is generated)"
         for note in (v for v in values if v.file is None):
-            describe += f"; value from --set {note.set_text} (command line, no file)"
+            describe += f"; {SET_NOTE} {note.set_text} (command line, no file)"
         out = [MappedLocation("template", tpl.display, Span(line + 1, col + 1, line + 1, end_col + 1), describe)]
         for site_tpl, action in hit.sites:
             out.append(MappedLocation(
@@ -338,7 +339,7 @@ class TemplateMapper:
         for located in values:
             if located.file is not None and located.span is not None:
                 out.append(MappedLocation("values", located.file, located.span, f"values key {located.key}",
-                                          located.scalar, located.written))
+                                          located.scalar, located.written, located.path, located.given))
         return out
 
     def _values_of(self, hit: Hit, data: Any, rel: tuple) -> list[Located]:
@@ -360,6 +361,12 @@ class TemplateMapper:
                         for path in self._refs(walk, action):
                             if path not in paths:
                                 paths.append(path)
+            if not paths and hit.exact and len(hit.block) > 1:
+                # `resources:` with the whole value written by an action below it (`toYaml .Values.resources`).
+                for action in self._generators(hit.tpl, [n for n in hit.block if n != hit.line]):
+                    for path in self._refs(walk, action):
+                        if path not in paths:
+                            paths.append(path)
         out: list[Located] = []
         for path in paths[:3]:
             concrete = _truncate(path)

@@ -25,6 +25,7 @@ Path_ = tuple  # a values path: keys (str) and list indices (int)
 class ValuesFile:
     display: str
     doc: Document | None        # None when unreadable or empty
+    editable: bool = False      # a given values file inside the chart's repository: a fix may edit it
 
 
 @dataclass
@@ -44,6 +45,8 @@ class Located:
     set_text: str = ""          # the --set entry, when it came from the command line
     scalar: Span | None = None  # a one-line scalar value: its own span and text as written
     written: str | None = None
+    path: Path_ = ()            # the key's path in its file
+    given: bool = False         # a values file given for the render (inside the repository), not values.yaml
 
 
 @dataclass
@@ -51,12 +54,27 @@ class _Source:
     prefix: Path_               # where the template's .Values sits in this source
     file: ValuesFile | None = None
     sets: list[SetEntry] = field(default_factory=list)
+    given: bool = False
 
 
 VALUES_READ_MAX = 64 << 20   # a values file larger than this is not read for mapping
 
 
+# The last values document read under each name: a fix made in a values file is placed from it
+# (gpulint/fix/valuesedits.py), right after the mapping that named the file read it.
+_READ: dict[str, Document] = {}
+_READ_KEPT = 64
+
+
+def values_document(display: str) -> Document | None:
+    """The values file `display` as the mapping last read it."""
+    return _READ.get(display)
+
+
 def read_values_file(path: Path, display: str) -> ValuesFile:
+    _READ.pop(display, None)
+    if len(_READ) >= _READ_KEPT:
+        del _READ[next(iter(_READ))]   # the one read longest ago
     try:
         data = edited(path)   # as a fix under test leaves it
         text = decode(data if data is not None else read_regular(path, VALUES_READ_MAX))   # never a named pipe
@@ -64,6 +82,7 @@ def read_values_file(path: Path, display: str) -> ValuesFile:
         return ValuesFile(display, None)
     for doc in load_documents(text):
         if isinstance(doc, Document):
+            _READ[display] = doc
             return ValuesFile(display, doc)
         break
     return ValuesFile(display, None)
@@ -159,7 +178,7 @@ class ValuesChain:
         if sets:
             sources.append(_Source(top_prefix, sets=list(reversed(sets))))
         for vf in reversed(user_files):
-            sources.append(_Source(top_prefix, file=vf))
+            sources.append(_Source(top_prefix, file=vf, given=vf.editable))
         for level, vf in enumerate(chart_files[: depth + 1]):
             sources.append(_Source(tuple(subchart_names[level:]), file=vf))
         return cls(sources)
@@ -195,7 +214,8 @@ class ValuesChain:
             found, _value = _get(vf.doc.data, full)
             if found:
                 scalar, written = _scalar_of(vf.doc, full)
-                return Located(vf.display, _span_of(vf.doc, full), dotted(full), scalar=scalar, written=written)
+                return Located(vf.display, _span_of(vf.doc, full), dotted(full), scalar=scalar, written=written,
+                               path=full, given=source.given)
         return None
 
 

@@ -377,15 +377,21 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
     suppressions = _suppressions(finding)
     if suppressions:
         result["suppressions"] = suppressions
-    fixes = _fixes(finding, primary is None and source is None, path, bases)
+    if finding.fix is not None and finding.fix.file is not None:   # a Helm values file's edits
+        in_place, path = locator.exists_in_repo(finding.fix.file), locator.locate(finding.fix.file)
+    else:
+        in_place = primary is None and source is None
+    fixes = _fixes(finding, in_place, path, bases)
     if fixes:
         result = {"fixes": fixes, **result}   # the first key in sorted order
     return result
 
 
 def _fixes(finding: Finding, in_place: bool, path: RepoPath, bases: "_BaseIds") -> list[dict[str, Any]]:
-    """The finding's fix as SARIF `fixes`: one artifact change of the file read, a replacement per
-    text edit (an empty deleted region inserts). Only for findings located in the file itself."""
+    """The finding's fix as SARIF `fixes`: one artifact change of `path`, a replacement per text edit
+    (an empty deleted region inserts). Only for findings located in the file itself, and for fixes
+    made in a chart's values file of the repository (an artifact change may name any artifact,
+    SARIF 2.1.0 §3.55.2, §3.56.2)."""
     fix = finding.fix
     if fix is None or not in_place:
         return []

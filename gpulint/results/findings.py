@@ -46,6 +46,10 @@ class MappedLocation:
     # A values key's one-line scalar: its own span and text as written (quotes included), for a fix there.
     scalar: Span | None = None
     written: str | None = None
+    # A values key: its path in that file, and whether the file was given (--values, a chart's
+    # ci/*-values.yaml render) rather than the chart's own values.yaml, inside the repository.
+    key_path: tuple | None = None
+    given: bool = False
 
 
 @dataclass(frozen=True, repr=False)
@@ -65,6 +69,9 @@ class FindingFix:
     applicability: str       # api.Applicability's value: "safe" or "unsafe"
     edits: tuple[TextEdit, ...]
     file: str | None = None  # the file the edits are in when not the finding's (a Helm values file)
+    # A values-file fix: the rule's edits by path of the rendered document, which a render of the
+    # edited values must reproduce (gpulint/fix/valuesedits.py).
+    rendered: tuple = ()
 
 
 class FindingSource(NamedTuple):

@@ -34,7 +34,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from gpulint import __version__
-from gpulint.api import Severity
+from gpulint.api import CopyOf, Edit, Severity
 from gpulint.load.decode import read_small_file
 from gpulint.load.locations import Span
 from gpulint.model.objects import ObjectRef
@@ -247,8 +247,26 @@ def _plain_finding(f: Finding) -> list:
             [[m.role, m.file, list(m.span), m.description] for m in f.mapped],
             [f.rendered.target, f.rendered.values] if f.rendered else None,
             None if f.fix is None else [f.fix.title, f.fix.applicability,
-                                        [[list(e.span), e.text] for e in f.fix.edits], f.fix.file],
+                                        [[list(e.span), e.text] for e in f.fix.edits], f.fix.file,
+                                        [_plain_edit(e) for e in f.fix.rendered]],
             f.no_fix]
+
+
+def _plain_edit(edit: Edit) -> list:
+    """A values fix's edit of the rendered document (its value plain data, or a copied path)."""
+    copied = isinstance(edit.value, CopyOf)
+    return [edit.op, list(edit.path), copied, list(edit.value.path) if copied else edit.value]
+
+
+def _edit_of(data: Any) -> Edit:
+    op, path, copied, value = data
+    if type(op) is not str or type(path) is not list or not all(type(p) in (str, int) for p in path):
+        raise ValueError("not an edit")
+    if copied:
+        if type(value) is not list or not all(type(p) in (str, int) for p in value):
+            raise ValueError("not an edit")
+        value = CopyOf(tuple(value))
+    return Edit(op, tuple(path), value)
 
 
 _SEVERITIES = {severity.value: severity for severity in Severity}
@@ -323,7 +341,8 @@ def _finding_of(f: Any, objects: dict[tuple, ObjectRef]) -> Finding:
         for at, text in edits:
             _strings(text)
             changes.append(TextEdit(_span(at), text))
-        finding.fix = FindingFix(title, applicability, tuple(changes), file)
+        rendered = tuple(_edit_of(e) for e in rest[1]) if len(rest) > 1 and type(rest[1]) is list else ()
+        finding.fix = FindingFix(title, applicability, tuple(changes), file, rendered)
     if no_fix is not None:
         _strings(no_fix)
         finding.no_fix = no_fix

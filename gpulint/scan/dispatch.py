@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from gpulint.api import LITERAL_NOTE, LineAt, Severity, ValueAt
 from gpulint.config.render import RenderOptions
-from gpulint.fix.resolve import attach as attach_fix
+from gpulint.fix.valuesedits import attach as attach_fix
 from gpulint.inputs.discovery import Input
 from gpulint.inputs.notread import not_read_report
 from gpulint.load.decode import BinaryInput, ReadError, Text, decode_lenient
