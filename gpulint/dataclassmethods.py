@@ -104,11 +104,11 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.display,self.doc,)==(other.display,other.doc,)\n  return NotImplemented\n return __eq__')
+_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.display,self.doc,self.editable,)==(other.display,other.doc,other.editable,)\n  return NotImplemented\n return __eq__')
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.display,self.doc,)==(other.display,other.doc,)
+   return (self.display,self.doc,self.editable,)==(other.display,other.doc,other.editable,)
   return NotImplemented
  return __eq__
 _FUNCTIONS.append(__create_fn__)
@@ -204,11 +204,11 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.span,self.key,self.set_text,self.scalar,self.written,)==(other.file,other.span,other.key,other.set_text,other.scalar,other.written,)\n  return NotImplemented\n return __eq__')
+_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.file,self.span,self.key,self.set_text,self.scalar,self.written,self.path,self.given,)==(other.file,other.span,other.key,other.set_text,other.scalar,other.written,other.path,other.given,)\n  return NotImplemented\n return __eq__')
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.file,self.span,self.key,self.set_text,self.scalar,self.written,)==(other.file,other.span,other.key,other.set_text,other.scalar,other.written,)
+   return (self.file,self.span,self.key,self.set_text,self.scalar,self.written,self.path,self.given,)==(other.file,other.span,other.key,other.set_text,other.scalar,other.written,other.path,other.given,)
   return NotImplemented
  return __eq__
 _FUNCTIONS.append(__create_fn__)
@@ -744,11 +744,11 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.prefix,self.file,self.sets,)==(other.prefix,other.file,other.sets,)\n  return NotImplemented\n return __eq__')
+_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.prefix,self.file,self.sets,self.given,)==(other.prefix,other.file,other.sets,other.given,)\n  return NotImplemented\n return __eq__')
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.prefix,self.file,self.sets,)==(other.prefix,other.file,other.sets,)
+   return (self.prefix,self.file,self.sets,self.given,)==(other.prefix,other.file,other.sets,other.given,)
   return NotImplemented
  return __eq__
 _FUNCTIONS.append(__create_fn__)
@@ -804,11 +804,11 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.role,self.file,self.span,self.description,self.scalar,self.written,)==(other.role,other.file,other.span,other.description,other.scalar,other.written,)\n  return NotImplemented\n return __eq__')
+_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.role,self.file,self.span,self.description,self.scalar,self.written,self.key_path,self.given,)==(other.role,other.file,other.span,other.description,other.scalar,other.written,other.key_path,other.given,)\n  return NotImplemented\n return __eq__')
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.role,self.file,self.span,self.description,self.scalar,self.written,)==(other.role,other.file,other.span,other.description,other.scalar,other.written,)
+   return (self.role,self.file,self.span,self.description,self.scalar,self.written,self.key_path,self.given,)==(other.role,other.file,other.span,other.description,other.scalar,other.written,other.key_path,other.given,)
   return NotImplemented
  return __eq__
 _FUNCTIONS.append(__create_fn__)
@@ -994,11 +994,11 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.report,self.fixed,self.errors,self.notes,)==(other.text,other.report,other.fixed,other.errors,other.notes,)\n  return NotImplemented\n return __eq__')
+_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.text,self.report,self.fixed,self.errors,self.notes,self.verify,)==(other.text,other.report,other.fixed,other.errors,other.notes,other.verify,)\n  return NotImplemented\n return __eq__')
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.text,self.report,self.fixed,self.errors,self.notes,)==(other.text,other.report,other.fixed,other.errors,other.notes,)
+   return (self.text,self.report,self.fixed,self.errors,self.notes,self.verify,)==(other.text,other.report,other.fixed,other.errors,other.notes,other.verify,)
   return NotImplemented
  return __eq__
 _FUNCTIONS.append(__create_fn__)
@@ -1024,11 +1024,11 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.title,self.applicability,self.edits,self.file,)==(other.title,other.applicability,other.edits,other.file,)\n  return NotImplemented\n return __eq__')
+_TEXTS.append('def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.title,self.applicability,self.edits,self.file,self.rendered,)==(other.title,other.applicability,other.edits,other.file,other.rendered,)\n  return NotImplemented\n return __eq__')
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.title,self.applicability,self.edits,self.file,)==(other.title,other.applicability,other.edits,other.file,)
+   return (self.title,self.applicability,self.edits,self.file,self.rendered,)==(other.title,other.applicability,other.edits,other.file,other.rendered,)
   return NotImplemented
  return __eq__
 _FUNCTIONS.append(__create_fn__)
@@ -1472,10 +1472,10 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __hash__(self):\n  return hash((self.role,self.file,self.span,self.description,self.scalar,self.written,))\n return __hash__')
+_TEXTS.append('def __create_fn__():\n def __hash__(self):\n  return hash((self.role,self.file,self.span,self.description,self.scalar,self.written,self.key_path,self.given,))\n return __hash__')
 def __create_fn__():
  def __hash__(self):
-  return hash((self.role,self.file,self.span,self.description,self.scalar,self.written,))
+  return hash((self.role,self.file,self.span,self.description,self.scalar,self.written,self.key_path,self.given,))
  return __hash__
 _FUNCTIONS.append(__create_fn__)
 
@@ -1560,10 +1560,10 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __hash__(self):\n  return hash((self.title,self.applicability,self.edits,self.file,))\n return __hash__')
+_TEXTS.append('def __create_fn__():\n def __hash__(self):\n  return hash((self.title,self.applicability,self.edits,self.file,self.rendered,))\n return __hash__')
 def __create_fn__():
  def __hash__(self):
-  return hash((self.title,self.applicability,self.edits,self.file,))
+  return hash((self.title,self.applicability,self.edits,self.file,self.rendered,))
  return __hash__
 _FUNCTIONS.append(__create_fn__)
 
@@ -1608,10 +1608,10 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(display={self.display!r}, doc={self.doc!r})"\n return __repr__')
+_TEXTS.append('def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(display={self.display!r}, doc={self.doc!r}, editable={self.editable!r})"\n return __repr__')
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(display={self.display!r}, doc={self.doc!r})"
+  return self.__class__.__qualname__ + f"(display={self.display!r}, doc={self.doc!r}, editable={self.editable!r})"
  return __repr__
 _FUNCTIONS.append(__create_fn__)
 
@@ -1648,10 +1648,10 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, span={self.span!r}, key={self.key!r}, set_text={self.set_text!r}, scalar={self.scalar!r}, written={self.written!r})"\n return __repr__')
+_TEXTS.append('def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(file={self.file!r}, span={self.span!r}, key={self.key!r}, set_text={self.set_text!r}, scalar={self.scalar!r}, written={self.written!r}, path={self.path!r}, given={self.given!r})"\n return __repr__')
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(file={self.file!r}, span={self.span!r}, key={self.key!r}, set_text={self.set_text!r}, scalar={self.scalar!r}, written={self.written!r})"
+  return self.__class__.__qualname__ + f"(file={self.file!r}, span={self.span!r}, key={self.key!r}, set_text={self.set_text!r}, scalar={self.scalar!r}, written={self.written!r}, path={self.path!r}, given={self.given!r})"
  return __repr__
 _FUNCTIONS.append(__create_fn__)
 
@@ -1744,10 +1744,10 @@ def __create_fn__():
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(prefix={self.prefix!r}, file={self.file!r}, sets={self.sets!r})"\n return __repr__')
+_TEXTS.append('def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(prefix={self.prefix!r}, file={self.file!r}, sets={self.sets!r}, given={self.given!r})"\n return __repr__')
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(prefix={self.prefix!r}, file={self.file!r}, sets={self.sets!r})"
+  return self.__class__.__qualname__ + f"(prefix={self.prefix!r}, file={self.file!r}, sets={self.sets!r}, given={self.given!r})"
  return __repr__
 _FUNCTIONS.append(__create_fn__)
 
@@ -1946,11 +1946,12 @@ def __create_fn__(_type_discovery, _type_focus, MISSING, _HAS_DEFAULT_FACTORY, _
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__(_type_display, _type_doc, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,display:_type_display,doc:_type_doc)->_return_type:\n  self.display=display\n  self.doc=doc\n return __init__')
-def __create_fn__(_type_display, _type_doc, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
- def __init__(self,display:_type_display,doc:_type_doc)->_return_type:
+_TEXTS.append('def __create_fn__(_type_display, _type_doc, _type_editable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_editable, _return_type):\n def __init__(self,display:_type_display,doc:_type_doc,editable:_type_editable=_dflt_editable)->_return_type:\n  self.display=display\n  self.doc=doc\n  self.editable=editable\n return __init__')
+def __create_fn__(_type_display, _type_doc, _type_editable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_editable, _return_type):
+ def __init__(self,display:_type_display,doc:_type_doc,editable:_type_editable=_dflt_editable)->_return_type:
   self.display=display
   self.doc=doc
+  self.editable=editable
  return __init__
 _FUNCTIONS.append(__create_fn__)
 
@@ -2079,15 +2080,17 @@ def __create_fn__(_type_file, _type_root, _type_select, _type_extend_select, _ty
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__(_type_file, _type_span, _type_key, _type_set_text, _type_scalar, _type_written, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_set_text, _dflt_scalar, _dflt_written, _return_type):\n def __init__(self,file:_type_file,span:_type_span,key:_type_key,set_text:_type_set_text=_dflt_set_text,scalar:_type_scalar=_dflt_scalar,written:_type_written=_dflt_written)->_return_type:\n  self.file=file\n  self.span=span\n  self.key=key\n  self.set_text=set_text\n  self.scalar=scalar\n  self.written=written\n return __init__')
-def __create_fn__(_type_file, _type_span, _type_key, _type_set_text, _type_scalar, _type_written, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_set_text, _dflt_scalar, _dflt_written, _return_type):
- def __init__(self,file:_type_file,span:_type_span,key:_type_key,set_text:_type_set_text=_dflt_set_text,scalar:_type_scalar=_dflt_scalar,written:_type_written=_dflt_written)->_return_type:
+_TEXTS.append('def __create_fn__(_type_file, _type_span, _type_key, _type_set_text, _type_scalar, _type_written, _type_path, _type_given, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_set_text, _dflt_scalar, _dflt_written, _dflt_path, _dflt_given, _return_type):\n def __init__(self,file:_type_file,span:_type_span,key:_type_key,set_text:_type_set_text=_dflt_set_text,scalar:_type_scalar=_dflt_scalar,written:_type_written=_dflt_written,path:_type_path=_dflt_path,given:_type_given=_dflt_given)->_return_type:\n  self.file=file\n  self.span=span\n  self.key=key\n  self.set_text=set_text\n  self.scalar=scalar\n  self.written=written\n  self.path=path\n  self.given=given\n return __init__')
+def __create_fn__(_type_file, _type_span, _type_key, _type_set_text, _type_scalar, _type_written, _type_path, _type_given, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_set_text, _dflt_scalar, _dflt_written, _dflt_path, _dflt_given, _return_type):
+ def __init__(self,file:_type_file,span:_type_span,key:_type_key,set_text:_type_set_text=_dflt_set_text,scalar:_type_scalar=_dflt_scalar,written:_type_written=_dflt_written,path:_type_path=_dflt_path,given:_type_given=_dflt_given)->_return_type:
   self.file=file
   self.span=span
   self.key=key
   self.set_text=set_text
   self.scalar=scalar
   self.written=written
+  self.path=path
+  self.given=given
  return __init__
 _FUNCTIONS.append(__create_fn__)
 
@@ -2735,12 +2738,13 @@ def __create_fn__(_type_path, _type_text, _type_value, MISSING, _HAS_DEFAULT_FAC
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__(_type_prefix, _type_file, _type_sets, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _dflt_sets, _return_type):\n def __init__(self,prefix:_type_prefix,file:_type_file=_dflt_file,sets:_type_sets=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.prefix=prefix\n  self.file=file\n  self.sets=_dflt_sets() if sets is _HAS_DEFAULT_FACTORY else sets\n return __init__')
-def __create_fn__(_type_prefix, _type_file, _type_sets, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _dflt_sets, _return_type):
- def __init__(self,prefix:_type_prefix,file:_type_file=_dflt_file,sets:_type_sets=_HAS_DEFAULT_FACTORY)->_return_type:
+_TEXTS.append('def __create_fn__(_type_prefix, _type_file, _type_sets, _type_given, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _dflt_sets, _dflt_given, _return_type):\n def __init__(self,prefix:_type_prefix,file:_type_file=_dflt_file,sets:_type_sets=_HAS_DEFAULT_FACTORY,given:_type_given=_dflt_given)->_return_type:\n  self.prefix=prefix\n  self.file=file\n  self.sets=_dflt_sets() if sets is _HAS_DEFAULT_FACTORY else sets\n  self.given=given\n return __init__')
+def __create_fn__(_type_prefix, _type_file, _type_sets, _type_given, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _dflt_sets, _dflt_given, _return_type):
+ def __init__(self,prefix:_type_prefix,file:_type_file=_dflt_file,sets:_type_sets=_HAS_DEFAULT_FACTORY,given:_type_given=_dflt_given)->_return_type:
   self.prefix=prefix
   self.file=file
   self.sets=_dflt_sets() if sets is _HAS_DEFAULT_FACTORY else sets
+  self.given=given
  return __init__
 _FUNCTIONS.append(__create_fn__)
 
@@ -2803,15 +2807,17 @@ def __create_fn__(_type_repository, _type_reached, _type_remote, _type_outside, 
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append("def __create_fn__(_type_role, _type_file, _type_span, _type_description, _type_scalar, _type_written, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_description, _dflt_scalar, _dflt_written, _return_type):\n def __init__(self,role:_type_role,file:_type_file,span:_type_span,description:_type_description=_dflt_description,scalar:_type_scalar=_dflt_scalar,written:_type_written=_dflt_written)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'role',role)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'span',span)\n  __dataclass_builtins_object__.__setattr__(self,'description',description)\n  __dataclass_builtins_object__.__setattr__(self,'scalar',scalar)\n  __dataclass_builtins_object__.__setattr__(self,'written',written)\n return __init__")
-def __create_fn__(_type_role, _type_file, _type_span, _type_description, _type_scalar, _type_written, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_description, _dflt_scalar, _dflt_written, _return_type):
- def __init__(self,role:_type_role,file:_type_file,span:_type_span,description:_type_description=_dflt_description,scalar:_type_scalar=_dflt_scalar,written:_type_written=_dflt_written)->_return_type:
+_TEXTS.append("def __create_fn__(_type_role, _type_file, _type_span, _type_description, _type_scalar, _type_written, _type_key_path, _type_given, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_description, _dflt_scalar, _dflt_written, _dflt_key_path, _dflt_given, _return_type):\n def __init__(self,role:_type_role,file:_type_file,span:_type_span,description:_type_description=_dflt_description,scalar:_type_scalar=_dflt_scalar,written:_type_written=_dflt_written,key_path:_type_key_path=_dflt_key_path,given:_type_given=_dflt_given)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'role',role)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'span',span)\n  __dataclass_builtins_object__.__setattr__(self,'description',description)\n  __dataclass_builtins_object__.__setattr__(self,'scalar',scalar)\n  __dataclass_builtins_object__.__setattr__(self,'written',written)\n  __dataclass_builtins_object__.__setattr__(self,'key_path',key_path)\n  __dataclass_builtins_object__.__setattr__(self,'given',given)\n return __init__")
+def __create_fn__(_type_role, _type_file, _type_span, _type_description, _type_scalar, _type_written, _type_key_path, _type_given, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_description, _dflt_scalar, _dflt_written, _dflt_key_path, _dflt_given, _return_type):
+ def __init__(self,role:_type_role,file:_type_file,span:_type_span,description:_type_description=_dflt_description,scalar:_type_scalar=_dflt_scalar,written:_type_written=_dflt_written,key_path:_type_key_path=_dflt_key_path,given:_type_given=_dflt_given)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'role',role)
   __dataclass_builtins_object__.__setattr__(self,'file',file)
   __dataclass_builtins_object__.__setattr__(self,'span',span)
   __dataclass_builtins_object__.__setattr__(self,'description',description)
   __dataclass_builtins_object__.__setattr__(self,'scalar',scalar)
   __dataclass_builtins_object__.__setattr__(self,'written',written)
+  __dataclass_builtins_object__.__setattr__(self,'key_path',key_path)
+  __dataclass_builtins_object__.__setattr__(self,'given',given)
  return __init__
 _FUNCTIONS.append(__create_fn__)
 
@@ -3042,14 +3048,15 @@ def __create_fn__(_type_text, _type_path, _type_origin, _type_interpreter, MISSI
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__(_type_text, _type_report, _type_fixed, _type_errors, _type_notes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fixed, _dflt_errors, _dflt_notes, _return_type):\n def __init__(self,text:_type_text,report:_type_report,fixed:_type_fixed=_dflt_fixed,errors:_type_errors=_HAS_DEFAULT_FACTORY,notes:_type_notes=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.text=text\n  self.report=report\n  self.fixed=fixed\n  self.errors=_dflt_errors() if errors is _HAS_DEFAULT_FACTORY else errors\n  self.notes=_dflt_notes() if notes is _HAS_DEFAULT_FACTORY else notes\n return __init__')
-def __create_fn__(_type_text, _type_report, _type_fixed, _type_errors, _type_notes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fixed, _dflt_errors, _dflt_notes, _return_type):
- def __init__(self,text:_type_text,report:_type_report,fixed:_type_fixed=_dflt_fixed,errors:_type_errors=_HAS_DEFAULT_FACTORY,notes:_type_notes=_HAS_DEFAULT_FACTORY)->_return_type:
+_TEXTS.append('def __create_fn__(_type_text, _type_report, _type_fixed, _type_errors, _type_notes, _type_verify, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fixed, _dflt_errors, _dflt_notes, _dflt_verify, _return_type):\n def __init__(self,text:_type_text,report:_type_report,fixed:_type_fixed=_dflt_fixed,errors:_type_errors=_HAS_DEFAULT_FACTORY,notes:_type_notes=_HAS_DEFAULT_FACTORY,verify:_type_verify=_dflt_verify)->_return_type:\n  self.text=text\n  self.report=report\n  self.fixed=fixed\n  self.errors=_dflt_errors() if errors is _HAS_DEFAULT_FACTORY else errors\n  self.notes=_dflt_notes() if notes is _HAS_DEFAULT_FACTORY else notes\n  self.verify=verify\n return __init__')
+def __create_fn__(_type_text, _type_report, _type_fixed, _type_errors, _type_notes, _type_verify, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_fixed, _dflt_errors, _dflt_notes, _dflt_verify, _return_type):
+ def __init__(self,text:_type_text,report:_type_report,fixed:_type_fixed=_dflt_fixed,errors:_type_errors=_HAS_DEFAULT_FACTORY,notes:_type_notes=_HAS_DEFAULT_FACTORY,verify:_type_verify=_dflt_verify)->_return_type:
   self.text=text
   self.report=report
   self.fixed=fixed
   self.errors=_dflt_errors() if errors is _HAS_DEFAULT_FACTORY else errors
   self.notes=_dflt_notes() if notes is _HAS_DEFAULT_FACTORY else notes
+  self.verify=verify
  return __init__
 _FUNCTIONS.append(__create_fn__)
 
@@ -3076,13 +3083,14 @@ def __create_fn__(_type_title, _type_applicability, _type_edits, MISSING, _HAS_D
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append("def __create_fn__(_type_title, _type_applicability, _type_edits, _type_file, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _return_type):\n def __init__(self,title:_type_title,applicability:_type_applicability,edits:_type_edits,file:_type_file=_dflt_file)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'title',title)\n  __dataclass_builtins_object__.__setattr__(self,'applicability',applicability)\n  __dataclass_builtins_object__.__setattr__(self,'edits',edits)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n return __init__")
-def __create_fn__(_type_title, _type_applicability, _type_edits, _type_file, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _return_type):
- def __init__(self,title:_type_title,applicability:_type_applicability,edits:_type_edits,file:_type_file=_dflt_file)->_return_type:
+_TEXTS.append("def __create_fn__(_type_title, _type_applicability, _type_edits, _type_file, _type_rendered, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _dflt_rendered, _return_type):\n def __init__(self,title:_type_title,applicability:_type_applicability,edits:_type_edits,file:_type_file=_dflt_file,rendered:_type_rendered=_dflt_rendered)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'title',title)\n  __dataclass_builtins_object__.__setattr__(self,'applicability',applicability)\n  __dataclass_builtins_object__.__setattr__(self,'edits',edits)\n  __dataclass_builtins_object__.__setattr__(self,'file',file)\n  __dataclass_builtins_object__.__setattr__(self,'rendered',rendered)\n return __init__")
+def __create_fn__(_type_title, _type_applicability, _type_edits, _type_file, _type_rendered, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_file, _dflt_rendered, _return_type):
+ def __init__(self,title:_type_title,applicability:_type_applicability,edits:_type_edits,file:_type_file=_dflt_file,rendered:_type_rendered=_dflt_rendered)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'title',title)
   __dataclass_builtins_object__.__setattr__(self,'applicability',applicability)
   __dataclass_builtins_object__.__setattr__(self,'edits',edits)
   __dataclass_builtins_object__.__setattr__(self,'file',file)
+  __dataclass_builtins_object__.__setattr__(self,'rendered',rendered)
  return __init__
 _FUNCTIONS.append(__create_fn__)
 
@@ -3643,10 +3651,10 @@ def __create_fn__(cls, FrozenInstanceError):
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'role\',\'file\',\'span\',\'description\',\'scalar\',\'written\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__')
+_TEXTS.append('def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'role\',\'file\',\'span\',\'description\',\'scalar\',\'written\',\'key_path\',\'given\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__')
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('role','file','span','description','scalar','written',):
+  if type(self) is cls or name in ('role','file','span','description','scalar','written','key_path','given',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -3743,10 +3751,10 @@ def __create_fn__(cls, FrozenInstanceError):
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'title\',\'applicability\',\'edits\',\'file\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__')
+_TEXTS.append('def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'title\',\'applicability\',\'edits\',\'file\',\'rendered\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__')
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('title','applicability','edits','file',):
+  if type(self) is cls or name in ('title','applicability','edits','file','rendered',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
@@ -4253,10 +4261,10 @@ def __create_fn__(cls, FrozenInstanceError):
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'role\',\'file\',\'span\',\'description\',\'scalar\',\'written\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__')
+_TEXTS.append('def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'role\',\'file\',\'span\',\'description\',\'scalar\',\'written\',\'key_path\',\'given\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__')
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('role','file','span','description','scalar','written',):
+  if type(self) is cls or name in ('role','file','span','description','scalar','written','key_path','given',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
@@ -4353,10 +4361,10 @@ def __create_fn__(cls, FrozenInstanceError):
 _FUNCTIONS.append(__create_fn__)
 
 
-_TEXTS.append('def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'title\',\'applicability\',\'edits\',\'file\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__')
+_TEXTS.append('def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'title\',\'applicability\',\'edits\',\'file\',\'rendered\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__')
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('title','applicability','edits','file',):
+  if type(self) is cls or name in ('title','applicability','edits','file','rendered',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
