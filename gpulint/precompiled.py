@@ -38,7 +38,7 @@ from typing import Any
 
 _exec = builtins.exec
 _CODE: dict[str, Any] = {}
-_PROGRAMS: dict[tuple, tuple] = {}
+_PROGRAMS: dict[tuple, tuple] = {}   # patternprograms.PROGRAMS, once installed
 _compile: Any = None   # re's own compile step, once the stand-in is installed
 
 
@@ -55,7 +55,8 @@ def _precompiled_pattern(pattern: Any, flags: Any = 0) -> Any:
     if type(pattern) is str and type(flags) is int:
         program = _PROGRAMS.get((pattern, flags))
         if program is not None:
-            return _sre_compile(pattern, *program)
+            final_flags, code, groups, groupindex, indexgroup = program
+            return _sre_compile(pattern, final_flags, list(code), groups, dict(groupindex), indexgroup)
     return _compile(pattern, flags)
 
 
@@ -84,7 +85,7 @@ def _install_methods() -> bool:
 
 
 def _install_patterns() -> bool:
-    global _compile, _sre_compile
+    global _compile, _sre_compile, _PROGRAMS
     import re
 
     import _sre
@@ -100,7 +101,7 @@ def _install_patterns() -> bool:
 
     if patternprograms.PYTHON != sys.version_info[:2] or patternprograms.MAGIC != _sre.MAGIC:
         return False
-    _PROGRAMS.update(patternprograms.PROGRAMS)
+    _PROGRAMS = patternprograms.PROGRAMS
     _compile, _sre_compile = compiler.compile, _sre.compile
     compiler.compile = _precompiled_pattern
     return True
