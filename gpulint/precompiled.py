@@ -65,7 +65,26 @@ _sre_compile: Any = None
 
 def install() -> bool:
     """Put the stand-ins in place where the tables were made for this Python; whether both are."""
+    if not _compiled_once():
+        return False
     return _install_methods() & _install_patterns()
+
+
+def _compiled_once() -> bool:
+    """Whether importing the tables reads their bytecode: with bytecode writing off and no
+    bytecode cached, Python would compile their whole source on every start (about a
+    billion instructions, five times what they spare)."""
+    if not sys.dont_write_bytecode:
+        return True   # compiled on the first start, read from the cache on the others
+    import os
+    from importlib.util import cache_from_source
+
+    here = os.path.dirname(__file__)
+    try:
+        return all(os.path.exists(cache_from_source(os.path.join(here, name)))
+                   for name in ("dataclassmethods.py", "patternprograms.py"))
+    except NotImplementedError:   # no bytecode cache in this Python
+        return False
 
 
 def _install_methods() -> bool:

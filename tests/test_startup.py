@@ -292,7 +292,7 @@ def test_each_precompiled_pattern_is_what_re_compiles() -> None:
 
     if sys.version_info[:2] != _table_python() or patternprograms.MAGIC != _sre.MAGIC:
         pytest.skip("the tables are made for another version of Python")
-    assert precompiled.install() and re._compiler.compile is precompiled._precompiled_pattern
+    assert precompiled._install_patterns() and re._compiler.compile is precompiled._precompiled_pattern
     assert len(patternprograms.PROGRAMS) > 50
     for (pattern, flags), program in patternprograms.PROGRAMS.items():
         made = precompiled._precompiled_pattern(pattern, flags)
@@ -312,10 +312,11 @@ def test_gpulint_dataclasses_are_made_from_the_table_and_behave_as_dataclasses()
     from gpulint.model.objects import ObjectRef
 
     if sys.version_info[:2] != _table_python():
-        assert not precompiled.install()
+        assert not precompiled._install_methods()
         return
-    assert precompiled.install()
-    assert ObjectRef.__init__.__code__.co_filename.endswith("dataclassmethods.py")
+    assert precompiled._install_methods()
+    if not sys.dont_write_bytecode or precompiled._compiled_once():   # (gpulint.__init__ installed them)
+        assert ObjectRef.__init__.__code__.co_filename.endswith("dataclassmethods.py")
     ref = ObjectRef("v1", "Pod", "p", None)
     with pytest.raises(dataclasses.FrozenInstanceError):
         ref.name = "q"  # type: ignore[misc]
@@ -324,10 +325,37 @@ def test_gpulint_dataclasses_are_made_from_the_table_and_behave_as_dataclasses()
     assert dataclasses.replace(ref, name="q").name == "q"
     assert [f.name for f in dataclasses.fields(ref)] == ["api_version", "kind", "name", "namespace"]
 
-    # A class the table does not hold is compiled as before.
+    # Made now, with the stand-in installed: a class whose methods' text the table holds (ObjectRef's
+    # fields) is made from it, and behaves the same; one it does not hold is compiled as before.
+    @dataclasses.dataclass(frozen=True, repr=False)
+    class Same:
+        api_version: str
+        kind: str
+        name: str
+        namespace: str | None
+
+    assert Same.__init__.__code__.co_filename.endswith("dataclassmethods.py")
+    same = Same("v1", "Pod", "p", None)
+    assert same == Same("v1", "Pod", "p", None) and same != ref and hash(same) == hash(Same("v1", "Pod", "p", None))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        same.kind = "Job"  # type: ignore[misc]
+
     @dataclasses.dataclass(frozen=True)
     class Unlisted:
         some_field_no_gpulint_class_has: int = 3
 
     assert Unlisted.__init__.__code__.co_filename == "<string>"
     assert Unlisted() == Unlisted(3) and repr(Unlisted()).endswith("Unlisted(some_field_no_gpulint_class_has=3)")
+
+
+def test_the_tables_are_not_used_where_python_would_compile_them_on_every_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from gpulint import precompiled
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    assert precompiled._compiled_once()
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(os.path, "exists", lambda path: False)
+    assert not precompiled._compiled_once()
