@@ -359,3 +359,17 @@ def test_the_tables_are_not_used_where_python_would_compile_them_on_every_start(
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.setattr(os.path, "exists", lambda path: False)
     assert not precompiled._compiled_once()
+
+
+def test_shipped_yaml_data_is_what_parsing_its_text_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpulint.load import packaged, packageddata
+
+    assert set(packageddata.DATA) == set(packaged.SHIPPED_YAML)
+    for package, relative in packaged.SHIPPED_YAML:
+        text = packaged.read_text(package, relative)
+        data = packaged.read_yaml_mapping(package, relative)
+        assert data == packaged.parse_yaml_mapping(text) and data
+        assert data is not packaged.read_yaml_mapping(package, relative)   # a fresh one each time, as parsed
+    # A file whose text is no longer the one the table was made from is parsed.
+    monkeypatch.setattr(packaged, "read_text", lambda package, relative: "components: []\nimages: [{match: x}]\n")
+    assert packaged.read_yaml_mapping(*packaged.SHIPPED_YAML[0]) == {"components": [], "images": [{"match": "x"}]}
