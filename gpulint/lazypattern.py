@@ -16,17 +16,12 @@ import re
 from typing import Any
 
 
-# Every (pattern, flags) defined lazily: scripts/gen_precompiled.py compiles them ahead of time too.
-DEFINED: list[tuple[str, int]] = []
-
-
 class LazyPattern:
     """Stands for `re.compile(pattern, flags)` until an attribute of the compiled pattern is asked
     for; from then on that attribute is the compiled pattern's own (a bound method: no extra call)."""
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._source = (pattern, flags)
-        DEFINED.append(self._source)
 
     def __getattr__(self, name: str) -> Any:   # only called for what is not set yet
         if name.startswith("__"):

@@ -657,12 +657,15 @@ def _image_rule(entry: Any) -> ImageRule:
 
 @functools.lru_cache(maxsize=1)
 def _image_data() -> dict:
-    from gpulint.load.packaged import read_yaml_mapping
+    from gpulint.load.packaged import read_text
 
-    data = read_yaml_mapping("gpulint.knowledge", "data/gpu_images.yaml")
-    if data is None:
-        raise RuntimeError("gpulint/knowledge/data/gpu_images.yaml is unreadable")
-    return data
+    from gpulint.load.yamlload import Document, load_documents
+
+    text = read_text("gpulint.knowledge", "data/gpu_images.yaml")
+    for doc in load_documents(text):
+        if isinstance(doc, Document) and isinstance(doc.data, dict):
+            return doc.data
+    raise RuntimeError("gpulint/knowledge/data/gpu_images.yaml is unreadable")
 
 
 @functools.lru_cache(maxsize=1)

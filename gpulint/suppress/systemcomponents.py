@@ -205,12 +205,15 @@ def _string_list(value: Any, where: str, key: str) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def builtin_components() -> tuple[SystemComponent, ...]:
     """The shipped allowlist (knowledge/data/system_components.yaml)."""
-    from gpulint.load.packaged import read_yaml_mapping
+    from gpulint.load.packaged import read_text
 
-    data = read_yaml_mapping("gpulint.knowledge", "data/system_components.yaml")
-    if data is None:
-        raise RuntimeError("gpulint/knowledge/data/system_components.yaml is unreadable")
-    return tuple(parse_components(data.get("components"), "gpulint/knowledge/data/system_components.yaml"))
+    from gpulint.load.yamlload import Document, load_documents
+
+    text = read_text("gpulint.knowledge", "data/system_components.yaml")
+    for doc in load_documents(text):
+        if isinstance(doc, Document) and isinstance(doc.data, dict):
+            return tuple(parse_components(doc.data.get("components"), "gpulint/knowledge/data/system_components.yaml"))
+    raise RuntimeError("gpulint/knowledge/data/system_components.yaml is unreadable")
 
 
 # --- the suppressor ----------------------------------------------------------------
