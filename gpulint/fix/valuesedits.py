@@ -21,8 +21,6 @@ from typing import Any, Callable
 from gpulint.api import CopyOf, Edit, Fix
 from gpulint.fix import resolve as plain
 from gpulint.fix.resolve import NoFix, _content, _Text, resolve, scalar
-from gpulint.render.mapping import SET_NOTE
-from gpulint.render.values import values_document
 from gpulint.results.findings import FindingFix, MappedLocation, TextEdit
 
 Mapped = Callable[[tuple], "list[MappedLocation]"]
@@ -68,6 +66,8 @@ def values_fix(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
         else:
             placed.append(edit_in_values)
     assert file is not None
+    from gpulint.render.values import values_document  # (a chart's render: render/ is loaded; a plain scan never is)
+
     values = values_document(file)
     if values is None:
         return None
@@ -86,6 +86,9 @@ def values_fix(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
 def _place(text: _Text, edit: Edit, mapped: Mapped) -> tuple[MappedLocation, Edit, TextEdit | None] | str | None:
     """The values key an edit is made at: (site, the edit by values path, or for a scalar set
     the text edit itself), a "no fix" reason, or None."""
+    from gpulint.render.mapping import SET_NOTE  # (see values_fix)
+    from gpulint.render.values import values_document
+
     data = text.doc.data
     start = edit.path if edit.op in ("set", "delete", "rename") else _existing(data, edit.path[:-1] if
                                                                                  edit.op == "add" else edit.path)
