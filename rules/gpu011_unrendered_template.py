@@ -11,9 +11,12 @@ line as a same-length placeholder, so a literal `NVIDIA_VISIBLE_DEVICES=all`
 is found where it is written, and findings about a placeholder are dropped.
 
 It is a warning only where an unknown could hide a GPU bypass: an action in a
-container's env, securityContext, command/args, resources, the image of a
-container that requests no GPU, the pod's volumes, hostPID, runtimeClassName or
-pod annotations, or one that renders whole keys into a container or pod spec.
+container's env, securityContext, command/args, resources, the pod's volumes,
+hostPID, runtimeClassName or pod annotations, or one that renders whole keys
+into a container or pod spec. A templated image is not one of them: it decides
+a verdict only through its default environment (GPU005, a heuristic that needs
+the NVIDIA runtime as the node's default), and no one can act on it before it
+is rendered.
 The finding then sits at that action and names the field. A template whose
 actions fill only names, labels, ports, counts and the like cannot hide one: it
 is reported at info severity (the exit code stays 0 under the default
@@ -121,8 +124,7 @@ def check_template(template: UnrenderedTemplate, ctx: RuleContext) -> Iterator[V
                 "actions render cannot hide a bypass")
     else:
         risk = ("no action fills a field that decides GPU access (env, securityContext, command, args, "
-                "resources, volumes, runtimeClassName, annotations, the image of a container without a GPU "
-                "limit)")
+                "resources, volumes, runtimeClassName, annotations)")
     message = f"{what}: {risk}; {checked}" + (f"; {hint}" if hint else "")
     # Nothing unknown can hide a bypass (or an operator renders its own operands): info.
     quiet = operator or (unknown is None and not hidden)

@@ -3,8 +3,10 @@
 A template's literal text is checked like any manifest (unrendered.py); what
 its actions render to is unknown. That matters only where a value decides a
 GPU verdict: a container's env, its securityContext, command and args,
-resources, the image of a container that requests no GPU, the pod's volumes
-(hostPath), runtimeClassName and annotations (CDI, GPU sharing). An action
+resources, the pod's volumes (hostPath), runtimeClassName and annotations (CDI,
+GPU sharing). An image decides only through its default environment (GPU005's
+heuristic, which needs the NVIDIA runtime as the node's default): a templated
+image is counted at info, never a warning nobody could act on. An action
 anywhere else (a name, a label, a port, a replica count, a selector) cannot
 turn a pod into a bypass, so a template whose actions all sit there is
 reported at info severity, and one that has an action in a verdict field is
@@ -39,10 +41,6 @@ _SAFE_VOLUMES = frozenset({"configMap", "secret", "emptyDir", "persistentVolumeC
                            "downwardAPI", "ephemeral"})
 # Keys an emitter (an action that renders whole keys) may add GPU-deciding fields under.
 _OPEN_SCOPES = _CONTAINER_LISTS | frozenset({"spec", "template", "podSpec", "podTemplate"})
-# A GPU resource name or DRA claims (`resources.claims`): a GPU request a rule accepts; or the
-# container's own NVIDIA_VISIBLE_DEVICES entry, which overrides what any image defaults to.
-_GPU_LIMIT_RE = re.compile(r"^[ \t]*(?:[\"']?(?:[\w.-]+/[\w.-]*gpu[\w.-]*[\"']?[ \t]*:|claims[ \t]*:)"
-                           r"|-?[ \t]*name:[ \t]*[\"']?NVIDIA_VISIBLE_DEVICES[\"']?[ \t]*(?:#.*)?$)", re.M | re.I)
 _WORKLOAD_RE = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:containers|initContainers|image)[ \t]*:", re.M)
 
 
@@ -241,9 +239,10 @@ def _verdict_field(text: _Text, ln: int, path: list[str], keys: list[str], emitt
             return shown if emitter or not rest or "cdi" in rest[0] or "gpu" in rest[0].lower() else None
     last = keys[-1] if keys else ""
     if last == "image" or (len(keys) > 1 and keys[-2] == "image"):
-        if (last == "image" and _repository_known(value)) or _item_requests_gpu(text.lines, ln):
-            return None
-        return shown
+        # An image only decides a verdict through its default environment (GPU005, a heuristic
+        # warning that needs the NVIDIA runtime as the node's default): a templated image is a
+        # reference nobody can check before it is rendered, so it is counted, never a warning.
+        return None
     if emitter and (last in _OPEN_SCOPES or (path and path[-1] == "[]" and in_container)):
         return shown
     return None
@@ -330,39 +329,6 @@ def _item_key(lines: list[str], ln: int, wanted: str) -> str | None:
         if key is not None and _unquote(key.group("key")) == wanted:
             return _unquote(text[key.end():].split(" #", 1)[0].strip())
     return None
-
-
-def _item_requests_gpu(lines: list[str], ln: int) -> bool:
-    """Whether the container item holding line `ln` declares, in its literal text, a GPU resource, a
-    DRA claim or its own NVIDIA_VISIBLE_DEVICES (then no image default can give it GPUs)."""
-    start = ln
-    while start >= 0 and ln - start <= MAX_LOOKBACK and _DASH_RE.match(lines[start]) is None:
-        start -= 1
-    if start < 0 or ln - start > MAX_LOOKBACK:
-        return False
-    dash_at = len(_DASH_RE.match(lines[start]).group("indent"))  # type: ignore[union-attr]
-    body = [lines[start]]
-    for text in lines[start + 1:start + MAX_LOOKBACK]:
-        if text.strip() and not _only_actions(text) and len(text) - len(text.lstrip(" \t")) <= dash_at:
-            break
-        body.append(text)
-    return _GPU_LIMIT_RE.search("\n".join(body)) is not None
-
-
-def _repository_known(value: str) -> bool:
-    """Whether an image reference names its repository literally (only a registry or tag is templated)."""
-    value = value.split(" #", 1)[0].strip().strip("\"'")
-    spans = list(unrendered.actions(value))
-    if not spans:
-        return True
-    chars = list(value)
-    for start, end in spans:
-        chars[start:end] = "\0" * (end - start)
-    reference = "".join(chars).split("@", 1)[0]
-    slash = reference.rfind("/")
-    colon = reference.find(":", slash + 1)
-    name = reference[slash + 1:colon if colon >= 0 else len(reference)]
-    return bool(name) and "\0" not in name
 
 
 def _unquote(key: str) -> str:
