@@ -21,8 +21,6 @@ from typing import Any, Callable
 from gpulint.api import CopyOf, Edit, Fix
 from gpulint.fix import resolve as plain
 from gpulint.fix.resolve import NoFix, _content, _Text, resolve, scalar
-from gpulint.render.mapping import SET_NOTE
-from gpulint.render.values import values_document
 from gpulint.results.findings import FindingFix, MappedLocation, TextEdit
 
 Mapped = Callable[[tuple], "list[MappedLocation]"]
@@ -49,6 +47,9 @@ def values_fix(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
     reason), or None when its values are not written literally in a values file."""
     if not fix.edits:
         return None
+    # (Imported here: only a chart's render, which has imported them, asks; a plain scan does not.)
+    from gpulint.render.values import values_document
+
     text = _Text(doc)
     placed: list[Edit] = []
     direct: list[TextEdit] = []
@@ -84,6 +85,9 @@ def values_fix(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
 def _place(text: _Text, edit: Edit, mapped: Mapped) -> tuple[MappedLocation, Edit, TextEdit | None] | str | None:
     """The values key an edit is made at: (site, the edit by values path, or for a scalar set
     the text edit itself), a "no fix" reason, or None."""
+    from gpulint.render.mapping import SET_NOTE   # (see values_fix)
+    from gpulint.render.values import values_document
+
     data = text.doc.data
     start = edit.path if edit.op in ("set", "delete", "rename") else _existing(data, edit.path[:-1] if
                                                                                  edit.op == "add" else edit.path)
