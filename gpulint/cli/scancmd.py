@@ -191,7 +191,11 @@ def _scan(v: dict[str, Any]) -> int:
     # The progress line needs a terminal on stderr; --verbose lines are wanted anywhere.
     progress = Progress(sys.stderr, [], line=not v["quiet"] and _isatty(sys.stderr),
                         verbose=v["verbose"] and not v["quiet"])
+    # Fixes are resolved when a report shows them or fixing may follow (the configuration's `fix`
+    # is added by the scan: gpulint.scan.runner).
+    fixes = bool(v["fix"] or v["diff"]) or any(registry.reporter(target.format).fixes for target in targets)
     request = scan_request(v, tuple(target.path for target in targets if target.path is not None), progress)
+    request = request._replace(fixes=fixes)
     try:
         outcome = run(request)
     except RequestError as error:

@@ -49,6 +49,9 @@ def values_fix(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
     reason), or None when its values are not written literally in a values file."""
     if not fix.edits:
         return None
+    # (Imported here: only a chart's render, which has imported them, asks; a plain scan does not.)
+    from gpulint.render.values import values_document
+
     text = _Text(doc)
     placed: list[Edit] = []
     direct: list[TextEdit] = []

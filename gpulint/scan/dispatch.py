@@ -347,7 +347,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                         continue  # about a value the template has not rendered yet
                     finding = workload_finding(contexts.emitter, rule, violation, workload, span,
                                        mapped_locations(mapper, display, target, violation.where))
-                    if violation.fix is not None or violation.no_fix is not None:
+                    if config.fixes and (violation.fix is not None or violation.no_fix is not None):
                         attach_fix(finding, violation, target.doc, not plain,
                                    lambda path, target=target: mapped_locations(mapper, display, target, ValueAt(path)),
                                    _origin_fix(mapper, target) if mapper is not None else None)
