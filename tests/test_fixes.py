@@ -333,6 +333,11 @@ def test_the_documented_diffs_are_real(tmp_path: Path, monkeypatch: pytest.Monke
     for command, shown in diffs:
         code, out, _err = run_cli(*command.split())
         assert (code, out) == (1, shown)
+    # The README shows the first one.
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    (shown,) = re.findall(r"<!-- diff: gpulint scan --diff pod.yaml \(docs/fixes.md's example\) -->\n```diff\n(.*?)```",
+                          readme, re.S)
+    assert shown == diffs[0][1] and diffs[0][0] == "scan --diff pod.yaml"
     # Turned back: the fixed Pod asks for its GPU in limits, and scans clean.
     run_cli("scan", "--fix", "pod.yaml")
     assert run_cli("scan", "pod.yaml")[0] == 0
