@@ -66,15 +66,15 @@ None: the template has to be rendered by the program it is written for.
 - Terraform templatefile: https://developer.hashicorp.com/terraform/language/functions/templatefile
 """
 
-import re
 from typing import Iterator
 
 from gpulint.api import LITERAL_NOTE, LineAt, Rule, RuleContext, Severity, UnrenderedTemplate, Violation
+from gpulint.lazypattern import lazy
 
 HELM_RENDER_HINT = ("scan its chart directory, or render it first, e.g. "
                     "`helm template RELEASE CHART | gpulint scan -`")
 # An operator's operand manifests are named for the order it applies them in (`0500_daemonset.yaml`).
-_APPLY_ORDER_RE = re.compile(r"(?:\A|[/\\])\d+[_-][^/\\]*\Z")
+_APPLY_ORDER_RE = lazy(r"(?:\A|[/\\])\d+[_-][^/\\]*\Z")
 
 
 def check_template(template: UnrenderedTemplate, ctx: RuleContext) -> Iterator[Violation]:

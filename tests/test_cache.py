@@ -284,3 +284,40 @@ def test_loading_an_entry_leaves_the_collector_as_it_was(cached: Path) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+_CUDA_POD = """apiVersion: v1
+kind: Pod
+metadata: {name: cuda, namespace: ml}
+spec:
+  containers:
+  - name: main
+    image: nvidia/cuda:12.4.0-base-ubuntu22.04
+"""
+
+
+def test_a_result_without_fixes_answers_only_scans_that_show_none(cached: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text report shows no fixes, so its scan resolves none; the JSON report after it must not be
+    answered with that result, but a text report after a JSON one may be."""
+    from gpulint.scan import dispatch
+
+    scans = _Scans(monkeypatch)
+    attached: list[str] = []
+    real_attach = dispatch.attach_fix
+    monkeypatch.setattr(dispatch, "attach_fix", lambda finding, *args: (attached.append(finding.rule_id),
+                                                                         real_attach(finding, *args)))
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "pod.yaml").write_text(_CUDA_POD)
+    root = str(tmp_path / "repo")
+    assert run_cli("scan", "--format", "text", root)[0] == 1
+    assert scans.count == 1 and attached == []                  # no fix resolved for a text report
+    code, out, _err = run_cli("scan", "--format", "json", root)
+    assert scans.count == 2 and attached == ["GPU005"]         # scanned again, with its fix
+    [finding] = json.loads(out)["findings"]
+    assert finding["fix"]["edits"][0]["text"] == "\n    env:\n    - name: NVIDIA_VISIBLE_DEVICES\n      value: void"
+    assert run_cli("scan", "--format", "json", root)[1] == out
+    assert run_cli("scan", "--format", "text", root)[0] == 1
+    assert scans.count == 2                                      # both answered from the JSON scan's entry
+    run_cli("scan", "--no-cache", "--format", "github", "--diff", root)
+    assert attached == ["GPU005", "GPU005"]                      # --diff needs the fix whatever the format

@@ -25,9 +25,9 @@ from gpulint.api import Applicability, Edit, Fix, KeyAt, Rule, Severity, Violati
 from gpulint.scan import registry
 
 GOLDEN = FIXTURES / "fixes"
-# Charts (fixes of their values files) are tests/test_fix_values.py's.
+# Charts (fixes of their values files) are tests/test_fix_values.py's, kustomizations tests/test_fix_kustomize.py's.
 BEFORE = sorted(p for p in GOLDEN.rglob("*") if p.suffix in (".yaml", ".json")
-                and "charts" not in p.relative_to(GOLDEN).parts)
+                and not {"charts", "kustomize"} & set(p.relative_to(GOLDEN).parts))
 VARIANTS = {
     "lf": lambda data: data,
     "crlf-bom": lambda data: codecs.BOM_UTF8 + data.replace(b"\n", b"\r\n"),
@@ -242,15 +242,25 @@ def test_rendered_output_has_no_fix(tmp_path: Path) -> None:
     assert not any(f["fix"] and f["fix"]["edits"] for f in report["findings"])
 
 
-def test_kustomize_output_has_no_fix_and_names_where_the_value_is_written() -> None:
-    _code, report, _err = _report(str(FIXTURES / "kustomize"))
-    built = [f for f in report["findings"] if f["fix"] and f["fix"]["title"].startswith("no fix: the object is built")]
-    assert len(built) >= 3 and not any(f["fix"] and f["fix"]["edits"] for f in report["findings"])
-    for finding in built:
-        origin = next(m for m in finding["mapped"] if m["role"] == "origin")
-        assert finding["fix"]["title"] == ("no fix: the object is built by Kustomize; the value is written at "
-                                           f"{origin['path']}:{origin['line']}")
-    assert any(f["fix"]["title"].endswith("overlays/dev/kustomization.yaml:20") for f in built)   # an inline patch
+def test_kustomize_output_is_fixed_in_the_file_that_writes_the_value(kustomize: str) -> None:
+    """A build's finding is fixed in its resource or patch file, or says why not and where the value is
+    written (tests/test_fix_kustomize.py has the rest)."""
+    top = str(FIXTURES / "kustomize") + "/"
+    _code, report, _err = _report("--unsafe-fixes", top)
+    found = [(f["rule"], f["path"].replace(top, ""), f["line"], (f["fix"].get("path") or "").replace(top, ""),
+              f["fix"]["applicability"]) for f in report["findings"]]
+    assert found == [
+        ("GPU003", "components/debug/kustomization.yaml", 16, "components/debug/kustomization.yaml", "unsafe"),
+        ("GPU003", "overlays/dev/devices.json-patch.yaml", 6, "", None),
+        ("GPU006", "overlays/dev/kustomization.yaml", 20, "", None),
+        ("GPU003", "base/deployment.yaml", 25, "", None),
+        ("GPU003", "overlays/prod/gpu-env.yaml", 12, "overlays/prod/gpu-env.yaml", "unsafe"),
+        ("GPU003", "base/deployment.yaml", 25, "", None)]
+    titles = [f["fix"]["title"].replace(top, "") for f in report["findings"] if f["fix"]["applicability"] is None]
+    assert titles[0] == ("no fix: the object is built by Kustomize: it is all the value of the JSON patch operation "
+                         "at overlays/dev/devices.json-patch.yaml:3; removing the patch's only operation is left to "
+                         "you; the value is written at overlays/dev/devices.json-patch.yaml:6")
+    assert titles[1].endswith("the value is written at overlays/dev/kustomization.yaml:20")
 
 
 class _EntryPoint:
@@ -323,6 +333,11 @@ def test_the_documented_diffs_are_real(tmp_path: Path, monkeypatch: pytest.Monke
     for command, shown in diffs:
         code, out, _err = run_cli(*command.split())
         assert (code, out) == (1, shown)
+    # The README shows the first one.
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    (shown,) = re.findall(r"<!-- diff: gpulint scan --diff pod.yaml \(docs/fixes.md's example\) -->\n```diff\n(.*?)```",
+                          readme, re.S)
+    assert shown == diffs[0][1] and diffs[0][0] == "scan --diff pod.yaml"
     # Turned back: the fixed Pod asks for its GPU in limits, and scans clean.
     run_cli("scan", "--fix", "pod.yaml")
     assert run_cli("scan", "pod.yaml")[0] == 0

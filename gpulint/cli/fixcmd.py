@@ -93,15 +93,23 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
             for display, path, given in reader.rendered(item).plain:
                 if given is None and display not in by_display:
                     by_display[display] = Input(display, InputKind.MANIFEST, str(path))
+    origins: list = []
+    if any(item.kind is InputKind.KUSTOMIZATION for item in inputs):   # fixes in kustomizations' files
+        from gpulint.cli.fixorigins import targets
+
+        origins = targets(result, inputs, reader, lambda f: f.suppressed is None and rules_policy.allows(f),
+                          run.notes)
+    in_origins = {i.display for t in origins for i in t.plain} | {t.display for t in origins}
     todo = []
     for report in result.files:
         files = {f.file for f in report.findings if f.suppressed is None and rules_policy.allows(f)
                  and f.fix is not None and f.fix.file is None}
-        for file in sorted(files & set(by_display)):
+        for file in sorted((files & set(by_display)) - in_origins):
             todo.append((FileReport(file, STATUS_SCANNED, [f for f in report.findings if f.file == file]),
                          by_display[file]))
-    in_values = _values_files(result, inputs, rules_policy, reader.render_options)
-    if not todo and not in_values:
+    in_values = [values for values in _values_files(result, inputs, rules_policy, reader.render_options)
+                 if values[0] not in in_origins]
+    if not todo and not in_values and not origins:
         return run
     # The scan again, as it was, for each round: without the baseline, whose counts a
     # first pass has used up (what it suppressed stays unfixed), and without hooks.
@@ -120,7 +128,8 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
         return rule is not None and rule.check_input is not None
 
     contexts = ScanContext(rescan_config, index, [item for _report, item in todo] +
-                           [chart for _display, _real, charts in in_values for chart in charts])
+                           [chart for _display, _real, charts in in_values for chart in charts] +
+                           [item for target in origins for item in target.builds + target.plain])
     for report, item in todo:
         held = {identity(f) for f in report.findings if f.suppressed is not None}
         source = _read_source(run, item.display, lambda: _read_input(reader, item))
@@ -143,6 +152,11 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
     for display, real, charts in in_values:
         _fix_values(run, display, real, charts, result, reader, rescan_config, index, contexts,
                     rules_policy, opt_in, unreadable)
+    if origins:
+        from gpulint.cli.fixorigins import fix_targets
+
+        fix_targets(run, origins, result, reader, rescan_config, index, contexts, rules_policy.allows, opt_in,
+                    unreadable, _read_source, _fix_counted, FileFix)
     return run
 
 

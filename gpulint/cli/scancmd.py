@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import sys
 from typing import Any
 
 from gpulint.cli.scanargs import HelpShown, UsageError
+from gpulint.lazypattern import lazy
 from gpulint.results.inputkind import InputKind
 from gpulint.scan.request import RequestError, ScanOutcome, ScanRequest, fails
 
@@ -22,7 +22,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # at the default threshold (700) the cyclic collector ran over them thousands of
 # times for nothing, about a fifth of a large scan's time.
 GC_THRESHOLD = 10_000
-_ANSI_RE = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
+_ANSI_RE = lazy(r"\033\[[;?0-9]*[a-zA-Z]")
 _BUG = "this is a bug; please report it at https://github.com/gpulint/gpulint/issues"
 
 
@@ -191,7 +191,11 @@ def _scan(v: dict[str, Any]) -> int:
     # The progress line needs a terminal on stderr; --verbose lines are wanted anywhere.
     progress = Progress(sys.stderr, [], line=not v["quiet"] and _isatty(sys.stderr),
                         verbose=v["verbose"] and not v["quiet"])
+    # Fixes are resolved when a report shows them or fixing may follow (the configuration's `fix`
+    # is added by the scan: gpulint.scan.runner).
+    fixes = bool(v["fix"] or v["diff"]) or any(registry.reporter(target.format).fixes for target in targets)
     request = scan_request(v, tuple(target.path for target in targets if target.path is not None), progress)
+    request = request._replace(fixes=fixes)
     try:
         outcome = run(request)
     except RequestError as error:

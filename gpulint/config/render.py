@@ -3,12 +3,13 @@ rendering code so that a scan without charts never imports it)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from gpulint.lazypattern import lazy
 
 DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unnamed release
 # A Kubernetes version as helm's --kube-version takes it: 1.33, v1.33, 1.33.1.
-KUBE_VERSION_RE = re.compile(r"\Av?[0-9]+\.[0-9]+(?:\.[0-9]+)?\Z")
+KUBE_VERSION_RE = lazy(r"\Av?[0-9]+\.[0-9]+(?:\.[0-9]+)?\Z")
 DEFAULT_TIMEOUT = 30.0  # seconds per renderer run; one that takes longer is stopped and reported
 DEFAULT_MEMORY = 512    # MiB a renderer run may allocate (beyond the Go runtime's reservation, render/tools.py)
 

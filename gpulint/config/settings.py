@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from gpulint.api import Rule, Severity
 from gpulint.config.render import ChartValues, ConfiguredChart
 from gpulint.knowledge.gpu import DEFAULT_SETTINGS
+from gpulint.lazypattern import lazy
 
 if TYPE_CHECKING:  # imported where a configuration file is read: a plain scan needs none of it
     from pathlib import Path
@@ -203,7 +204,7 @@ def _shown(path: str, cwd: str) -> Path:
 
 
 # A `[tool.gpulint]` table header (compiled when a pyproject.toml is read).
-_TOOL_TABLE_RE = re.compile(r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]", re.M)
+_TOOL_TABLE_RE = lazy(r"^\s*\[\s*tool\s*\.\s*[\"']?gpulint[\"']?\s*[\].]", re.M)
 
 
 def _has_tool_table(path: str) -> bool:

@@ -1,5 +1,6 @@
 """Fixes: a rule's edits by document path turned into text edits of the file the user wrote
-(resolve.py), applied in rounds until nothing changes (rounds.py), shown as a unified diff
+(resolve.py; for a kustomization's build, in the resource or patch file that writes the value:
+kustomize.py), applied in rounds until nothing changes (rounds.py), shown as a unified diff
 (diff.py) or written back in place (files.py).
 
 Text outside the edited ranges is never touched: no document is serialised again, so

@@ -13,6 +13,8 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from itertools import accumulate, repeat
+from operator import add
 from typing import TYPE_CHECKING, Any, Callable
 
 from gpulint.api import CopyOf, Edit, Fix
@@ -30,6 +32,8 @@ _HELM_SOURCE = "# Source:"   # what `helm template` writes before each document
 _PLAIN_RE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*\Z")
 # Nodes looked at to learn the document's indentation.
 _INDENT_SAMPLE = 400
+# Why a path has no node (_Text.node): the messages name the path asked for.
+_NO_CONTENT, _MISSING, _SHARED = "no content", "missing", "shared"
 
 
 class NoFix(Exception):
@@ -37,11 +41,14 @@ class NoFix(Exception):
 
 
 def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: bool,
-           values: "Callable[[Fix], FindingFix | str | None] | None" = None) -> None:
+           values: "Callable[[Fix], FindingFix | str | None] | None" = None,
+           origin: "Callable[[Fix], FindingFix | str | None] | None" = None) -> None:
     """Give `finding` the text edits of its violation's fix, or the reason it has none.
     `rendered`: the document is a renderer's output (Helm, Kustomize), not a file the user edits;
     so is a document of saved Helm output (a `# Source:` comment before it), and a template.
-    `values`: the fix made in a chart's values file instead, or why not (fix/valuesedits.py)."""
+    `values`: the fix made in a chart's values file instead, or why not (fix/valuesedits.py).
+    `origin`: a Kustomize build's fix made in the file that writes the value, or why not
+    (fix/kustomize.py)."""
     if violation.no_fix is not None:
         finding.no_fix = violation.no_fix
     fix = violation.fix
@@ -60,11 +67,17 @@ def attach(finding: Finding, violation: "Violation", doc: "Document", rendered: 
                 finding.fix = in_values
             else:
                 finding.no_fix = in_values or NO_FIX_TEMPLATE
-        elif written is not None:   # a resource, or the patch that set the value
-            finding.no_fix = (f"no fix: the object is built by Kustomize; the value is written at "
+            return
+        made = origin(fix) if origin is not None else None
+        if isinstance(made, FindingFix):
+            finding.fix = made
+            return
+        why = f": {made}" if made else ""
+        if written is not None:   # a resource, or the patch that set the value
+            finding.no_fix = (f"no fix: the object is built by Kustomize{why}; the value is written at "
                               f"{written.file}:{written.span.line}")
         else:
-            finding.no_fix = "no fix: the object is built by Kustomize"
+            finding.no_fix = f"no fix: the object is built by Kustomize{why}"
         return
     try:
         edits = resolve(doc, fix)
@@ -120,10 +133,16 @@ class _Text:
         self.doc = doc
         self.text = text = doc.text
         self.base = doc.line_offset
-        self.starts = [0] + [match.end() for match in re.finditer("\n", text)]
+        # Each line's start: its length plus one, added up (in C, not a match object a line).
+        self.starts = list(accumulate(map(add, map(len, text.split("\n")[:-1]), repeat(1)), initial=0))
         first = text.find("\n")
         self.nl = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
         self._step: tuple[int, int] | None = None
+        # Nodes by path, or why a path has none (NoFix's message): a fix asks for the same paths several
+        # times (exists, then node), and so do the findings of one container.
+        self._nodes: dict[tuple, LocNode | str] = {}
+        self._json: bool | None = None
+        self._items: dict[int, tuple[LocNode, list]] = {}
 
     # --- positions -----------------------------------------------------------
 
@@ -163,23 +182,45 @@ class _Text:
 
     def node(self, path: tuple) -> LocNode:
         """The node at `path`, checked to be written where its parent is (not an alias or a merge)."""
-        node = self.doc.node(())
-        if node is None:
+        found = self._nodes.get(path)
+        if found is None:
+            found = self._walk(path)
+        if type(found) is LocNode:
+            return found  # type: ignore[return-value]
+        if found == _NO_CONTENT:
             raise NoFix("the document has no content")
-        for item in path:
-            children = node.children
-            if isinstance(children, dict) and item in children:
-                key_span, child = children[item]
-                start = self.offset(key_span.line, key_span.column)
-            elif isinstance(children, list) and isinstance(item, int) and 0 <= item < len(children):
-                child = children[item]
-                start = child.start
+        if found == _MISSING:
+            raise NoFix(f"{_dotted(path)} is not in the document")
+        raise NoFix(f"{_dotted(path)} comes from a YAML anchor shared with other places")
+
+    def _walk(self, path: tuple) -> LocNode | str:
+        """The node at `path`, or why there is none (the first of its ancestors' reasons), noted for
+        `path` and each ancestor. Each is asked of the document by its own path: only the path's nodes
+        are made, not their siblings (a mapping's children are all made when first asked for)."""
+        doc, nodes = self.doc, self._nodes
+        depth = len(path)
+        while depth > 0 and path[:depth] not in nodes:
+            depth -= 1
+        node = nodes.get(path[:depth])
+        if node is None:   # (depth 0)
+            node = nodes[()] = doc.node(()) or _NO_CONTENT
+        while depth < len(path) and type(node) is LocNode:
+            depth += 1
+            here = path[:depth]
+            child = doc.node(here)
+            if child is None:
+                node = _MISSING
             else:
-                raise NoFix(f"{_dotted(path)} is not in the document")
-            # Written inside its parent, after its key: an alias's node is written at its anchor.
-            if not (node.start <= start <= child.start and child.end <= node.end) and not _empty(child):
-                raise NoFix(f"{_dotted(path)} comes from a YAML anchor shared with other places")
-            node = child
+                key_span = doc.span(here, key=True)
+                start = child.start if key_span is None else self.offset(key_span.line, key_span.column)
+                # Written inside its parent, after its key: an alias's node is written at its anchor.
+                if not (node.start <= start <= child.start and child.end <= node.end) and not _empty(child):
+                    node = _SHARED
+                else:
+                    node = child
+            nodes[here] = node
+        if depth < len(path):
+            nodes[path] = node
         return node
 
     def exists(self, path: tuple) -> bool:
@@ -203,9 +244,15 @@ class _Text:
 
     def items(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
         """A mapping's entries or a list's items alike: (key or index, start, key end, node)."""
+        known = self._items.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
         if isinstance(node.children, dict):
-            return self.entries(node)
-        return [(i, child.start, child.start, child) for i, child in enumerate(node.children or ())]
+            items = self.entries(node)
+        else:
+            items = [(i, child.start, child.start, child) for i, child in enumerate(node.children or ())]
+        self._items[id(node)] = (node, items)
+        return items
 
     def quote(self, node: LocNode) -> str | None:
         """How the mapping's keys (or the list's first mapping's keys) are quoted: '"', "'" or None."""
@@ -219,6 +266,11 @@ class _Text:
         return mark if mark in ("'", '"') else None
 
     def _jsonish(self) -> bool:
+        if self._json is None:
+            self._json = self._learn_jsonish()
+        return self._json
+
+    def _learn_jsonish(self) -> bool:
         root = self.doc.node(())
         if root is None or self.text[root.start:root.start + 1] != "{" or not isinstance(root.children, dict):
             return False

@@ -21,19 +21,19 @@ from typing import Any, Callable
 from gpulint.api import CopyOf, Edit, Fix
 from gpulint.fix import resolve as plain
 from gpulint.fix.resolve import NoFix, _content, _Text, resolve, scalar
-from gpulint.render.mapping import SET_NOTE
-from gpulint.render.values import values_document
 from gpulint.results.findings import FindingFix, MappedLocation, TextEdit
 
 Mapped = Callable[[tuple], "list[MappedLocation]"]
 _MISSING = object()
 
 
-def attach(finding: Any, violation: Any, doc: Any, rendered: bool, mapped: Mapped | None = None) -> None:
+def attach(finding: Any, violation: Any, doc: Any, rendered: bool, mapped: Mapped | None = None,
+           origin: Any = None) -> None:
     """resolve.attach, with a rendered object's fix made in its values file where it can be.
-    `mapped`: where a path of the rendered object comes from (template, values file)."""
+    `mapped`: where a path of the rendered object comes from (template, values file); `origin`:
+    a Kustomize build's fix in its resource or patch file (resolve.attach's)."""
     values = None if mapped is None else (lambda fix: _values_fix_or_none(doc, fix, mapped))
-    plain.attach(finding, violation, doc, rendered, values)
+    plain.attach(finding, violation, doc, rendered, values, origin)
 
 
 def _values_fix_or_none(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
@@ -49,6 +49,9 @@ def values_fix(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
     reason), or None when its values are not written literally in a values file."""
     if not fix.edits:
         return None
+    # (Imported here: only a chart's render, which has imported them, asks; a plain scan does not.)
+    from gpulint.render.values import values_document
+
     text = _Text(doc)
     placed: list[Edit] = []
     direct: list[TextEdit] = []
@@ -66,6 +69,8 @@ def values_fix(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
         else:
             placed.append(edit_in_values)
     assert file is not None
+    from gpulint.render.values import values_document  # (a chart's render: render/ is loaded; a plain scan never is)
+
     values = values_document(file)
     if values is None:
         return None
@@ -84,6 +89,9 @@ def values_fix(doc: Any, fix: Fix, mapped: Mapped) -> FindingFix | str | None:
 def _place(text: _Text, edit: Edit, mapped: Mapped) -> tuple[MappedLocation, Edit, TextEdit | None] | str | None:
     """The values key an edit is made at: (site, the edit by values path, or for a scalar set
     the text edit itself), a "no fix" reason, or None."""
+    from gpulint.render.mapping import SET_NOTE  # (see values_fix)
+    from gpulint.render.values import values_document
+
     data = text.doc.data
     start = edit.path if edit.op in ("set", "delete", "rename") else _existing(data, edit.path[:-1] if
                                                                                  edit.op == "add" else edit.path)

@@ -18,13 +18,14 @@ once (results/repeats.py).
 from __future__ import annotations
 
 import os
-import re
 import shlex
+
+from gpulint.lazypattern import lazy
 
 SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".mk")
 SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile", "Justfile", "justfile"})
 MAX_SCRIPT = 512 * 1024
-_HELM_RE = re.compile(r"\bhelm\s+(?:upgrade|install|template)\b([^\n]*)")
+_HELM_RE = lazy(r"\bhelm\s+(?:upgrade|install|template)\b([^\n]*)")
 # helm options that take the next word as their value (the others are switches or written `--x=y`).
 _VALUE_OPTIONS = frozenset({
     "-n", "--namespace", "--version", "--set", "--set-string", "--set-file", "--set-json", "--set-literal",
@@ -34,7 +35,7 @@ _VALUE_OPTIONS = frozenset({
     "--kube-apiserver", "--kube-as-user", "--kube-as-group", "--kube-token", "--registry-config",
     "--repository-cache", "--repository-config", "--labels", "-l", "--release-name", "--name-template",
 })
-_VARIABLE_RE = re.compile(r"\A(?:\$\{[^}]*\}|\$\(\([^)]*\)\)|\$\([^)]*\)|\$\w+)/")
+_VARIABLE_RE = lazy(r"\A(?:\$\{[^}]*\}|\$\(\([^)]*\)\)|\$\([^)]*\)|\$\w+)/")
 
 
 def is_script(name: str) -> bool:

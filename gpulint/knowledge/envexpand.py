@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 
+from gpulint.lazypattern import lazy
 from gpulint.model.workload import Container, EnvVar
 
 # `$$`, or `$(` up to the next `)`: what the kubelet's expansion reads as a reference.
-_REFERENCE_RE = re.compile(r"\$\$|\$\(([^)]*)\)")
+_REFERENCE_RE = lazy(r"\$\$|\$\(([^)]*)\)")
 _UNKNOWN = None
 
 

@@ -36,7 +36,7 @@ HIDDEN_VOID = "void"      # void, empty: nothing injected, like plain runc
 HIDDEN_NONE = "none"      # no GPU, but driver libraries and capabilities are injected
 GRANTS = "grants"         # all, indices, UUIDs, MIG ids, G:M, CDI names, anything else
 
-_UUID_RE = re.compile(r"(?:MIG-)?GPU-[0-9a-fA-F-]+(?:/\d+/\d+)?\Z|MIG-[0-9a-fA-F-]+\Z")
+_UUID_RE = lazy(r"(?:MIG-)?GPU-[0-9a-fA-F-]+(?:/\d+/\d+)?\Z|MIG-[0-9a-fA-F-]+\Z")
 
 
 def classify_visible_devices(value: object) -> str:
@@ -193,7 +193,7 @@ def is_gpu_resource(name: str, settings: Mapping[str, Any]) -> bool:
 # <class name>`; the scheduler allocates a DRA claim for it. A DeviceClass name is a DNS
 # subdomain, so the name is valid only with one.
 DRA_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
-_DEVICE_CLASS_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
+_DEVICE_CLASS_RE = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
 
 
 def dra_extended_class(name: str) -> str | None:
@@ -307,7 +307,7 @@ def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any
 _INSTANCE_SPECS_KEY_RE = re.compile(r"(?:^|/)eci-use-specs\Z")
 # (All of a comma-separated list of instance types, for the admission form too.)
 GPU_INSTANCE_TYPES = r"^(?i:\s*ecs\.(?:ebm|s|v)?gn\d[^,]*)(?:,(?i:\s*ecs\.(?:ebm|s|v)?gn\d[^,]*))*$"
-_GPU_INSTANCE_TYPE_RE = re.compile(r"ecs\.(?:ebm|s|v)?gn\d", re.IGNORECASE)
+_GPU_INSTANCE_TYPE_RE = lazy(r"ecs\.(?:ebm|s|v)?gn\d", re.IGNORECASE)
 
 
 def serverless_gpu_instance(pod: PodSpec) -> str | None:

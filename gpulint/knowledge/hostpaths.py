@@ -12,6 +12,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from gpulint.lazypattern import lazy
 from gpulint.model.workload import Container, PodSpec, Volume, VolumeMount, Workload
 
 
@@ -61,7 +62,7 @@ _TREE_NAME_RE = re.compile(
     r"nvidia[-_](?:\d+(?:\.\d+)*|drivers?|docker|container(?:[-_](?:toolkit|runtime))?|toolkit|current|legacy)\Z",
     re.IGNORECASE)
 _SOFTWARE_PARENTS = frozenset({"usr", "local", "opt", "bin", "sbin", "lib", "lib32", "lib64", "libx32"})
-_SOFTWARE_CHILD_RE = re.compile(r"(?:lib(?:32|64|x32)?|bin|sbin|drivers?|toolkit|current|\d+(?:\.\d+)*)\Z")
+_SOFTWARE_CHILD_RE = lazy(r"(?:lib(?:32|64|x32)?|bin|sbin|drivers?|toolkit|current|\d+(?:\.\d+)*)\Z")
 # Node areas that hold no software trees, whatever their components are called: kernel
 # views, logs, the kubelet's state (device-plugin sockets), configuration.
 _NOT_TREES = ("/proc", "/sys", "/var/log", "/var/lib/kubelet", "/etc", "/lib/modules", "/usr/lib/modules",

@@ -19,7 +19,6 @@ the Go parser reads as 0, is treated as invalid here; nobody means 0 by it.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +36,7 @@ _QUANTITY_RE = lazy(
     r"(?P<sign>[+-]?)(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?"
     r"(?P<suffix>[eEinumkKMGTP]*[+-]?[0-9]*)\Z"
 )
-_EXPONENT_RE = re.compile(r"[eE](?P<exp>[+-]?[0-9]+)\Z")
+_EXPONENT_RE = lazy(r"[eE](?P<exp>[+-]?[0-9]+)\Z")
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 # Exponents far beyond any resource (the API stores them as int32) are refused

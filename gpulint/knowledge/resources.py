@@ -40,8 +40,8 @@ LEGACY_NAMES: dict[str, tuple[str, str]] = {
 _PLACEHOLDER_DOMAIN_RE = re.compile(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
 
 # Extended resource names the API server accepts (IsQualifiedName on `domain/name`).
-_DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
-_QUALIFIED_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
+_DNS_SUBDOMAIN_RE = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
+_QUALIFIED_NAME_RE = lazy(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 
 
 @dataclass(frozen=True, repr=False)

@@ -37,6 +37,7 @@ from typing import Any, Mapping
 from gpulint.api import SystemRole
 from gpulint.knowledge.gpu import gpu_node_targeting, pod_requests_gpu
 from gpulint.knowledge.hostpaths import is_driver_tree, is_within, normalize
+from gpulint.lazypattern import lazy
 from gpulint.model.workload import PodSpec, Workload
 
 
@@ -224,7 +225,7 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
 # A container toolkit's CLI generating CDI specs or configuring the runtime (`nvidia-ctk cdi
 # generate`, `nvidia-ctk runtime configure`; other vendors' toolkits follow the `<vendor>-ctk`
 # naming), anywhere in a container's commands and scripts (also inside `nsenter ... sh -c`).
-_TOOLKIT_COMMAND_RE = re.compile(r"(?:^|[\s;&|(/\"'`])[a-z][a-z0-9]*-ctk\s+(?:cdi\s+generate|runtime\s+configure)\b")
+_TOOLKIT_COMMAND_RE = lazy(r"(?:^|[\s;&|(/\"'`])[a-z][a-z0-9]*-ctk\s+(?:cdi\s+generate|runtime\s+configure)\b")
 
 
 def _runs_toolkit_command(pod: PodSpec) -> bool:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import codecs
 import io
 import os
-import re
 import stat
 from typing import BinaryIO, Iterator
+
+from gpulint.lazypattern import lazy
 
 # How much of the start of a file is searched for NUL bytes to call it binary.
 BINARY_SNIFF = 8192
@@ -37,7 +38,7 @@ _BOMS = (
 )
 
 # C0 controls that are not line breaks or tabs: binary data, whatever it decodes as.
-_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_CONTROL_RE = lazy("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 _NAMES = {"utf-8": "UTF-8", "utf-16-le": "UTF-16LE", "utf-16-be": "UTF-16BE",
           "utf-32-le": "UTF-32LE", "utf-32-be": "UTF-32BE"}
@@ -100,7 +101,7 @@ def detect_encoding(head: bytes) -> tuple[str, int]:
     raise BinaryInput("binary file (NUL bytes)")
 
 
-_LONE_CR_RE = re.compile(r"\r(?!\n)")
+_LONE_CR_RE = lazy(r"\r(?!\n)")
 
 
 def normalise(text: str, after_break: bool = False) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpulint.lazypattern import lazy
 from gpulint.load import unrendered
 
 # A key at the start of a line (after any `- ` list markers), quoted or plain, ending a block or holding a value.
@@ -48,7 +49,7 @@ _WORKLOAD_RE = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:containers|initContainers|imag
 MAX_ACTIONS = 10000
 # Lines of a list item read to find its name or GPU request.
 MAX_LOOKBACK = 2000
-_EXPAND_RE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_EXPAND_RE = lazy(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 
 @dataclass(frozen=True)

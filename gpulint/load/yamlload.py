@@ -23,6 +23,7 @@ from _ruamel_yaml import CParser
 from ruamel.yaml import events as ev
 from ruamel.yaml.error import StreamMark
 
+from gpulint.lazypattern import lazy
 from gpulint.load import fastevents
 from gpulint.load.locations import LocNode, Span
 
@@ -1051,7 +1052,7 @@ _STREAM_END = ev.StreamEndEvent
 # Characters YAML 1.1 (hence libyaml) counts as line breaks and editors do not: inside a
 # quoted value they would shift every later line number.
 _ODD_BREAKS = ("\x85", "\u2028", "\u2029")
-_BREAK_RE = re.compile(r"\r\n?|\n")
+_BREAK_RE = lazy(r"\r\n?|\n")
 
 
 def event_reader(text: str) -> Any:

@@ -6,15 +6,15 @@ themselves (GPU090, GPU091).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from gpulint.lazypattern import lazy
 from gpulint.model.workload import PodSpec, Workload
 
 IGNORE = "gpulint.io/ignore"
 IGNORE_REASON = "gpulint.io/ignore-reason"
-_SPLIT_RE = re.compile(r"[\s,]+")
+_SPLIT_RE = lazy(r"[\s,]+")
 
 
 @dataclass(frozen=True, repr=False)

@@ -35,6 +35,7 @@ import os
 import re
 from typing import Any, Iterator
 
+from gpulint.lazypattern import lazy
 from gpulint.load.yamlload import Document
 from gpulint.model.objects import HELM_VALUES_KIND, KubeObject, ObjectRef, is_kubernetes
 from gpulint.model.workload import (
@@ -56,7 +57,7 @@ _FOLDER_RE = re.compile(r"\A(?:helm|[\w.-]*values)\Z", re.I)
 _ENV_LISTS = ("env", "extraEnv", "extraEnvVars", "extraEnvs", "additionalEnv", "envVars")
 _VOLUME_LISTS = ("volumes", "extraVolumes")
 _MOUNT_LISTS = ("volumeMounts", "extraVolumeMounts")
-_ENV_NAME_RE = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+_ENV_NAME_RE = lazy(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 _MAX_DEPTH = 40
 # `enabled: false` (the Helm convention for a subchart or component), `deployed: false`, `install: false`.
 _OFF_KEYS = ("enabled", "deployed", "install")

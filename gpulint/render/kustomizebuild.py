@@ -98,12 +98,14 @@ def render_kustomization(real: Path, display: str, options: RenderOptions) -> Re
         result = run(_argv(tool, str(wrapper)), None, options.timeout, scratch, options.memory)
         if result.ok:
             text, origins = strip_origins(result.stdout, wrapper, target, display)
-            return Rendered(name, text, KustomizeMapper(target, display, origins), sources=found.digest())
+            return Rendered(name, text, KustomizeMapper(target, display, origins, found.repository),
+                            sources=found.digest())
         plain = result if result.timed_out else run(_argv(tool, str(real)), None, options.timeout, scratch,
                                                     options.memory)
         if plain.ok:
             text, origins = strip_origins(plain.stdout, wrapper, target, display)
-            return Rendered(name, text, KustomizeMapper(target, display, origins), sources=found.digest())
+            return Rendered(name, text, KustomizeMapper(target, display, origins, found.repository),
+                            sources=found.digest())
         message = replace_paths(plain.message, [(str(scratch), "(temporary directory)"), (str(target), display),
                                                 *ancestor_paths(target, display, repository)])
         if _RESTRICTOR_MARK in message:
@@ -267,8 +269,9 @@ def _origin(data: dict, wrapper: Path, target: Path, display: str) -> Origin:
 class KustomizeMapper:
     """Maps built objects to the patch that set a value, or else to their resource file."""
 
-    def __init__(self, root: Path, display: str, origins: dict[int, Origin]) -> None:
+    def __init__(self, root: Path, display: str, origins: dict[int, Origin], repository: Path | None = None) -> None:
         self._root = root
+        self.repository = repository or root   # what the audit allowed the build to read
         self._display = display
         self._origins = origins
         self._chain: list[kz.Kustomization] | None = None
@@ -340,6 +343,8 @@ class KustomizeMapper:
     def _in_file(self, file: Path, display: str, obj: KubeObject, rel: tuple, key: bool, what: str,
                  exact: bool = False, match_name: bool = True) -> MappedLocation | None:
         docs = [d for d in self._load(file) if _same_object(d.data, obj, match_name)]
+        if match_name:   # a document named as the built object, before one whose name it only contains
+            docs = [d for d in docs if d.data["metadata"]["name"] == obj.ref.name] or docs
         if not docs and not exact:
             docs = [d for d in self._load(file) if isinstance(d.data, dict) and d.data.get("kind") == obj.ref.kind]
         best: tuple[int, Document, tuple] | None = None

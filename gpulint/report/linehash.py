@@ -35,6 +35,8 @@ from itertools import accumulate
 from operator import add, mul
 from typing import Iterable
 
+from gpulint.lazypattern import lazy
+
 BLOCK = 100
 MOD = 1 << 64
 EOF = "\uffff"
@@ -42,7 +44,7 @@ EOF = "\uffff"
 # lines (in C); past them, all its lines are grouped in one (Python) pass.
 _SEARCHED_KEYS = 16
 _POWERS = tuple(pow(37, BLOCK - 1 - k, MOD) for k in range(BLOCK))
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_ASTRAL = lazy("[\U00010000-\U0010ffff]")
 
 
 def _utf16_units(char: re.Match) -> str:

@@ -49,6 +49,9 @@ class Reporter:
     help: str = ""            # its entry in --help's list, e.g. "json" or "text (full on a terminal, ...)"
     order: int = 100          # its place in that list (the built-in ones are 10 to 80)
     statistics: bool = False  # whether it can write --statistics instead of the findings
+    # Whether its reports show fixes (or why a finding has none): a scan whose reports show none
+    # leaves them unresolved (cli/scancmd.py, ScanRequest.fixes).
+    fixes: bool = True
 
     def write(self, result: ScanResult, out: IO[str], context: ReportContext) -> None:
         """Write the report of `result` to `out`, as it is made where the format allows."""

@@ -109,7 +109,7 @@ def no_commands(text: str) -> str:
     return "\n".join(no_command(line) for line in text.split("\n"))
 
 
-_CONTROL_BUT_TAB = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROL_BUT_TAB = lazy("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def terminal_text(text: str) -> str:

@@ -377,7 +377,7 @@ def _result(finding: Finding, index: Mapping[str, int], bases: "_BaseIds",
     suppressions = _suppressions(finding)
     if suppressions:
         result["suppressions"] = suppressions
-    if finding.fix is not None and finding.fix.file is not None:   # a Helm values file's edits
+    if finding.fix is not None and finding.fix.file is not None:   # a Helm values file's, or a kustomization file's, edits
         in_place, path = locator.exists_in_repo(finding.fix.file), locator.locate(finding.fix.file)
     else:
         in_place = primary is None and source is None

@@ -127,6 +127,7 @@ class ScanConfig:
     suppressors: list[Suppressor] = field(default_factory=list)  # applied in order
     hooks: list[ScanHook] = field(default_factory=list)          # see suppress.ScanHook
     render: RenderOptions = field(default_factory=RenderOptions)  # Helm/Kustomize settings
+    fixes: bool = True                                  # resolve findings' fixes (fix/resolve.py)
 
     def severity_of(self, rule_id: str, default: Severity) -> Severity:
         return self.severities.get(rule_id, default)

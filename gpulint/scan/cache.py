@@ -97,9 +97,9 @@ class ResultCache:
     def _path(self, key: str) -> str:
         return os.path.join(self.folder, key[:2], key + ".json")
 
-    def load(self, key: str) -> ScanResult | None:
+    def load(self, key: str, fixes: bool = True) -> ScanResult | None:
         """The result stored under `key`, or None (absent, unreadable, malformed, foreign, or a
-        folder that is not ours)."""
+        folder that is not ours; or, with `fixes`, stored by a scan that left fixes out)."""
         if self.problem is not None or _untrusted(os.path.dirname(self._path(key))) is not None:
             return None
         # The entry's objects hold no reference cycles: the cyclic collector, which
@@ -111,6 +111,8 @@ class ResultCache:
                 stored = json.load(handle)
             if stored.get("format") != FORMAT or stored.get("key") != key:
                 return None
+            if fixes and stored.get("fixes") is False:   # its reports showed no fixes, so it has none
+                return None
             return _result_of(stored["result"])
         except Exception:  # noqa: BLE001 - never trusted: a bad entry is a miss
             return None
@@ -118,9 +120,10 @@ class ResultCache:
             if collecting:
                 gc.enable()
 
-    def store(self, key: str, result: ScanResult) -> None:
+    def store(self, key: str, result: ScanResult, fixes: bool = True) -> None:
         """Write the result under `key` (atomically); a scan that met a bug is not stored,
-        and a folder that cannot be written is no error."""
+        and a folder that cannot be written is no error. `fixes`: whether the scan resolved
+        fixes (one that did not answers only scans that need none)."""
         if result.internal_errors or self.problem is not None:
             return
         path = self._path(key)
@@ -133,7 +136,7 @@ class ResultCache:
             fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump({"format": FORMAT, "key": key, "result": _plain(result)}, handle,
+                    json.dump({"format": FORMAT, "key": key, "fixes": fixes, "result": _plain(result)}, handle,
                               separators=(",", ":"))
                 os.replace(temp, path)
             except BaseException:

@@ -255,6 +255,18 @@ def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig
         _text_done(report, whole, 0, config)
 
 
+def _origin_fix(mapper: Any, obj: Any) -> Any:
+    """A Kustomize build's fix made in the file that writes the value (fix/kustomize.py)."""
+    def made(fix: Any) -> Any:
+        from gpulint.fix.kustomize import origin_fix
+
+        try:
+            return origin_fix(mapper, obj, fix)
+        except Exception:  # noqa: BLE001 - a bug placing the fix must not cost the finding
+            return None
+    return made
+
+
 def _source_mapper(text: str, options: RenderOptions) -> Mapper | None:
     """A mapper back to the chart for Helm output (render.source_mapper), imported only when it may apply."""
     if "# Source:" not in text:
@@ -335,9 +347,10 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
                         continue  # about a value the template has not rendered yet
                     finding = workload_finding(contexts.emitter, rule, violation, workload, span,
                                        mapped_locations(mapper, display, target, violation.where))
-                    if violation.fix is not None or violation.no_fix is not None:
+                    if config.fixes and (violation.fix is not None or violation.no_fix is not None):
                         attach_fix(finding, violation, target.doc, not plain,
-                                   lambda path, target=target: mapped_locations(mapper, display, target, ValueAt(path)))
+                                   lambda path, target=target: mapped_locations(mapper, display, target, ValueAt(path)),
+                                   _origin_fix(mapper, target) if mapper is not None else None)
                     sctx = SuppressionContext(workload, violation.container, obj, target.doc.text,
                                               target.doc.line_offset)
                     contexts.emitter.file(report, finding, sctx)

@@ -49,7 +49,7 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
         key = cache.key(inputs, config, reader) if cache is not None else None
         if key is not None:
             assert cache is not None
-            cached = cache.load(key)
+            cached = cache.load(key, config.fixes)
             if cached is not None:
                 return cached
         result = _scan(inputs, config, reader, jobs, progress)
@@ -60,7 +60,7 @@ def scan(inputs: list[Input], config: ScanConfig, reader: InputReader | None = N
         reader.finish_renders()
     if key is not None:
         assert cache is not None
-        cache.store(key, result)
+        cache.store(key, result, config.fixes)
     return result
 
 

@@ -98,6 +98,9 @@ class ScanRequest(NamedTuple):
     cache_dir: str | None = None
     report_files: tuple[str, ...] = ()        # where reports will be written: refused if the scan reads one
     observer: ScanObserver | None = None     # told how the scan goes; no part of what it finds
+    # Resolve each finding's fix (its text edits, or why it has none). False when no report of the
+    # scan shows fixes: the scan leaves them out, unless the configuration turns --fix on.
+    fixes: bool = True
 
 
 class ScanOutcome(NamedTuple):

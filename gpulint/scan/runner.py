@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from gpulint.suppress.baseline import BaselineWriter
 
 # Fields of a request that do not change its result: left out of the result cache's key.
-_NOT_SHAPING = ("paths", "jobs", "cache", "cache_dir", "report_files", "observer")
+# (`fixes`: an entry says whether it holds them, see cache.py.)
+_NOT_SHAPING = ("paths", "jobs", "cache", "cache_dir", "report_files", "observer", "fixes")
 
 
 def run(request: ScanRequest) -> ScanOutcome:
@@ -62,6 +63,7 @@ def run(request: ScanRequest) -> ScanOutcome:
         if isinstance(error, BaselineError):
             raise RequestError(str(error)) from None
         raise
+    setup.scan.fixes = request.fixes or project.fix
     focus: dict = {}
     if request.changed:
         if request.write_baseline:   # a baseline records a whole scan, not a commit's part of it

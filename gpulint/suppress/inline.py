@@ -44,10 +44,10 @@ if TYPE_CHECKING:
 # Dockerfile alike); `a#b` is not a comment.
 _DIRECTIVE_RE = lazy(
     r"(?:^|(?<=\s))#\s*gpulint:\s*ignore(?![\w-])\s*(?P<codes>\[[^\]]*\])?(?P<rest>.*)$", re.I)
-_QUICK_RE = re.compile(r"gpulint:\s*ignore", re.I)
-_CODE_SPLIT_RE = re.compile(r"[\s,]+")
+_QUICK_RE = lazy(r"gpulint:\s*ignore", re.I)
+_CODE_SPLIT_RE = lazy(r"[\s,]+")
 # The reason ends where another comment starts (`... reason  # other note`).
-_NEXT_COMMENT_RE = re.compile(r"\s#\s")
+_NEXT_COMMENT_RE = lazy(r"\s#\s")
 
 
 def _may_hold_directive(text: str) -> bool:

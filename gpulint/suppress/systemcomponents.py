@@ -251,6 +251,11 @@ class SystemComponentSuppressor:
         # Per (rule id, namespace, image repository): the component exempt from the rule, or
         # None. A pure function of those three when the image is a valid reference.
         self._by_image: dict[tuple[str, str | None, str], SystemComponent | None] = {}
+        # The roles of the pods of the workload last asked about, and what its exemption hint names:
+        # the findings of one workload come one after another, each asking the same.
+        self._workload: Workload | None = None
+        self._pod_roles: dict[int, tuple[PodSpec, tuple[Role, ...]]] = {}
+        self._hint_what: str | None = None
 
     @property
     def components(self) -> tuple[SystemComponent, ...]:
@@ -264,7 +269,7 @@ class SystemComponentSuppressor:
         # (Only for the rules GPU infrastructure is exempt from: those that exempt some role.)
         if verdict is None and self.roles and ctx.workload is not None and ctx.container is not None \
                 and finding.rule_id in self._exempt_roles:
-            hint = exemption_hint(finding.rule_id, ctx.workload, self._settings)
+            hint = exemption_hint(finding.rule_id, ctx.workload, self._settings, self._what)
             if hint:
                 finding.message += hint
         return verdict
@@ -299,7 +304,7 @@ class SystemComponentSuppressor:
                 name = component.name if component is not None else None
             if name is None and exempt_roles:
                 if id(pod) not in roles:
-                    roles[id(pod)] = pod_roles(workload, pod, self._settings)
+                    roles[id(pod)] = self._roles(workload, pod)
                 role = role_for(exempt_roles, roles[id(pod)])
                 name = role.reason if role is not None else None
             if name is None:
@@ -307,6 +312,25 @@ class SystemComponentSuppressor:
             if name not in names:
                 names.append(name)
         return Suppression(KIND, "system component: " + ", ".join(names))
+
+    def _roles(self, workload: Workload, pod: PodSpec) -> tuple[Role, ...]:
+        """pod_roles(workload, pod), worked out once per pod of the workload last asked about."""
+        self._about(workload)
+        known = self._pod_roles.get(id(pod))
+        if known is None or known[0] is not pod:
+            known = self._pod_roles[id(pod)] = (pod, pod_roles(workload, pod, self._settings))
+        return known[1]
+
+    def _what(self, workload: Workload) -> str:
+        """_infrastructure(workload), worked out once for the workload last asked about."""
+        self._about(workload)
+        if self._hint_what is None:
+            self._hint_what = _infrastructure(workload, self._settings, self._roles)
+        return self._hint_what
+
+    def _about(self, workload: Workload) -> None:
+        if workload is not self._workload:   # (the memo holds the workload: its id is not reused)
+            self._workload, self._pod_roles, self._hint_what = workload, {}, None
 
     def _exempt_component(self, rule_id: str, candidates: tuple[SystemComponent, ...], workload: Workload,
                           pod: PodSpec, container: Container) -> SystemComponent | None:
@@ -333,20 +357,26 @@ class SystemComponentSuppressor:
         return id(component) in matching
 
 
-def exemption_hint(rule_id: str, workload: Workload, settings: Mapping[str, Any]) -> str:
+def exemption_hint(rule_id: str, workload: Workload, settings: Mapping[str, Any],
+                   what_of: Any = None) -> str:
     """For an active finding on what looks like GPU infrastructure (a pod with a role this rule
     does not exempt, or a node agent: a DaemonSet requesting no GPUs), one line saying how to
-    exempt it in .gpulint.yaml; "" otherwise."""
-    roles = [role for pod in workload.pod_specs for role in pod_roles(workload, pod, settings)]
-    if roles:
-        what = roles[0].name
-    elif _node_agent(workload, settings):
-        what = "node agent"
-    else:
+    exempt it in .gpulint.yaml; "" otherwise. `what_of(workload)`: _infrastructure, or a memo of it."""
+    what = what_of(workload) if what_of is not None else _infrastructure(workload, settings)
+    if not what:
         return ""
     where = f"kind: {workload.kind}, name: {workload.name}" if workload.name else f"kind: {workload.kind}"
     return (f" [GPU infrastructure ({what})? exempt it in .gpulint.yaml: "
             f"exemptions: [{{rules: [{rule_id}], {where}, reason: \"<why it needs this>\"}}]]")
+
+
+def _infrastructure(workload: Workload, settings: Mapping[str, Any], roles_of: Any = None) -> str:
+    """What GPU infrastructure `workload` looks like: its first pod role, "node agent", or ""."""
+    for pod in workload.pod_specs:
+        roles = roles_of(workload, pod) if roles_of is not None else pod_roles(workload, pod, settings)
+        if roles:
+            return roles[0].name
+    return "node agent" if _node_agent(workload, settings) else ""
 
 
 _NODE_CRITICAL = frozenset({"system-node-critical", "system-cluster-critical"})

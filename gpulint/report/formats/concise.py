@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 class ConciseReporter(Reporter):
     name = "concise"
+    fixes = False
     help = "concise (one line per finding)"
     order = 30
     statistics = True

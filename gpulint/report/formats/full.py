@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 class FullReporter(Reporter):
     name = "full"
+    fixes = False
     help = "full (grouped by file, with each finding's source line)"
     order = 20
     statistics = True

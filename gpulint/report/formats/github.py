@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 class GithubReporter(Reporter):
     name = "github"
+    fixes = False
     order = 60
 
     def write(self, result: ScanResult, out: IO[str], context: ReportContext) -> None:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 class GitlabReporter(Reporter):
     name = "gitlab"
+    fixes = False
     help = "gitlab (GitLab Code Quality JSON)"
     order = 80
 

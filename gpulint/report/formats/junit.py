@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 class JunitReporter(Reporter):
     name = "junit"
+    fixes = False
     help = "junit (JUnit XML for CI test reports)"
     order = 70
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 class TextReporter(Reporter):
     name = "text"
+    fixes = False
     help = "text (full on a terminal, concise otherwise)"
     order = 10
     statistics = True
