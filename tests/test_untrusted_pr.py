@@ -254,8 +254,11 @@ def test_a_named_pipe_as_a_charts_values_file_does_not_stall_the_scan(helm: str,
     done = subprocess.run([sys.executable, "-m", "gpulint", "scan", "--format", "json", "--helm", helm, str(repo)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stderr
-    assert [(f["rule"], f["line"], f["rendered"]["line"])
-            for f in json.loads(done.stdout)["findings"]] == [("GPU003", 10, 12)]
+    findings = json.loads(done.stdout)["findings"]
+    assert [(f["rule"], f["line"], (f["rendered"] or {}).get("line")) for f in findings] == [
+        ("GPU003", 10, 12), ("GPU010", 1, None)]
+    # The pipe was left out of the render, and said so (never silently).
+    assert "rendered without" in findings[1]["message"] and "values.yaml: not a regular file" in findings[1]["message"]
 
 
 def test_a_named_pipe_a_kustomization_reads_is_never_handed_to_kustomize(kustomize: str, tmp_path: Path) -> None:
