@@ -40,7 +40,7 @@ def origin_fix(mapper: Any, obj: KubeObject, fix: Fix) -> FindingFix | str | Non
 
 
 def _place(found: Any, obj: KubeObject, fix: Fix) -> FindingFix:
-    from gpulint.render.kustomizesite import by_place, position, value_at
+    from gpulint.render.kustomizesite import by_place, exists, position, value_at
 
     built = obj.data
     base = len(obj.base)
@@ -51,7 +51,7 @@ def _place(found: Any, obj: KubeObject, fix: Fix) -> FindingFix:
         out = []
         for layer in found.found:
             at = position(layer, rel, built)
-            if at is not None and at[1] == len(rel) and _exists(layer.doc.data, at[0]):
+            if at is not None and at[1] == len(rel) and exists(layer.doc.data, at[0]):
                 out.append((layer, at[0]))
         return out
 
@@ -171,12 +171,3 @@ def _shifts(found: Any, rel: tuple) -> None:
                         "item would shift it")
 
 
-def _exists(data: Any, path: tuple) -> bool:
-    for step in path:
-        if isinstance(step, int) and isinstance(data, list) and 0 <= step < len(data):
-            data = data[step]
-        elif isinstance(data, dict) and step in data:
-            data = data[step]
-        else:
-            return False
-    return True

@@ -241,18 +241,15 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
             chart_file, Span(1, 1, 1, 1), STATUS_CHART))
     with scratch_dir() as scratch:
         copied = copy_chart(real, repository, Path(scratch) / "chart")
-        if copied.outside:
-            shown = ", ".join(join_display(display, rel) for rel in copied.outside)
-            problems.append(RenderFailure(
-                f"rendered without {shown}: {'symbolic links' if len(copied.outside) > 1 else 'a symbolic link'} "
-                "to outside the repository (gpulint reads nothing outside the repository it scans)",
-                chart_file, Span(1, 1, 1, 1), STATUS_CHART))
-        if copied.special:
-            shown = ", ".join(join_display(display, rel) for rel in copied.special)
-            problems.append(RenderFailure(
-                f"rendered without {shown}: not {'regular files' if len(copied.special) > 1 else 'a regular file'} "
-                "(a named pipe, socket or device; gpulint reads regular files only)",
-                chart_file, Span(1, 1, 1, 1), STATUS_CHART))
+        for left, why in ((copied.outside, "{} to outside the repository (gpulint reads nothing outside the "
+                                           "repository it scans)"),
+                          (copied.special, "not {} (a named pipe, socket or device; gpulint reads regular files only)")):
+            if left:
+                shown = ", ".join(join_display(display, rel) for rel in left)
+                what = ("symbolic links" if len(left) > 1 else "a symbolic link") if left is copied.outside else (
+                    "regular files" if len(left) > 1 else "a regular file")
+                problems.append(RenderFailure(f"rendered without {shown}: {why.format(what)}", chart_file,
+                                              Span(1, 1, 1, 1), STATUS_CHART))
         argv = [helm, "template", "--namespace", options.namespace or "default"]
         given = [_as_edited(values_file, Path(scratch), i) for i, values_file in enumerate((*options.values, *extra.files))]
         for values_file in given:

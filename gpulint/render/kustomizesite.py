@@ -268,15 +268,27 @@ def by_place(layer: Layer, rel: tuple, built: Any, path: tuple) -> bool:
     return False
 
 
-def _get(data: Any, path: tuple) -> Any:
+_MISSING = object()
+
+
+def lookup(data: Any, path: tuple, missing: Any = _MISSING) -> Any:
+    """The value at `path` (keys and list indices) in plain data, or `missing` where there is none."""
     for step in path:
         if isinstance(step, int) and isinstance(data, list) and 0 <= step < len(data):
             data = data[step]
         elif isinstance(data, dict) and step in data:
             data = data[step]
         else:
-            return None
+            return missing
     return data
+
+
+def exists(data: Any, path: tuple) -> bool:
+    return lookup(data, path) is not _MISSING
+
+
+def _get(data: Any, path: tuple) -> Any:
+    return lookup(data, path, None)
 
 
 value_at = _get
