@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from gpulint.api import SystemRole
 from gpulint.knowledge.gpu import gpu_node_targeting, pod_requests_gpu
@@ -228,32 +228,35 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
 _TOOLKIT_COMMAND_RE = lazy(r"(?:^|[\s;&|(/\"'`])[a-z][a-z0-9]*-ctk\s+(?:cdi\s+generate|runtime\s+configure)\b")
 
 
-def _runs_toolkit_command(pod: PodSpec) -> bool:
+def _command_texts(pod: PodSpec) -> Iterator[str]:
+    """Every argument its containers run and every script they run, as written."""
     for container in pod.containers:
-        texts = [arg for run in container.execs for arg in run.argv] + [script.text for script in container.scripts]
-        if any(_TOOLKIT_COMMAND_RE.search(text) for text in texts if "-ctk" in text):
-            return True
-    return False
+        for run in container.execs:
+            yield from run.argv
+        for script in container.scripts:
+            yield script.text
+
+
+def _runs_toolkit_command(pod: PodSpec) -> bool:
+    return any(_TOOLKIT_COMMAND_RE.search(text) for text in _command_texts(pod) if "-ctk" in text)
 
 
 # A package manager installing NVIDIA's packages: the container toolkit (libnvidia-container,
 # nvidia-container-toolkit, the older nvidia-container-runtime) or the driver (nvidia-driver-*,
 # cuda-drivers, the fabric manager), in one command of a script.
-_INSTALL_RE = re.compile(r"\b(?:apt-get|apt|yum|dnf|microdnf|tdnf|zypper)\b[^;&|\n]*?\binstall\b[^;&|\n]*?"
-                         r"(?:^|[\s=])(?:(?P<toolkit>nvidia-container-toolkit|libnvidia-container|nvidia-container-runtime)"
-                         r"|(?P<driver>nvidia-driver|cuda-drivers|nvidia-fabricmanager|nvidia-open))")
+_INSTALL_RE = lazy(r"\b(?:apt-get|apt|yum|dnf|microdnf|tdnf|zypper)\b[^;&|\n]*?\binstall\b[^;&|\n]*?"
+                   r"(?:^|[\s=])(?:(?P<toolkit>nvidia-container-toolkit|libnvidia-container|nvidia-container-runtime)"
+                   r"|(?P<driver>nvidia-driver|cuda-drivers|nvidia-fabricmanager|nvidia-open))")
 
 
 def _installed_packages(pod: PodSpec) -> set[str]:
     """`toolkit` and/or `driver`: the NVIDIA packages a container's commands install."""
     found: set[str] = set()
-    for container in pod.containers:
-        texts = [arg for run in container.execs for arg in run.argv] + [script.text for script in container.scripts]
-        for text in texts:
-            if "install" not in text or ("nvidia" not in text and "cuda-drivers" not in text):
-                continue
-            for match in _INSTALL_RE.finditer(text.replace("\\\n", " ")):
-                found.add("toolkit" if match.group("toolkit") else "driver")
+    for text in _command_texts(pod):
+        if "install" not in text or ("nvidia" not in text and "cuda-drivers" not in text):
+            continue
+        for match in _INSTALL_RE.finditer(text.replace("\\\n", " ")):
+            found.add("toolkit" if match.group("toolkit") else "driver")
     return found
 
 

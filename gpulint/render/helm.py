@@ -241,15 +241,16 @@ def render_chart(real: Path, display: str, options: RenderOptions, values: Chart
             chart_file, Span(1, 1, 1, 1), STATUS_CHART))
     with scratch_dir() as scratch:
         copied = copy_chart(real, repository, Path(scratch) / "chart")
-        for left, why in ((copied.outside, "{} to outside the repository (gpulint reads nothing outside the "
-                                           "repository it scans)"),
-                          (copied.special, "not {} (a named pipe, socket or device; gpulint reads regular files only)")):
+        # What the copy left out, named (never silently): (files, what one is, what several are, why).
+        for left, one, several, why in (
+                (copied.outside, "a symbolic link", "symbolic links",
+                 "to outside the repository (gpulint reads nothing outside the repository it scans)"),
+                (copied.special, "not a regular file", "not regular files",
+                 "(a named pipe, socket or device; gpulint reads regular files only)")):
             if left:
                 shown = ", ".join(join_display(display, rel) for rel in left)
-                what = ("symbolic links" if len(left) > 1 else "a symbolic link") if left is copied.outside else (
-                    "regular files" if len(left) > 1 else "a regular file")
-                problems.append(RenderFailure(f"rendered without {shown}: {why.format(what)}", chart_file,
-                                              Span(1, 1, 1, 1), STATUS_CHART))
+                problems.append(RenderFailure(f"rendered without {shown}: {several if len(left) > 1 else one} {why}",
+                                              chart_file, Span(1, 1, 1, 1), STATUS_CHART))
         argv = [helm, "template", "--namespace", options.namespace or "default"]
         given = [_as_edited(values_file, Path(scratch), i) for i, values_file in enumerate((*options.values, *extra.files))]
         for values_file in given:
