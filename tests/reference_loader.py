@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator
 
 from ruamel.yaml import events as ev
 
-from gpulint.load import jsonload
+from gpulint.load import events, jsonload
 from gpulint.load.locations import LocNode, Span
 from gpulint.load.yamlload import (
     _STR_TAG,
@@ -61,7 +61,7 @@ def reference_span(root: LocNode, path: tuple, key: bool = False) -> Span | None
 def reference_tree(doc: Document) -> tuple[Any, LocNode, list[Problem]]:
     """(data, location tree, problems) of `doc`, built eagerly from a second parse of its text."""
     if doc._is_json:
-        events: Iterable[Any] = jsonload.json_events(doc.text)[doc._raw]
+        events: Iterable[Any] = map(_ruamel_event, jsonload.json_events(doc.text)[doc._raw])
     else:
         events = next(d for i, d in enumerate(_documents_of(doc.text)) if i == doc._raw)
     data, root, problems = _build(events, doc.line_offset, True, doc._limits)
@@ -310,11 +310,52 @@ class _DocumentEvents:
 
 
 class _Parser:
-    """libyaml's events with lines as editors count them (yamlload.event_reader: NEL, LS and PS
-    are no line breaks); the one thing the reference takes from the fast loader, as both must agree."""
+    """libyaml's events as ruamel's own event objects, with lines as editors count them
+    (yamlload.event_reader: NEL, LS and PS are no line breaks; the one thing the reference takes
+    from the fast loader, as both must agree). The events are read at once, in one of the
+    loader's parsing windows (events.py), so that renders parsing in other threads meanwhile
+    cannot hand this reader tuples where it expects ruamel's objects, or the other way round."""
 
     def __init__(self, text: str) -> None:
-        self.get_event = event_reader(text)
+        out: list[Any] = []
+        self._error: Exception | None = None
+        try:
+            with events.parsing():
+                next_event = event_reader(text)
+                while True:
+                    event = next_event()
+                    out.append(_ruamel_event(event))
+                    if event[events.KIND] == events.STREAM_END:
+                        break
+        except Exception as error:  # noqa: BLE001 - raised where the reader reaches it
+            self._error = error
+        self._events = iter(out)
+
+    def get_event(self) -> Any:
+        event = next(self._events, None)
+        if event is None:
+            raise self._error or StopIteration
+        return event
+
+
+_RUAMEL_EVENTS = {events.MAP_START: ev.MappingStartEvent, events.SEQ_START: ev.SequenceStartEvent,
+                  events.MAP_END: ev.MappingEndEvent, events.SEQ_END: ev.SequenceEndEvent,
+                  events.DOC_START: ev.DocumentStartEvent, events.DOC_END: ev.DocumentEndEvent,
+                  events.STREAM_START: ev.StreamStartEvent, events.STREAM_END: ev.StreamEndEvent}
+
+
+def _ruamel_event(event: tuple) -> Any:
+    """The ruamel event object of one of the loader's event tuples."""
+    kind, start, end = event[:3]
+    if kind == events.SCALAR:
+        return ev.ScalarEvent(event[events.ANCHOR], event[events.TAG], event[events.IMPLICIT], event[events.VALUE],
+                              start, end, event[events.STYLE])
+    if kind == events.ALIAS:
+        return ev.AliasEvent(event[events.ANCHOR], start, end)
+    if kind in (events.MAP_START, events.SEQ_START):
+        return _RUAMEL_EVENTS[kind](event[events.ANCHOR], event[events.TAG], event[events.IMPLICIT], start, end,
+                                    event[events.FLOW])
+    return _RUAMEL_EVENTS[kind](start, end)
 
 
 def _documents_of(text: str, keep: bool = False) -> Iterator[_DocumentEvents]:

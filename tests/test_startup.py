@@ -8,6 +8,8 @@ that the shortcuts give what the standard machinery gives.
 
 from __future__ import annotations
 
+import concurrent.futures
+import io
 import json
 import os
 import subprocess
@@ -16,10 +18,13 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT
+import _ruamel_yaml
+from _ruamel_yaml import CParser
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 
-from gpulint.load import fastevents
+from gpulint.load import events
+from gpulint.load.yamlload import DEFAULT_LIMITS, LoadError, _parse_chunk, load_documents
 from gpulint.scan import registry
 
 _PROBE = """
@@ -151,42 +156,87 @@ def test_rule_package_modules_are_listed_as_pkgutil_lists_them(tmp_path: Path,
 # --- parser events -------------------------------------------------------------------------
 
 
-def test_the_flat_event_constructors_are_installed_and_equivalent() -> None:
-    assert fastevents.install()
-    assert ev.ScalarEvent.__init__ is fastevents._scalar_init
-    # What the check compares: every slot, set by the original chain and by the flat version.
-    assert fastevents.compatible()
+def _texts() -> list[str]:
+    """Every kind of event, tags, anchors, every scalar style, several documents, a NEL line break."""
+    return [(FIXTURES / "core" / "anchors.yaml").read_text(), (FIXTURES / "core" / "flow-style.yaml").read_text(),
+            events._SAMPLE, "a: b\x85c: !!int 1\n--- !x\n- &a {k: v}\n- *a\n"]
 
 
-def test_events_are_the_same_as_with_the_original_constructors(monkeypatch: pytest.MonkeyPatch) -> None:
-    from _ruamel_yaml import CParser
+def _ruamel_events(text: str) -> list[tuple]:
+    parser, out = CParser(text), []
+    while True:
+        event = parser.get_event()
+        out.append(events.from_ruamel(event))
+        if type(event).__name__ == "StreamEndEvent":
+            return out
 
-    text = (FIXTURES / "core" / "anchors.yaml").read_text() + "---\n" + (FIXTURES / "core" / "flow-style.yaml").read_text()
 
-    def dump() -> list:
-        parser, out = CParser(text), []
-        while (event := parser.get_event()) is not None:
-            out.append((type(event).__name__, [repr(getattr(event, s, None)) for s in fastevents._SCALAR_SLOTS
-                                                 + fastevents._COLLECTION_SLOTS if s not in ("start_mark", "end_mark")],
-                        event.start_mark.index, event.end_mark.index))
+def _plain(event: tuple) -> tuple:
+    marks = tuple((mark.index, mark.line, mark.column) for mark in event[events.START_MARK:events.END_MARK + 1])
+    return (event[events.KIND], *marks, *event[events.END_MARK + 1:])
+
+
+def test_the_lean_events_are_ruamels_events_field_for_field() -> None:
+    assert events._check(), "the installed ruamel.yaml.clib no longer calls the event names as events.py expects"
+    for text in _texts():
+        expected = _ruamel_events(text)
+        with events.parsing():
+            get_event = events.reader(text)
+            lean = [get_event() for _ in expected]
+        assert all(type(e) is tuple for e in lean)
+        assert [_plain(e) for e in lean] == [_plain(e) for e in expected]
+        kinds = {e[events.KIND] for e in lean}
+        assert kinds >= {events.SCALAR, events.MAP_START, events.MAP_END, events.STREAM_END}
+
+
+def test_the_fallback_reads_the_same_documents(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the C module's calls are not what events.py expects, ruamel's events are converted."""
+    def load(text: str) -> list:
+        out = []
+        for doc in load_documents(text):
+            assert not isinstance(doc, LoadError), doc.message
+            out.append((doc.data, [(p.message, p.span) for p in doc.problems],
+                        doc.span(("metadata", "name")) if isinstance(doc.data, dict) else None, doc.root().span))
         return out
 
-    flat = dump()
-    monkeypatch.setattr(ev.ScalarEvent, "__init__", fastevents._ORIGINAL_SCALAR_INIT)
-    monkeypatch.setattr(ev.CollectionStartEvent, "__init__", fastevents._ORIGINAL_COLLECTION_INIT)
-    assert dump() == flat
+    texts = [*_texts()[:2], "a: 1\na: 2\nb: [x, {c: d}]\n", "a: b\x85c: d\n"]
+    lean = [load(text) for text in texts]
+    monkeypatch.setattr(events, "_lean", False)
+    assert [load(text) for text in texts] == lean
 
 
-def test_other_ruamel_users_see_the_same_results() -> None:
-    """ruamel's own loaders (C and pure Python) with the flat constructors installed."""
+def test_ruamels_names_are_its_own_outside_gpulints_parses() -> None:
+    """ruamel's own users (its C emitter, its event API) in the same process see its classes again."""
     text = (FIXTURES / "core" / "anchors.yaml").read_text()
-    assert fastevents.install()
+    assert _ruamel_yaml.ScalarEvent is ev.ScalarEvent
+    list(load_documents(text))
+    assert _ruamel_yaml.ScalarEvent is ev.ScalarEvent and _ruamel_yaml.StreamEndEvent is ev.StreamEndEvent
+    with events.parsing():
+        with events.parsing():  # nested windows (and windows of other threads) are counted
+            assert _ruamel_yaml.ScalarEvent is events.scalar
+        assert _ruamel_yaml.ScalarEvent is events.scalar
+    assert _ruamel_yaml.ScalarEvent is ev.ScalarEvent
+    with pytest.raises(LoadError):
+        list(_parse_chunk("a: [\n", 0, DEFAULT_LIMITS))  # a parse that fails closes its window too
+    assert _ruamel_yaml.ScalarEvent is ev.ScalarEvent
     for typ, pure in (("safe", False), ("safe", True), ("rt", True)):
         yaml = YAML(typ=typ, pure=pure)
         data = list(yaml.load_all(text))
         assert data and data[0]["kind"] == "Deployment"
-    events = [type(e).__name__ for e in YAML().parse(text)]
-    assert events[:3] == ["StreamStartEvent", "DocumentStartEvent", "MappingStartEvent"]
+    out = io.StringIO()
+    YAML(typ="safe", pure=False).dump({"a": [1, "b"]}, out)   # the C emitter checks event classes
+    assert out.getvalue() == "a: [1, b]\n"
+    assert [type(e).__name__ for e in YAML().parse(text)][:3] == [
+        "StreamStartEvent", "DocumentStartEvent", "MappingStartEvent"]
+
+
+def test_windows_of_several_threads_restore_ruamels_names() -> None:
+    text = (FIXTURES / "core" / "anchors.yaml").read_text() * 1
+    expected = [doc.data for doc in load_documents(text)]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: [doc.data for doc in load_documents(text)], range(200)))
+    assert all(result == expected for result in results)
+    assert _ruamel_yaml.ScalarEvent is ev.ScalarEvent and events._open == 0
 
 
 @pytest.mark.parametrize("raw", ["x.yaml", "./x.yaml", "a/b/x.yaml", "a//b/./x.yaml/", "/a/x.yaml", "/", "///a",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ruamel.yaml import events as ev
+from gpulint.load import events as ev
 from ruamel.yaml.error import StreamMark
 
 _WS_RE = re.compile(r"[ \t\n\r]*")
@@ -96,13 +96,13 @@ def json_events(text: str) -> list[list[Any]]:
         if expect in ("value", "first-value") or (expect in ("key", "first-key") and char == '"'):
             if char == "]" and expect == "first-value":
                 stack.pop()
-                events.append(ev.SequenceEndEvent(start, cursor.mark(pos + 1)))
+                events.append(ev.sequence_end(start, cursor.mark(pos + 1)))
                 pos += 1
                 expect = "next"
             elif char == "{" or char == "[":
                 stack.append(char)
-                cls = ev.MappingStartEvent if char == "{" else ev.SequenceStartEvent
-                events.append(cls(None, None, True, start, cursor.mark(pos + 1), flow_style=True))
+                make = ev.mapping_start if char == "{" else ev.sequence_start
+                events.append(make(None, None, True, start, cursor.mark(pos + 1), True))
                 pos += 1
                 expect = "first-key" if char == "{" else "first-value"
             elif char == '"':
@@ -110,8 +110,7 @@ def json_events(text: str) -> list[list[Any]]:
                 if match is None:
                     raise JSONSyntaxError("invalid string")
                 value = _string_value(match.group(0))
-                events.append(ev.ScalarEvent(None, None, (False, True), value, start,
-                                             cursor.mark(match.end()), style='"'))
+                events.append(ev.scalar(None, None, (False, True), value, start, cursor.mark(match.end()), '"'))
                 pos = match.end()
                 expect = "colon" if expect in ("key", "first-key") else "next"
             else:
@@ -123,13 +122,12 @@ def json_events(text: str) -> list[list[Any]]:
                     token = word
                 else:
                     raise JSONSyntaxError(f"unexpected {char!r}")
-                events.append(ev.ScalarEvent(None, None, (True, False), token, start,
-                                             cursor.mark(pos + len(token)), style=""))
+                events.append(ev.scalar(None, None, (True, False), token, start, cursor.mark(pos + len(token)), ""))
                 pos += len(token)
                 expect = "next"
         elif expect == "first-key" and char == "}":
             stack.pop()
-            events.append(ev.MappingEndEvent(start, cursor.mark(pos + 1)))
+            events.append(ev.mapping_end(start, cursor.mark(pos + 1)))
             pos += 1
             expect = "next"
         elif expect == "colon" and char == ":":
@@ -140,8 +138,8 @@ def json_events(text: str) -> list[list[Any]]:
             expect = "key" if stack[-1] == "{" else "value"
         elif expect == "next" and stack and char == ("}" if stack[-1] == "{" else "]"):
             stack.pop()
-            cls = ev.MappingEndEvent if char == "}" else ev.SequenceEndEvent
-            events.append(cls(start, cursor.mark(pos + 1)))
+            make = ev.mapping_end if char == "}" else ev.sequence_end
+            events.append(make(start, cursor.mark(pos + 1)))
             pos += 1
         else:
             raise JSONSyntaxError(f"unexpected {char!r}")

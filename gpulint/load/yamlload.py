@@ -19,15 +19,13 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from _ruamel_yaml import CParser
-from ruamel.yaml import events as ev
 from ruamel.yaml.error import StreamMark
 
 from gpulint.lazypattern import lazy
-from gpulint.load import fastevents
+from gpulint.load import events as ev
+from gpulint.load.events import (ALIAS, ANCHOR, DOC_END, DOC_START, END_MARK, IMPLICIT, KIND, MAP_END, MAP_START,
+                                 SCALAR, SEQ_END, SEQ_START, START_MARK, STREAM_END, STYLE, TAG, VALUE, parsing)
 from gpulint.load.locations import LocNode, Span
-
-fastevents.install()  # cheaper parser events, the same values: see fastevents.py
 
 
 @dataclass(frozen=True, repr=False)
@@ -209,7 +207,7 @@ class Document:
         for item in path:
             if type(raw) is not list:
                 return _MISSING
-            if type(raw[_START]) is _MAP_START:
+            if raw[_START][KIND] == MAP_START:
                 entry = _entry(raw, item)
                 if entry is None:
                     return _MISSING
@@ -224,7 +222,7 @@ class Document:
         """Span of the value at `path`, or of its mapping key when `key` is set."""
         if key and path:
             parent = self._node(path[:-1])
-            if type(parent) is not list or type(parent[_START]) is not _MAP_START:
+            if type(parent) is not list or parent[_START][KIND] != MAP_START:
                 return None
             entry = _entry(parent, path[-1])
             return _span(entry[0], self.line_offset) if entry else None
@@ -388,20 +386,13 @@ def _resolve_number(text: str) -> Any:
 
 # --- events -> data and the kept event tree ---------------------------------
 #
-# One pass over the parser's events builds the plain data and, for documents up
-# to KEEP_EVENTS_MAX, keeps the events as a tree: a scalar's event is its own
-# leaf; a collection is a list [start event, end event, repeated keys?, merged
+# One pass over the parser's events (tuples: see events.py) builds the plain data
+# and, for documents up to KEEP_EVENTS_MAX, keeps the events as a tree: a
+# scalar's event is its own leaf; a collection is a list [start event, end event, repeated keys?, merged
 # keys, children...], a mapping's children flat as key event, child, key
 # event, child. That costs a list append or two per node. LocNodes (spans,
 # child dicts) are made from the tree only for the nodes a finding asks about.
 
-_SCALAR = ev.ScalarEvent
-_MAP_START = ev.MappingStartEvent
-_SEQ_START = ev.SequenceStartEvent
-_MAP_END = ev.MappingEndEvent
-_SEQ_END = ev.SequenceEndEvent
-_ALIAS = ev.AliasEvent
-_DOC_END = ev.DocumentEndEvent
 _MISSING = object()
 _MERGE = object()
 # Plain scalars starting with anything else are strings: no need to call resolve_plain.
@@ -420,14 +411,14 @@ _ITEMS = 4     # where the children start
 _new_span = tuple.__new__
 
 
-def _span(event: Any, line_offset: int) -> Span:
-    s, e = event.start_mark, event.end_mark
+def _span(event: tuple, line_offset: int) -> Span:
+    s, e = event[START_MARK], event[END_MARK]
     return _new_span(Span, (s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1))
 
 
 def _build(next_event: Any, line_offset: int, keep: bool,
            limits: Limits) -> tuple[Any, Any, list | bool, Any]:
-    """Read one document's node events (up to its DocumentEndEvent) from `next_event`.
+    """Read one document's node events (up to its document end) from `next_event`.
 
     Returns (data, event tree or None, duplicates, first event). With `keep`
     the event tree is kept and `duplicates` lists where keys repeat (made into
@@ -458,34 +449,34 @@ def _build(next_event: Any, line_offset: int, keep: bool,
     result_raw: Any = None
     first: Any = None
 
-    def fail(message: str, event: Any, syntax: bool = True) -> LoadError:
-        m = event.start_mark
+    def fail(message: str, event: tuple, syntax: bool = True) -> LoadError:
+        m = event[START_MARK]
         return LoadError(message, m.line + line_offset + 1, m.column + 1, syntax)
 
     while True:
         event = next_event()
-        cls = type(event)
-        if cls is _SCALAR:
+        kind = event[KIND]
+        if kind == SCALAR:
             if is_map and key is _MISSING:
                 # A mapping key: Kubernetes keys are strings, taken verbatim.
-                key = event.value
-                if key == "<<" and event.style == "":
+                key = event[VALUE]
+                if key == "<<" and event[STYLE] == "":
                     key = _MERGE
                 key_ev = event
                 continue
-            value = event.value
-            tag = event.ctag
+            value = event[VALUE]
+            tag = event[TAG]
             if tag is None or tag == "!":
-                if event.style == "" and event.implicit[0] and value[:1] in _RESOLVE_START:
+                if event[STYLE] == "" and event[IMPLICIT][0] and value[:1] in _RESOLVE_START:
                     value = resolve_plain(value)
-            elif tag != _STR_TAG and (tag in _TYPED_TAGS or event.style == ""):
+            elif tag != _STR_TAG and (tag in _TYPED_TAGS or event[STYLE] == ""):
                 value = resolve_plain(value)
             # (other tags are ignored: the value is read as if untagged)
             raw: Any = event
             count += 1
-            if event.anchor is not None:
-                anchors[event.anchor] = (value, event, 1)
-        elif cls is _MAP_START or cls is _SEQ_START:
+            if event[ANCHOR] is not None:
+                anchors[event[ANCHOR]] = (value, event, 1)
+        elif kind == MAP_START or kind == SEQ_START:
             if is_map and key is _MISSING:
                 raise fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event)
             if len(stack) >= max_depth:
@@ -493,18 +484,18 @@ def _build(next_event: Any, line_offset: int, keep: bool,
             if cur is None:
                 first = event
             stack.append((cur, is_map, key, key_ev, node, merges, anchor, base))
-            is_map = cls is _MAP_START
+            is_map = kind == MAP_START
             cur = {} if is_map else []
             key = _MISSING
             node = [event, None, False, None] if keep else None
             merges = None
-            anchor = event.anchor
+            anchor = event[ANCHOR]
             if anchor is not None:
                 open_anchors.add(anchor)
             base = count
             count += 1
             continue
-        elif cls is _MAP_END or cls is _SEQ_END:
+        elif kind == MAP_END or kind == SEQ_END:
             value = cur
             raw = node
             if merges:
@@ -515,8 +506,8 @@ def _build(next_event: Any, line_offset: int, keep: bool,
                 open_anchors.discard(anchor)
                 anchors[anchor] = (value, node, count - base)
             cur, is_map, key, key_ev, node, merges, anchor, base = stack.pop()
-        elif cls is _ALIAS:
-            name = event.anchor
+        elif kind == ALIAS:
+            name = event[ANCHOR]
             if name in open_anchors:
                 raise fail(f"recursive alias *{name} refers to a node that contains it", event)
             if name not in anchors:
@@ -529,14 +520,14 @@ def _build(next_event: Any, line_offset: int, keep: bool,
                            "(limit: --max-alias-nodes)", event, False)
             if is_map and key is _MISSING:
                 raise fail("an alias used as a mapping key is not valid in Kubernetes manifests", event)
-        elif cls is _DOC_END:
+        elif kind == DOC_END:
             return result, result_raw, (dups if keep else duplicates), first
         else:  # stream/document starts are not part of the node tree
             continue
 
         if cur is None:  # the document's root
             result, result_raw = value, raw
-            if cls is not _MAP_END and cls is not _SEQ_END:
+            if kind != MAP_END and kind != SEQ_END:
                 first = event
             continue
         if not is_map:
@@ -602,14 +593,14 @@ def _is_coll(raw: Any) -> bool:
 
 
 def _is_mapping(coll: list) -> bool:
-    return type(coll[_START]) is _MAP_START
+    return coll[_START][KIND] == MAP_START
 
 
 def _entry(coll: list, key: Any) -> tuple[Any, Any] | None:
     """(key event, child) of `key` in mapping `coll`, following merges."""
     while True:
         for i in range(len(coll) - 2, _ITEMS - 1, -2):  # the last occurrence wins
-            if coll[i].value == key:
+            if coll[i][VALUE] == key:
                 return coll[i], coll[i + 1]
         source = next((src for k, src in coll[_MERGED] or () if k == key), None)
         if source is None:
@@ -631,7 +622,7 @@ def _last_child(coll: list) -> Any:
         return coll[-1]
     order: dict[str, Any] = {}
     for i in range(_ITEMS, len(coll), 2):
-        order[coll[i].value] = coll[i + 1]
+        order[coll[i][VALUE]] = coll[i + 1]
     return next(reversed(order.values()))
 
 
@@ -642,11 +633,11 @@ def _loc(raw: Any, line_offset: int, ends: dict) -> LocNode:
     children needs each child's end, found down its chain of last children.
     """
     if type(raw) is not list:
-        s, e = raw.start_mark, raw.end_mark
+        s, e = raw[START_MARK], raw[END_MARK]
         span = _new_span(Span, (s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1))
-        return LocNode(span, s.index, e.index, raw.style)
+        return LocNode(span, s.index, e.index, raw[STYLE])
     span, end = _extent(raw, line_offset, ends)
-    return LocNode(span, raw[_START].start_mark.index, end, None, _Expander(raw, line_offset, ends))
+    return LocNode(span, raw[_START][START_MARK].index, end, None, _Expander(raw, line_offset, ends))
 
 
 def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
@@ -664,13 +655,13 @@ def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
     elif type(node) is list:
         last = ends[id(node)]
     else:
-        e = node.end_mark
+        e = node[END_MARK]
         last = (_new_span(Span, (0, 0, e.line + line_offset + 1, e.column + 1)), e.index)
     for item in reversed(chain):
-        s = item[_START].start_mark
+        s = item[_START][START_MARK]
         end_event = item[_END]
-        e = end_event.end_mark
-        if last is not None and e.index > last[1] and end_event.start_mark.index == e.index:
+        e = end_event[END_MARK]
+        if last is not None and e.index > last[1] and end_event[START_MARK].index == e.index:
             # Block style: the end event is empty and sits at the next token.
             last_span = last[0]
             last = (_new_span(Span, (s.line + line_offset + 1, s.column + 1, last_span.end_line,
@@ -704,7 +695,7 @@ class _Expander:
         children: dict = {}
         for i in range(_ITEMS, len(coll), 2):
             key_event = coll[i]
-            children[key_event.value] = (_span(key_event, off), _loc(coll[i + 1], off, ends))
+            children[key_event[VALUE]] = (_span(key_event, off), _loc(coll[i + 1], off, ends))
         for key, source in coll[_MERGED] or ():
             key_event, child = _entry(source, key)  # type: ignore[misc]
             children[key] = (_span(key_event, off), _loc(child, off, ends))
@@ -715,9 +706,9 @@ def _problems(dups: list, line_offset: int, ends: dict) -> list[Problem]:
     """Problems for the repeated keys `_build` noted: (mapping, index of the repeat, key event)."""
     problems = []
     for coll, at, key_event in dups:
-        key = key_event.value
+        key = key_event[VALUE]
         first_event, first_child = next((coll[i], coll[i + 1]) for i in range(at - 2, _ITEMS - 1, -2)
-                                        if coll[i].value == key)
+                                        if coll[i][VALUE] == key)
         first = _span(first_event, line_offset)
         first_loc = _loc(first_child, line_offset, ends)
         problems.append(Problem(
@@ -959,7 +950,7 @@ def _recover(error: LoadError, chunk: str, line_offset: int, limits: Limits, unr
     error.workload_shaped = unknowns.has_workload_shape(chunk)
     text, marks = unrendered_mod.mask(chunk)
     try:
-        docs = list(_parse_chunk(text, line_offset, limits))
+        docs = _parse_chunk(text, line_offset, limits)
     except LoadError as masked:
         # Still a template if the parser stumbled on (or just after) a line holding an action,
         # as written or once masked (a blanked `{{- include ... | nindent 4 }}` breaks the next lines).
@@ -974,7 +965,7 @@ def _recover(error: LoadError, chunk: str, line_offset: int, limits: Limits, unr
 
 
 # What `_build` reads after a JSON document's events: JSON has no document markers.
-_JSON_END = ev.DocumentEndEvent()
+_JSON_END = ev.document_end()
 
 
 def _json_error(chunk: str) -> tuple[int, int, str] | None:
@@ -994,7 +985,7 @@ def _parse_any(chunk: str, line_offset: int, limits: Limits, keep: bool = True) 
     `keep`: whether to keep event trees (documents up to KEEP_EVENTS_MAX)."""
     keep = keep and len(chunk) <= KEEP_EVENTS_MAX
     try:
-        return list(_parse_chunk(chunk, line_offset, limits, keep)), False
+        return _parse_chunk(chunk, line_offset, limits, keep), False
     except LoadError as error:
         # libyaml rejected it: JSON is rare, and read only then
         from gpulint.load import jsonload
@@ -1007,14 +998,14 @@ def _parse_any(chunk: str, line_offset: int, limits: Limits, keep: bool = True) 
             raise error from None
     out = []
     for raw, events in enumerate(documents):
-        content_start = events[0].start_mark.index
+        content_start = events[0][START_MARK].index
         events.append(_JSON_END)
         data, tree, dups, _first = _build(iter(events).__next__, line_offset, keep, limits)
         out.append((tree, data, dups, content_start, raw))
     return out, True
 
 
-def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None = None) -> Iterator[_Parsed]:
+def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None = None) -> list[_Parsed]:
     """(event tree, data, duplicates, offset of the first node, raw index) of each non-empty document.
 
     A document is built as libyaml parses it, so a limit stops libyaml early
@@ -1028,26 +1019,25 @@ def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None
         _check_directives(chunk, line_offset)
     if keep is None:
         keep = len(chunk) <= KEEP_EVENTS_MAX
+    out = []
     try:
-        next_event = event_reader(chunk)
-        raw = 0
-        while True:
-            cls = type(next_event())
-            if cls is _DOC_START:
-                data, tree, dups, first = _build(next_event, line_offset, keep, limits)
-                if data is not None and not _is_empty(first):
-                    yield tree, data, dups, first.start_mark.index, raw
-                raw += 1
-            elif cls is _STREAM_END:
-                return
+        with parsing():
+            next_event = event_reader(chunk)
+            raw = 0
+            while True:
+                kind = next_event()[KIND]
+                if kind == DOC_START:
+                    data, tree, dups, first = _build(next_event, line_offset, keep, limits)
+                    if data is not None and not _is_empty(first):
+                        out.append((tree, data, dups, first[START_MARK].index, raw))
+                    raw += 1
+                elif kind == STREAM_END:
+                    return out
     except LoadError:
         raise
     except Exception as error:  # the C parser raises ruamel's MarkedYAMLError or ReaderError
         raise _as_load_error(error, chunk, line_offset) from None
 
-
-_DOC_START = ev.DocumentStartEvent
-_STREAM_END = ev.StreamEndEvent
 
 # Characters YAML 1.1 (hence libyaml) counts as line breaks and editors do not: inside a
 # quoted value they would shift every later line number.
@@ -1056,18 +1046,17 @@ _BREAK_RE = lazy(r"\r\n?|\n")
 
 
 def event_reader(text: str) -> Any:
-    """libyaml's `get_event` over `text`, with positions as editors count lines: when `text`
-    holds NEL, LS or PS, every mark's line and column is computed again from its offset."""
-    get_event = CParser(text).get_event
+    """libyaml's events over `text` (events.py's tuples; call it inside `events.parsing()`), with
+    positions as editors count lines: when `text` holds NEL, LS or PS, every mark's line and
+    column is computed again from its offset."""
+    get_event = ev.reader(text)
     if not any(char in text for char in _ODD_BREAKS):
         return get_event
-    relines = _Relines(text)
+    mark = _Relines(text).mark
 
-    def next_event() -> Any:
+    def next_event() -> tuple:
         event = get_event()
-        event.start_mark = relines.mark(event.start_mark)
-        event.end_mark = relines.mark(event.end_mark)
-        return event
+        return (event[KIND], mark(event[START_MARK]), mark(event[END_MARK]), *event[END_MARK + 1:])
 
     return next_event
 
@@ -1087,9 +1076,9 @@ class _Relines:
         return StreamMark(mark.name, mark.index, line, mark.index - self.starts[line])
 
 
-def _is_empty(first: Any) -> bool:
+def _is_empty(first: tuple) -> bool:
     """A document of nothing but an empty plain scalar (what libyaml makes of `---` alone)."""
-    return type(first) is _SCALAR and first.value == "" and first.style == ""
+    return first[KIND] == SCALAR and first[VALUE] == "" and first[STYLE] == ""
 
 
 def _check_directives(chunk: str, line_offset: int) -> None:
@@ -1116,18 +1105,19 @@ def _check_directives(chunk: str, line_offset: int) -> None:
 
 def _tree_of(text: str, raw: int, line_offset: int, limits: Limits) -> tuple[Any, list]:
     """The event tree and repeated keys of document `raw` of `text`, parsed again."""
-    next_event = event_reader(text)
-    index = 0
-    while True:
-        cls = type(next_event())
-        if cls is _DOC_START:
-            if index == raw:
-                _data, tree, dups, _first = _build(next_event, line_offset, True, limits)
-                return tree, dups  # type: ignore[return-value]
-            _build(next_event, line_offset, False, limits)
-            index += 1
-        elif cls is _STREAM_END:
-            raise LookupError(f"document {raw} vanished on a second parse")
+    with parsing():
+        next_event = event_reader(text)
+        index = 0
+        while True:
+            kind = next_event()[KIND]
+            if kind == DOC_START:
+                if index == raw:
+                    _data, tree, dups, _first = _build(next_event, line_offset, True, limits)
+                    return tree, dups  # type: ignore[return-value]
+                _build(next_event, line_offset, False, limits)
+                index += 1
+            elif kind == STREAM_END:
+                raise LookupError(f"document {raw} vanished on a second parse")
 
 
 def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:

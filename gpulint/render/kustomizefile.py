@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from gpulint.load import events
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
 from gpulint.load.regular import read_regular
@@ -518,20 +519,21 @@ def _unreadable_text(text: str) -> tuple[str, Span] | None:
             return f"it does not parse (line {item.line}: {item.message})", Span(item.line, item.column,
                                                                                   item.line, item.column + 1)
     try:
-        next_event = event_reader(text)
-        while True:
-            event = next_event()
-            if event is None or type(event).__name__ == "StreamEndEvent":
-                return None
-            tag = getattr(event, "ctag", None) or getattr(event, "tag", None)
-            tag = None if tag is None else str(tag)
-            if tag not in _PLAIN_TAGS:
-                mark = event.start_mark
-                shown = tag.replace("tag:yaml.org,2002:", "!!")
-                return (f"it uses the YAML tag {shown} (line {mark.line + 1}), which kustomize reads otherwise "
-                        "than gpulint", Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 1))
+        with events.parsing():
+            next_event = event_reader(text)
+            while (event := next_event())[events.KIND] != events.STREAM_END:
+                tag = event[events.TAG] if event[events.KIND] in _NODE_KINDS else None
+                if tag is not None and str(tag) not in _PLAIN_TAGS:
+                    mark = event[events.START_MARK]
+                    shown = str(tag).replace("tag:yaml.org,2002:", "!!")
+                    return (f"it uses the YAML tag {shown} (line {mark.line + 1}), which kustomize reads "
+                            "otherwise than gpulint", Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 1))
     except Exception:  # noqa: BLE001 - what libyaml refuses here, load_documents reported above
         return None
+    return None
+
+
+_NODE_KINDS = (events.SCALAR, events.MAP_START, events.SEQ_START)
 
 
 def _audit_config(docs: list[Any], k: Kustomization, via: Reference, result: Audit,
