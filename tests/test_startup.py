@@ -294,3 +294,34 @@ def test_globs_match_as_fnmatch_matches_them(name: str, pattern: str) -> None:
     from gpulint.lazypattern import glob_matches
 
     assert glob_matches(name, pattern) is fnmatch.fnmatchcase(name, pattern)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_fork_during_another_threads_parse_leaves_the_child_ruamels_names() -> None:
+    """The child of a fork made while another thread is inside a parsing window has no such
+    thread: its names are ruamel's, and its own parses work (no lock inherited held)."""
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+
+    def parse() -> None:
+        with events.parsing():
+            inside.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=parse)
+    thread.start()
+    try:
+        assert inside.wait(10)
+        pid = os.fork()
+        if pid == 0:   # the child: report through the exit status only
+            ok = _ruamel_yaml.ScalarEvent is ev.ScalarEvent and events._open == 0
+            ok = ok and [doc.data for doc in load_documents("a: 1\n")] == [{"a": 1}]
+            os._exit(0 if ok and _ruamel_yaml.ScalarEvent is ev.ScalarEvent else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert _ruamel_yaml.ScalarEvent is events.scalar   # the parent's window is still open
+    finally:
+        release.set()
+        thread.join()
+    assert _ruamel_yaml.ScalarEvent is ev.ScalarEvent

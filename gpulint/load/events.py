@@ -9,7 +9,7 @@ an event is a tuple: (kind, start mark, end mark, fields of that kind...).
 
 Outside these windows the names are ruamel's classes again. A window is
 counted across threads (renders parse in the background), so it stays open
-while any gpulint parse runs. Code other than gpulint's that asks ruamel's C
+while any gpulint parse runs; the child of a fork starts with none open. Code other than gpulint's that asks ruamel's C
 parser for event objects, or uses ruamel's C emitter, in another thread during
 such a window would meet the tuples; ruamel's loaders compose in C without event
 objects, and its round-trip mode is pure Python, so neither is concerned.
@@ -21,6 +21,7 @@ events are turned into the same tuples instead: slower, identical.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Callable, Iterator
 
@@ -141,6 +142,30 @@ class parsing:
 def _swap(names: dict[str, Any]) -> None:
     for name, value in names.items():
         setattr(_ruamel_yaml, name, value)
+
+
+# A fork (gpulint's index helper and --jobs workers fork while renders may be parsing in
+# threads) waits for the lock, so that the child never inherits it held; the child has none of
+# the parent's other threads, hence none of their windows.
+def _before_fork() -> None:
+    _lock.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _lock.release()
+
+
+def _after_fork_in_child() -> None:
+    global _lock, _open
+    _lock = threading.Lock()
+    if _open:
+        _open = 0
+        _swap(_ORIGINALS)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
 
 
 def reader(text: str) -> Callable[[], tuple]:
