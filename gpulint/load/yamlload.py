@@ -1023,16 +1023,11 @@ def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None
     try:
         with parsing():
             next_event = event_reader(chunk)
-            raw = 0
-            while True:
-                kind = next_event()[KIND]
-                if kind == DOC_START:
-                    data, tree, dups, first = _build(next_event, line_offset, keep, limits)
-                    if data is not None and not _is_empty(first):
-                        out.append((tree, data, dups, first[START_MARK].index, raw))
-                    raw += 1
-                elif kind == STREAM_END:
-                    return out
+            for raw in _starts(next_event):
+                data, tree, dups, first = _build(next_event, line_offset, keep, limits)
+                if data is not None and not _is_empty(first):
+                    out.append((tree, data, dups, first[START_MARK].index, raw))
+        return out
     except LoadError:
         raise
     except Exception as error:  # the C parser raises ruamel's MarkedYAMLError or ReaderError
@@ -1107,17 +1102,24 @@ def _tree_of(text: str, raw: int, line_offset: int, limits: Limits) -> tuple[Any
     """The event tree and repeated keys of document `raw` of `text`, parsed again."""
     with parsing():
         next_event = event_reader(text)
-        index = 0
-        while True:
-            kind = next_event()[KIND]
-            if kind == DOC_START:
-                if index == raw:
-                    _data, tree, dups, _first = _build(next_event, line_offset, True, limits)
-                    return tree, dups  # type: ignore[return-value]
-                _build(next_event, line_offset, False, limits)
-                index += 1
-            elif kind == STREAM_END:
-                raise LookupError(f"document {raw} vanished on a second parse")
+        for index in _starts(next_event):
+            _data, tree, dups, _first = _build(next_event, line_offset, index == raw, limits)
+            if index == raw:
+                return tree, dups  # type: ignore[return-value]
+    raise LookupError(f"document {raw} vanished on a second parse")
+
+
+def _starts(next_event: Any) -> Iterator[int]:
+    """The index of each document of a stream once its start is read (the caller then reads the
+    document from `next_event`, up to its end)."""
+    raw = 0
+    while True:
+        kind = next_event()[KIND]
+        if kind == DOC_START:
+            yield raw
+            raw += 1
+        elif kind == STREAM_END:
+            return
 
 
 def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:
