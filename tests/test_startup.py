@@ -89,6 +89,9 @@ def test_what_a_scan_uses_is_loaded_when_it_is_used(tmp_path: Path) -> None:
     loaded = _modules_after("--write-baseline", str(tmp_path / "b.json"), str(dockerfile))
     assert {"gpulint.suppress.baseline", "gpulint.load.dockerfile"} <= loaded
     assert "typer" not in _modules_after("--help")  # scan help is argparse's too
+    # A report to a device or pipe is written in place; only a file is made through tempfile.
+    assert "tempfile" not in _modules_after("--format", "json", "-o", os.devnull, str(FIXTURES / "rules" / "GPU006"))
+    assert "tempfile" in _modules_after("--format", "json", "-o", str(tmp_path / "r.json"), str(FIXTURES / "rules" / "GPU006"))
 
 
 # --- entry points ------------------------------------------------------------------------

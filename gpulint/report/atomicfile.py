@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from contextlib import contextmanager
 from typing import IO, Iterator
 
@@ -28,6 +27,8 @@ def open_atomic(path: str) -> Iterator[IO[str]]:
         with open(path, "w", encoding="utf-8", newline="\n") as direct:
             yield direct
         return
+    import tempfile  # (brings shutil, bz2, lzma: not for a report to /dev/null or a pipe)
+
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".gpulint-", suffix=".tmp", dir=directory)
     try:
