@@ -240,6 +240,9 @@ class Workload:
     node: Any = None  # gpulint.model.nodes.NodeView for a Node object
     # (pod, container) pairs, listed once: every rule walks them.
     _pairs: list[tuple[PodSpec, Container]] | None = field(default=None, repr=False, compare=False)
+    # Facts derived from the workload that are asked for per finding (its ignore
+    # annotations...), computed once by the helper that owns each key.
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ref(self) -> ObjectRef:
