@@ -435,7 +435,8 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
 
     security = data.get("securityContext")
     if type(security) is not dict:
-        security = problems.expect(security, dict, path + ("securityContext",), "securityContext") or {}
+        security = {} if security is None else \
+            problems.expect(security, dict, path + ("securityContext",), "securityContext") or {}
     privileged = security.get("privileged")
     if privileged is not None and type(privileged) is not bool:
         privileged = problems.expect(privileged, bool, path + ("securityContext", "privileged"), "privileged")
@@ -474,30 +475,35 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
 
 
 def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
+    # (An absent mapping or list is no problem: taken as empty without asking `problems`.)
     if type(raw) is not dict:
-        raw = problems.expect(raw, dict, path, "resources") or {}
-    out: dict[str, dict] = {}
-    nulls: dict[str, tuple] = {}
-    for key in ("limits", "requests"):
-        section = raw.get(key)
-        if type(section) is not dict:
-            section = problems.expect(section, dict, path + (key,), f"resources.{key}") or {}
-        clean = {}
-        null_names = []
-        for name, quantity in section.items():
-            kind = type(quantity)
-            if kind is str or kind is int or kind is float:
-                clean[name] = quantity
-            elif quantity is None:
-                null_names.append(str(name))
-            elif problems.expect(quantity, (str, int, float), path + (key, name), f"{key}[{name}]") is not None:
-                clean[name] = quantity
-        out[key] = clean
-        nulls[key] = tuple(null_names)
+        raw = {} if raw is None else problems.expect(raw, dict, path, "resources") or {}
+    limits, null_limits = _quantities(raw.get("limits"), path, "limits", problems)
+    requests, null_requests = _quantities(raw.get("requests"), path, "requests", problems)
     claims = raw.get("claims")
     if type(claims) is not list:
-        claims = problems.expect(claims, list, path + ("claims",), "resources.claims") or []
-    return Resources(out["limits"], out["requests"], claims, path, nulls["limits"], nulls["requests"])
+        claims = [] if claims is None else problems.expect(claims, list, path + ("claims",), "resources.claims") or []
+    return Resources(limits, requests, claims, path, null_limits, null_requests)
+
+
+def _quantities(section: Any, path: tuple, key: str, problems: Problems) -> tuple[dict, tuple]:
+    """`resources.<key>`: its quantities by name, and the names written without a value."""
+    if section is None:
+        return {}, ()
+    if type(section) is not dict:
+        problems.expect(section, dict, path + (key,), f"resources.{key}")
+        return {}, ()
+    clean = {}
+    null_names = []
+    for name, quantity in section.items():
+        kind = type(quantity)
+        if kind is str or kind is int or kind is float:
+            clean[name] = quantity
+        elif quantity is None:
+            null_names.append(str(name))
+        elif problems.expect(quantity, (str, int, float), path + (key, name), f"{key}[{name}]") is not None:
+            clean[name] = quantity
+    return clean, tuple(null_names)
 
 
 def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: str | None = None) -> list | None:
