@@ -61,6 +61,10 @@ class EnvResolution:
         return self.setting is None and not self.unverifiable
 
 
+# What nothing sets resolves to (one object: it is frozen).
+_UNSET = EnvResolution(None)
+
+
 def resolve(name: str, container: Container, pod: PodSpec, namespace: str | None,
             index: "ConfigIndex") -> EnvResolution:
     """The effective setting of variable `name` in `container` (`pod` is its own
@@ -79,6 +83,8 @@ def _resolve(name: str, container: Container, pod: PodSpec, namespace: str | Non
     if var is not None:
         return EnvResolution(_from_env(var, container, pod, namespace, index))
 
+    if not container.env_from:
+        return _UNSET   # most variables of most containers
     setting: EnvSetting | None = None
     pending: list[EnvFrom] = []
     for item in container.env_from:

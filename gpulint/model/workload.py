@@ -55,7 +55,7 @@ def _type_name(kind: type | tuple) -> str:
 
 # The parts of a container below are built for every container of a scan, so they are not
 # frozen: a frozen class's __init__ sets each field through object.__setattr__ (about three
-# times the cost; -1.8 % of a cold scan's instructions). Nothing assigns to them once built
+# times the cost; -1.7 % of a cold scan's instructions). Nothing assigns to them once built
 # (rules only read views); `unsafe_hash` keeps them hashable by value, as frozen made them.
 @dataclass(repr=False, unsafe_hash=True)
 class EnvVar:
