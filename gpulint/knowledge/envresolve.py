@@ -29,7 +29,9 @@ _SOURCE_WORDS = {"configMap": "ConfigMap", "secret": "Secret"}
 _FIELD_RE = re.compile(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z")
 
 
-@dataclass(frozen=True, repr=False)
+# Not frozen, as the model's views (model/workload.py): built per container and variable asked
+# about; hashable by value as before.
+@dataclass(repr=False, unsafe_hash=True)
 class EnvSetting:
     """What sets the variable, and its value when the scan shows it."""
 
