@@ -301,9 +301,10 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
         return None
     base = obj.path(*rel)
 
-    def pod_field(name: str, kind: type | tuple, what: str) -> Any:
+    def pod_field(name: str, kind: type, what: str) -> Any:
         if name in spec:
-            return problems.expect(spec.get(name), kind, base + (name,), what)
+            value = spec[name]
+            return value if type(value) is kind else problems.expect(value, kind, base + (name,), what)
         if fallback is not None and fallback_rel is not None and name in fallback:
             return problems.expect(fallback.get(name), kind, obj.path(*fallback_rel, name), what)
         return None
@@ -422,7 +423,7 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
         if type(item) is not dict and problems.expect(item, dict, entry, f"envFrom[{i}]") is None:
             continue
         prefix = item.get("prefix")
-        if type(prefix) is not str:
+        if prefix is not None and type(prefix) is not str:
             prefix = problems.expect(prefix, str, entry + ("prefix",), "envFrom prefix")
         prefix = prefix or ""
         for source, key in (("configMap", "configMapRef"), ("secret", "secretRef")):
