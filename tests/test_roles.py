@@ -213,6 +213,19 @@ def test_mig_strategy_makes_a_node_agent_a_device_manager() -> None:
     assert _roles(text.replace("kind: DaemonSet", "kind: Deployment")) == [()]
 
 
+def test_only_a_node_agent_shows_a_role_without_a_node_mount() -> None:
+    """pod_roles skips a pod that is no DaemonSet and mounts no node path: its roles all need one.
+    A DaemonSet shows roles without any (its MIG strategy); any other pod by its mounts alone."""
+    text = _daemonset({}).replace(
+        "        resources:", "        env: [{name: MIG_STRATEGY, value: mixed}]\n        resources:")
+    assert _roles(text) == [(MIG_STRATEGY_AGENT,)]
+    assert _roles(text.replace("kind: DaemonSet", "kind: Deployment")) == [()]
+    plugin = _daemonset({"a": "/var/lib/kubelet/device-plugins", "b": "/etc/containerd"})
+    assert _roles(plugin.replace("kind: DaemonSet", "kind: Deployment")) == [(DEVICE_PLUGIN, RUNTIME_HOOK)]
+    unmounted = plugin.replace("        - {name: a, mountPath: /m/a}\n        - {name: b, mountPath: /m/b}\n", "")
+    assert _roles(unmounted.replace("kind: DaemonSet", "kind: Deployment")) == [()]
+
+
 def test_an_active_finding_on_a_node_agent_says_how_to_exempt_it() -> None:
     """One line naming the rule, the object and a reason to fill in; none on a workload."""
     code, report = scan_json(str(ROLES / "not-infrastructure.yaml"))

@@ -245,6 +245,28 @@ def test_workload_annotation_covers_every_pod(repo: Path) -> None:
     ]
 
 
+def test_annotations_are_read_per_workload(repo: Path) -> None:
+    """The ignore annotations are read once per workload (model/ignores.py): the items of one List
+    document are workloads of their own, each silenced by its own annotation only."""
+    pod = ("- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: {name}\n{annotations}  spec:\n"
+           "    containers:\n    - name: c\n      image: registry.example.com/app:1\n"
+           "      env: [{{name: NVIDIA_VISIBLE_DEVICES, value: all}}]\n")
+    annotated = ("    annotations:\n      gpulint.io/ignore: GPU003\n"
+                 "      gpulint.io/ignore-reason: {reason}\n")
+    (repo / "list.yaml").write_text(
+        "apiVersion: v1\nkind: List\nitems:\n"
+        + pod.format(name="a", annotations=annotated.format(reason="first"))
+        + pod.format(name="b", annotations="")
+        + pod.format(name="c", annotations=annotated.format(reason="third"))
+        + pod.format(name="d", annotations=""))
+    assert [(o[0], o[2], o[3]) for o in _outcomes(_scan([str(repo / "list.yaml")]))] == [
+        ("GPU003", "annotation", "first"),
+        ("GPU003", None, None),
+        ("GPU003", "annotation", "third"),
+        ("GPU003", None, None),
+    ]
+
+
 # --- precedence and visibility ---------------------------------------------------
 
 PRECEDENCE_POD = """apiVersion: v1

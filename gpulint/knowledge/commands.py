@@ -39,7 +39,8 @@ _SCRIPT_SUFFIXES = (".sh", ".bash")
 _CONFIG_VOLUME_KINDS = frozenset({"configMap", "secret", "projected"})  # the kinds `_config_refs` reads
 
 
-@dataclass(frozen=True, repr=False)
+# Not frozen, as the model's views (model/workload.py): one per command of every container.
+@dataclass(repr=False, unsafe_hash=True)
 class RunCommand:
     """One command: its argv from the program name on, and where it is written."""
 

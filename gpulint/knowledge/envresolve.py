@@ -29,7 +29,9 @@ _SOURCE_WORDS = {"configMap": "ConfigMap", "secret": "Secret"}
 _FIELD_RE = re.compile(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z")
 
 
-@dataclass(frozen=True, repr=False)
+# Not frozen, as the model's views (model/workload.py): built per container and variable asked
+# about; hashable by value as before.
+@dataclass(repr=False, unsafe_hash=True)
 class EnvSetting:
     """What sets the variable, and its value when the scan shows it."""
 
@@ -61,6 +63,10 @@ class EnvResolution:
         return self.setting is None and not self.unverifiable
 
 
+# What nothing sets resolves to (one object: it is frozen).
+_UNSET = EnvResolution(None)
+
+
 def resolve(name: str, container: Container, pod: PodSpec, namespace: str | None,
             index: "ConfigIndex") -> EnvResolution:
     """The effective setting of variable `name` in `container` (`pod` is its own
@@ -79,6 +85,8 @@ def _resolve(name: str, container: Container, pod: PodSpec, namespace: str | Non
     if var is not None:
         return EnvResolution(_from_env(var, container, pod, namespace, index))
 
+    if not container.env_from:
+        return _UNSET   # most variables of most containers
     setting: EnvSetting | None = None
     pending: list[EnvFrom] = []
     for item in container.env_from:

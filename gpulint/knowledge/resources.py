@@ -273,7 +273,9 @@ LIMITS = "limits"
 REQUESTS = "requests"
 
 
-@dataclass(frozen=True, repr=False)
+# Entry and Pair are not frozen, as the model's views (model/workload.py): built per container;
+# hashable by value as before.
+@dataclass(repr=False, unsafe_hash=True)
 class Entry:
     """One resource as written in a container's limits or requests."""
 
@@ -283,7 +285,7 @@ class Entry:
     path: tuple         # document path of the key
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(repr=False, unsafe_hash=True)
 class Pair:
     """A resource's limit and request entries (either may be absent)."""
 

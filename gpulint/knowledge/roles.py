@@ -134,12 +134,15 @@ def _run_form(path: str) -> str:
 def mounted_host_paths(pod: PodSpec, writable: bool = False) -> list[str]:
     """Normalised node paths of the pod's hostPath volumes that one of its containers mounts
     (`writable`: without `readOnly`)."""
+    host_volumes = [volume for volume in pod.volumes if volume.host_path is not None]
+    if not host_volumes:
+        return []   # most pods: no mount to look at
     mounted = {mount.name for container in pod.containers for mount in container.volume_mounts
                if not (writable and mount.read_only)}
     paths = []
-    for volume in pod.volumes:
+    for volume in host_volumes:
         host_path = volume.host_path
-        if host_path is not None and volume.name in mounted:
+        if volume.name in mounted:
             path = _run_form(normalize(host_path))
             if path.startswith("/") and path not in paths:
                 paths.append(path)
@@ -174,9 +177,11 @@ def pod_roles(workload: Workload, pod: PodSpec, settings: Mapping[str, Any]) -> 
 
     `settings` are the scan's GPU settings (which resources are GPUs).
     """
+    paths = mounted_host_paths(pod)
+    if not paths and workload.kind != "DaemonSet":
+        return ()   # a pod that is no node agent shows a role only by a node path it mounts
     if pod_requests_gpu(pod, settings):
         return ()
-    paths = mounted_host_paths(pod)
     roles: list[Role] = []
     for directory, role in _MOUNT_ROLES:
         if role not in roles and any(is_within(path, directory) for path in paths):

@@ -41,8 +41,16 @@ def parse_codes(value: object) -> tuple[str, ...]:
     return tuple(code for code in _SPLIT_RE.split(value) if code)
 
 
-def ignores_of(workload: Workload) -> Iterator[AnnotationIgnore]:
-    """Every `gpulint.io/ignore` of the workload: its own, then its pod templates'."""
+def ignores_of(workload: Workload) -> tuple[AnnotationIgnore, ...]:
+    """Every `gpulint.io/ignore` of the workload: its own, then its pod templates'.
+    Read once per workload: the annotation suppressor asks for every finding."""
+    ignores = workload.memo.get("ignores.ignores_of")
+    if ignores is None:
+        ignores = workload.memo["ignores.ignores_of"] = tuple(_ignores_of(workload))
+    return ignores
+
+
+def _ignores_of(workload: Workload) -> Iterator[AnnotationIgnore]:
     own_meta = workload.obj.path("metadata")
     own = workload.annotations
     if IGNORE in own:

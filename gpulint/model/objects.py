@@ -22,7 +22,9 @@ HELM_VALUES_KIND = "HelmValues"
 _SOURCE_RE = re.compile(r"^# Source: *(\S[^\n]*)", re.M)
 
 
-@dataclass(frozen=True, repr=False)
+# Not frozen, as the model's views (model/workload.py): one per object of a scan; hashable by
+# value as before.
+@dataclass(repr=False, unsafe_hash=True)
 class ObjectRef:
     """Identity of an object, as shown in messages and output."""
 
