@@ -140,8 +140,7 @@ class parsing:
 
 
 def _swap(names: dict[str, Any]) -> None:
-    for name, value in names.items():
-        setattr(_ruamel_yaml, name, value)
+    vars(_ruamel_yaml).update(names)   # (one call: a window opens and closes for every document chunk)
 
 
 # A fork (gpulint's index helper and --jobs workers fork while renders may be parsing in
