@@ -141,6 +141,12 @@ class _Text:
         # Nodes by path, or why a path has none (NoFix's message): a fix asks for the same paths several
         # times (exists, then node), and so do the findings of one container.
         self._nodes: dict[tuple, LocNode | str] = {}
+        # Whether every node is written where its path says, inside its parent and after its key (then a
+        # path is walked once, _walk_once): so it is unless an alias (`*name` of an `&name`: a text without
+        # both characters has none) or a merge key (`<<`) brings in a node written elsewhere, or a repeated
+        # key's value lies past where its mapping ends (a mapping ends where its first-written keys' last
+        # value does). A template's masked text does not report its repeated keys: it is walked level by level.
+        self._in_place = not (doc.placeholders or ("&" in text and "*" in text) or "<<" in text or doc.problems)
         self._json: bool | None = None
         self._items: dict[int, tuple[LocNode, list]] = {}
 
@@ -195,8 +201,26 @@ class _Text:
 
     def _walk(self, path: tuple) -> LocNode | str:
         """The node at `path`, or why there is none (the first of its ancestors' reasons), noted for
-        `path` and each ancestor. Each is asked of the document by its own path: only the path's nodes
-        are made, not their siblings (a mapping's children are all made when first asked for)."""
+        `path`. Only the path's nodes are made, not their siblings (a mapping's children are all made
+        when first asked for)."""
+        if self._in_place:
+            return self._walk_once(path)
+        return self._walk_levels(path)
+
+    def _walk_once(self, path: tuple) -> LocNode | str:
+        """_walk where every node is in place (`_in_place`): the path is asked of the document once, not
+        each ancestor and its key's place in turn (each of those a walk from the root)."""
+        nodes = self._nodes
+        root = nodes.get(())
+        if root is None:
+            root = nodes[()] = self.doc.node(()) or _NO_CONTENT
+        if type(root) is not LocNode:
+            return root
+        found = nodes[path] = self.doc.node(path) or _MISSING
+        return found
+
+    def _walk_levels(self, path: tuple) -> LocNode | str:
+        """_walk, each ancestor checked to be written inside its parent and after its key (noted for each)."""
         doc, nodes = self.doc, self._nodes
         depth = len(path)
         while depth > 0 and path[:depth] not in nodes:
