@@ -13,8 +13,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections import deque
 from itertools import accumulate, repeat
-from operator import add
+from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any, Callable
 
 from gpulint.api import CopyOf, Edit, Fix
@@ -259,11 +260,11 @@ class _Text:
 
     def entries(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
         """A mapping's entries in text order: (key, key start, key end, value node)."""
-        out = []
-        for key, (key_span, child) in node.children.items():  # type: ignore[union-attr]
-            out.append((key, self.offset(key_span.line, key_span.column),
-                        self.offset(key_span.end_line, key_span.end_column), child))
-        out.sort(key=lambda entry: entry[1])
+        starts, first = self.starts, self.base + 1   # (self.offset, inline: a call per key costs more)
+        out = [(key, starts[key_span.line - first] + key_span.column - 1,
+                starts[key_span.end_line - first] + key_span.end_column - 1, child)
+               for key, (key_span, child) in node.children.items()]  # type: ignore[union-attr]
+        out.sort(key=itemgetter(1))
         return out
 
     def items(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
@@ -283,7 +284,7 @@ class _Text:
         entries = self.items(node)
         if entries and not isinstance(node.children, dict):
             first = entries[0][3]
-            entries = self.entries(first) if isinstance(first.children, dict) else []
+            entries = self.items(first) if isinstance(first.children, dict) else []
         if not entries:
             return '"' if self._jsonish() else None
         mark = self.text[entries[0][1]]
@@ -302,33 +303,46 @@ class _Text:
         return bool(entries) and self.text[entries[0][1]] == '"'
 
     def indent(self) -> tuple[int, int]:
-        """(step of a nested mapping, offset of a list's dashes under its key), learnt from the document."""
+        """(step of a nested mapping, offset of a list's dashes under its key), learnt from the document:
+        from the first entries (breadth first) whose value is a block mapping or list on the next lines."""
         if self._step is not None:
             return self._step
         step = seq = None
-        queue = [self.doc.node(())]
+        queue = deque([self.doc.node(())])
         seen = 0
         while queue and seen < _INDENT_SAMPLE and (step is None or seq is None):
-            node = queue.pop(0)
+            node = queue.popleft()
             seen += 1
-            if node is None or self.flow(node) or not node.children:
+            if node is None or self.flow(node):
                 continue
-            if isinstance(node.children, dict):
-                for _key, start, _end, child in self.entries(node):
-                    column = start - self.line_start(start)
-                    if child.children and not self.flow(child):
-                        first = self.items(child)[0][1]
-                        if isinstance(child.children, list):
-                            first = self.text.rfind("-", 0, first)
-                        if self.line_start(first) != self.line_start(start):
-                            inner = first - self.line_start(first)
-                            if isinstance(child.children, dict) and step is None and inner > column:
-                                step = inner - column
-                            elif isinstance(child.children, list) and seq is None and inner >= column:
-                                seq = inner - column
-                    queue.append(child)
-            else:
-                queue.extend(node.children)
+            children = node.children
+            if not children:
+                continue
+            if not isinstance(children, dict):
+                queue.extend(children)
+                continue
+            for _key, start, _end, child in self.items(node):
+                queue.append(child)
+                # (A flow value is never looked into: its children are not made.)
+                if self.flow(child) or not child.children:
+                    continue
+                first = self.items(child)[0][1]
+                nested = isinstance(child.children, dict)
+                if not nested:
+                    first = self.text.rfind("-", 0, first)
+                below = self.line_start(first)
+                key_line = self.line_start(start)
+                if below == key_line:
+                    continue
+                column, inner = start - key_line, first - below
+                if nested and step is None and inner > column:
+                    step = inner - column
+                elif not nested and seq is None and inner >= column:
+                    seq = inner - column
+                else:
+                    continue
+                if step is not None and seq is not None:
+                    break   # (the rest would change neither, and the walk stops here)
         self._step = (step or 2, 2 if seq is None else seq)
         return self._step
 
