@@ -164,3 +164,11 @@ def test_a_document_out_of_place_is_walked_level_by_level(text: str) -> None:
                     ("m", "b") if "b: *x" in text else ("a",), 5)
     with pytest.raises(NoFix, match="anchor shared"):
         resolve(doc, Fix("t", Applicability.SAFE, (edit,)))
+
+
+def test_a_copy_that_cannot_be_made_is_the_reason_before_an_empty_target() -> None:
+    text = "s: |\n  x\nm: !!map {}\n"
+    with pytest.raises(NoFix, match="s is not a one-line value"):
+        resolve(_doc(text), Fix("t", Applicability.SAFE, (Edit.add(("m", "k"), CopyOf(("s",))),)))
+    with pytest.raises(NoFix, match="m is empty"):
+        resolve(_doc(text), Fix("t", Applicability.SAFE, (Edit.add(("m", "k"), 1),)))

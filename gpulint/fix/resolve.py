@@ -436,11 +436,12 @@ class _Text:
         if key is not None and not isinstance(node.children, dict):
             raise NoFix(f"{_dotted(path)} is not a mapping")
         quote = self.quote(node)
-        entry = (f"{scalar(key, quote)}: " if key is not None else "") + self.flow_text(value, quote)
         items = self.items(node)
+        # The entry's text is made in the style it is written in (flow on one line or several, block).
+        name = f"{scalar(key, quote)}: " if key is not None else ""
         if self.flow(node):
             if not items:
-                return node.start + 1, node.start + 1, entry
+                return node.start + 1, node.start + 1, name + self.flow_text(value, quote)
             last = items[-1]
             end = max(last[3].end, last[2])
             if self.line_start(last[1]) != self.line_start(node.start):  # one entry a line: keep it so
@@ -448,11 +449,10 @@ class _Text:
                 indent = len(self.text[self.line_start(node.start):node.start]) - \
                     len(self.text[self.line_start(node.start):node.start].lstrip(" "))
                 step = max(column - indent, 1)
-                entry = (f"{scalar(key, quote)}: " if key is not None else "") + \
-                    self.flow_lines(value, column, step, quote)
-                return end, end, "," + self.nl + " " * column + entry
-            return end, end, ", " + entry
-        if not items:
+                return end, end, "," + self.nl + " " * column + name + self.flow_lines(value, column, step, quote)
+            return end, end, ", " + name + self.flow_text(value, quote)
+        if not items:   # (a tagged or anchored `{}`, not taken for flow)
+            self.flow_text(value, quote)   # a copy that cannot be made is the reason given first, as everywhere
             raise NoFix(f"{_dotted(path)} is empty")
         # The document's indentation is learnt (a walk of its nodes) only for lines nested under the new one.
         step, seq = self.indent() if _nests(value, key is None) else (0, 0)
