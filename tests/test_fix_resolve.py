@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpulint.api import Applicability, CopyOf, Edit, Fix
-from gpulint.fix.resolve import NoFix, resolve, scalar
+from gpulint.fix.resolve import NoFix, _Text, resolve, scalar
 from gpulint.fix.textedits import apply_fixes
+from gpulint.load.locations import LocNode
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.results.findings import FindingFix
 
@@ -84,3 +87,86 @@ def test_the_indentation_is_learnt_only_for_lines_nested_under_the_insert(monkey
     assert _fixed(text, Edit.add(("spec", "requests", "gpu"), 1)) == text + "   requests:\n      gpu: 1\n"
     assert _fixed(text, Edit.append(("spec", "list"), {"k": ["v"]})) == text + "   - k:\n     - v\n"   # dashes under their key (seq 0)
     assert learnt == [1, 1]
+
+
+# --- the walk of a path: asked once where every node is in place -------------------------------
+
+_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+# Documents whose nodes are not all where their paths say: each has a path the check of every level
+# refuses and a walk of the path alone would not.
+_OUT_OF_PLACE = [   # (text, a path the check of each level refuses)
+    ("a: &x {k: 1}\nb: *x\n", ("b", "k")),                    # an alias of a node written before its key
+    ("m:\n  a: &x 1\n  b: *x\n", ("m", "b")),                 # ... inside the same mapping: only the key's place tells
+    ("base: &b {k: 1}\nm:\n  <<: *b\n  j: 2\n", ("m", "k")),  # a merge key's keys, written at the anchor
+    ("m:\n  <<: {k: 1}\n  j: 2\n", ("m", "j")),               # an inline merge: m ends where k's value does
+    ("a: 1\nb: 2\na: 3\n", ("a",)),                          # a repeated key: its last value lies past the end
+]
+_IN_PLACE = [
+    "spec:\n  containers:\n  - name: a\n    env: []\n    args: [x, {k: v}]\n",
+    'schedule: "0 3 * * *"\njob:\n  image: x\n',          # a `*` without a `&`
+    'job:\n  command: [sh, -c, "a && b"]\n',               # a `&` without a `*`
+    "a: &x {k: 1}\nb:\n  c: &y [1, 2]\n",             # anchors that no alias uses
+    "? k\n: v\nm: !!map\n  x: |\n    text\n\n  y:\n  z: 1\n",
+    '{"spec": {"containers": [{"name": "a", "env": [{"name": "X"}]}]}}\n',
+    "a: 1\r\nb:\r\n  - c: 2\r\n    d: 3\r\n",
+]
+
+
+def _paths(data: object, path: tuple = ()) -> list[tuple]:
+    """Every path to a node of `data`, and one missing below each."""
+    out = [path]
+    if isinstance(data, dict):
+        for key, value in data.items():
+            out += _paths(value, path + (key,))
+        out.append(path + ("absent",))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            out += _paths(value, path + (index,))
+        out.append(path + (len(data),))
+    else:
+        out.append(path + ("below",))
+    return out
+
+
+def _walked(found: object) -> object:
+    return (found.start, found.end) if isinstance(found, LocNode) else found
+
+
+def _documents() -> list[Document]:
+    docs = [_doc(text) for text in _IN_PLACE]
+    for file in sorted(_FIXTURES.rglob("*")):
+        if file.suffix in (".yaml", ".yml", ".json") and file.is_file():
+            text = file.read_text(encoding="utf-8", errors="replace")
+            docs += [doc for doc in load_documents(text) if isinstance(doc, Document)]
+    return docs
+
+
+def test_a_path_in_place_is_walked_once_with_the_same_answer() -> None:
+    in_place = 0
+    for doc in _documents():
+        text = _Text(doc)
+        if not text._in_place:
+            continue
+        in_place += 1
+        for path in _paths(doc.data):
+            assert _walked(_Text(doc)._walk_once(path)) == _walked(_Text(doc)._walk_levels(path)), (doc.text, path)
+    assert in_place > 100
+    assert all(_Text(_doc(text))._in_place for text in _IN_PLACE)
+
+
+@pytest.mark.parametrize(("text", "path"), _OUT_OF_PLACE)
+def test_a_document_out_of_place_is_walked_level_by_level(text: str, path: tuple) -> None:
+    doc = _doc(text)
+    assert not _Text(doc)._in_place
+    assert _walked(_Text(doc)._walk_levels(path)) == "shared"
+    assert _walked(_Text(doc)._walk_once(path)) != "shared"   # (what walking the path once would miss)
+    with pytest.raises(NoFix, match="anchor shared"):
+        resolve(doc, Fix("t", Applicability.SAFE, (Edit.set(path, 5),)))
+
+
+def test_a_copy_that_cannot_be_made_is_the_reason_before_an_empty_target() -> None:
+    text = "s: |\n  x\nm: !!map {}\n"
+    with pytest.raises(NoFix, match="s is not a one-line value"):
+        resolve(_doc(text), Fix("t", Applicability.SAFE, (Edit.add(("m", "k"), CopyOf(("s",))),)))
+    with pytest.raises(NoFix, match="m is empty"):
+        resolve(_doc(text), Fix("t", Applicability.SAFE, (Edit.add(("m", "k"), 1),)))

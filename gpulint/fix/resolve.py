@@ -13,8 +13,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections import deque
 from itertools import accumulate, repeat
-from operator import add
+from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any, Callable
 
 from gpulint.api import CopyOf, Edit, Fix
@@ -141,6 +142,12 @@ class _Text:
         # Nodes by path, or why a path has none (NoFix's message): a fix asks for the same paths several
         # times (exists, then node), and so do the findings of one container.
         self._nodes: dict[tuple, LocNode | str] = {}
+        # Whether every node is written where its path says, inside its parent and after its key (then a
+        # path is walked once, _walk_once): so it is unless an alias (`*name` of an `&name`: a text without
+        # both characters has none) or a merge key (`<<`) brings in a node written elsewhere, or a repeated
+        # key's value lies past where its mapping ends (a mapping ends where its first-written keys' last
+        # value does). A template's masked text does not report its repeated keys: it is walked level by level.
+        self._in_place = not (doc.placeholders or ("&" in text and "*" in text) or "<<" in text or doc.problems)
         self._json: bool | None = None
         self._items: dict[int, tuple[LocNode, list]] = {}
 
@@ -195,8 +202,26 @@ class _Text:
 
     def _walk(self, path: tuple) -> LocNode | str:
         """The node at `path`, or why there is none (the first of its ancestors' reasons), noted for
-        `path` and each ancestor. Each is asked of the document by its own path: only the path's nodes
-        are made, not their siblings (a mapping's children are all made when first asked for)."""
+        `path`. Only the path's nodes are made, not their siblings (a mapping's children are all made
+        when first asked for)."""
+        if self._in_place:
+            return self._walk_once(path)
+        return self._walk_levels(path)
+
+    def _walk_once(self, path: tuple) -> LocNode | str:
+        """_walk where every node is in place (`_in_place`): the path is asked of the document once, not
+        each ancestor and its key's place in turn (each of those a walk from the root)."""
+        nodes = self._nodes
+        root = nodes.get(())
+        if root is None:
+            root = nodes[()] = self.doc.node(()) or _NO_CONTENT
+        if type(root) is not LocNode:
+            return root
+        found = nodes[path] = self.doc.node(path) or _MISSING
+        return found
+
+    def _walk_levels(self, path: tuple) -> LocNode | str:
+        """_walk, each ancestor checked to be written inside its parent and after its key (noted for each)."""
         doc, nodes = self.doc, self._nodes
         depth = len(path)
         while depth > 0 and path[:depth] not in nodes:
@@ -235,11 +260,11 @@ class _Text:
 
     def entries(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
         """A mapping's entries in text order: (key, key start, key end, value node)."""
-        out = []
-        for key, (key_span, child) in node.children.items():  # type: ignore[union-attr]
-            out.append((key, self.offset(key_span.line, key_span.column),
-                        self.offset(key_span.end_line, key_span.end_column), child))
-        out.sort(key=lambda entry: entry[1])
+        starts, first = self.starts, self.base + 1   # (self.offset, inline: a call per key costs more)
+        out = [(key, starts[key_span.line - first] + key_span.column - 1,
+                starts[key_span.end_line - first] + key_span.end_column - 1, child)
+               for key, (key_span, child) in node.children.items()]  # type: ignore[union-attr]
+        out.sort(key=itemgetter(1))
         return out
 
     def items(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
@@ -259,7 +284,7 @@ class _Text:
         entries = self.items(node)
         if entries and not isinstance(node.children, dict):
             first = entries[0][3]
-            entries = self.entries(first) if isinstance(first.children, dict) else []
+            entries = self.items(first) if isinstance(first.children, dict) else []
         if not entries:
             return '"' if self._jsonish() else None
         mark = self.text[entries[0][1]]
@@ -278,33 +303,46 @@ class _Text:
         return bool(entries) and self.text[entries[0][1]] == '"'
 
     def indent(self) -> tuple[int, int]:
-        """(step of a nested mapping, offset of a list's dashes under its key), learnt from the document."""
+        """(step of a nested mapping, offset of a list's dashes under its key), learnt from the document:
+        from the first entries (breadth first) whose value is a block mapping or list on the next lines."""
         if self._step is not None:
             return self._step
         step = seq = None
-        queue = [self.doc.node(())]
+        queue = deque([self.doc.node(())])
         seen = 0
         while queue and seen < _INDENT_SAMPLE and (step is None or seq is None):
-            node = queue.pop(0)
+            node = queue.popleft()
             seen += 1
-            if node is None or self.flow(node) or not node.children:
+            if node is None or self.flow(node):
                 continue
-            if isinstance(node.children, dict):
-                for _key, start, _end, child in self.entries(node):
-                    column = start - self.line_start(start)
-                    if child.children and not self.flow(child):
-                        first = self.items(child)[0][1]
-                        if isinstance(child.children, list):
-                            first = self.text.rfind("-", 0, first)
-                        if self.line_start(first) != self.line_start(start):
-                            inner = first - self.line_start(first)
-                            if isinstance(child.children, dict) and step is None and inner > column:
-                                step = inner - column
-                            elif isinstance(child.children, list) and seq is None and inner >= column:
-                                seq = inner - column
-                    queue.append(child)
-            else:
-                queue.extend(node.children)
+            children = node.children
+            if not children:
+                continue
+            if not isinstance(children, dict):
+                queue.extend(children)
+                continue
+            for _key, start, _end, child in self.items(node):
+                queue.append(child)
+                # (A flow value is never looked into: its children are not made.)
+                if self.flow(child) or not child.children:
+                    continue
+                first = self.items(child)[0][1]
+                nested = isinstance(child.children, dict)
+                if not nested:
+                    first = self.text.rfind("-", 0, first)
+                below = self.line_start(first)
+                key_line = self.line_start(start)
+                if below == key_line:
+                    continue
+                column, inner = start - key_line, first - below
+                if nested and step is None and inner > column:
+                    step = inner - column
+                elif not nested and seq is None and inner >= column:
+                    seq = inner - column
+                else:
+                    continue
+                if step is not None and seq is not None:
+                    break   # (the rest would change neither, and the walk stops here)
         self._step = (step or 2, 2 if seq is None else seq)
         return self._step
 
@@ -398,11 +436,12 @@ class _Text:
         if key is not None and not isinstance(node.children, dict):
             raise NoFix(f"{_dotted(path)} is not a mapping")
         quote = self.quote(node)
-        entry = (f"{scalar(key, quote)}: " if key is not None else "") + self.flow_text(value, quote)
         items = self.items(node)
+        # The entry's text is made in the style it is written in (flow on one line or several, block).
+        name = f"{scalar(key, quote)}: " if key is not None else ""
         if self.flow(node):
             if not items:
-                return node.start + 1, node.start + 1, entry
+                return node.start + 1, node.start + 1, name + self.flow_text(value, quote)
             last = items[-1]
             end = max(last[3].end, last[2])
             if self.line_start(last[1]) != self.line_start(node.start):  # one entry a line: keep it so
@@ -410,11 +449,10 @@ class _Text:
                 indent = len(self.text[self.line_start(node.start):node.start]) - \
                     len(self.text[self.line_start(node.start):node.start].lstrip(" "))
                 step = max(column - indent, 1)
-                entry = (f"{scalar(key, quote)}: " if key is not None else "") + \
-                    self.flow_lines(value, column, step, quote)
-                return end, end, "," + self.nl + " " * column + entry
-            return end, end, ", " + entry
-        if not items:
+                return end, end, "," + self.nl + " " * column + name + self.flow_lines(value, column, step, quote)
+            return end, end, ", " + name + self.flow_text(value, quote)
+        if not items:   # (a tagged or anchored `{}`, not taken for flow)
+            self.flow_text(value, quote)   # a copy that cannot be made is the reason given first, as everywhere
             raise NoFix(f"{_dotted(path)} is empty")
         # The document's indentation is learnt (a walk of its nodes) only for lines nested under the new one.
         step, seq = self.indent() if _nests(value, key is None) else (0, 0)
