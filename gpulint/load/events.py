@@ -9,10 +9,11 @@ an event is a tuple: (kind, start mark, end mark, fields of that kind...).
 
 Outside these windows the names are ruamel's classes again. A window is
 counted across threads (renders parse in the background), so it stays open
-while any gpulint parse runs; the child of a fork starts with none open. Code other than gpulint's that asks ruamel's C
-parser for event objects, or uses ruamel's C emitter, in another thread during
-such a window would meet the tuples; ruamel's loaders compose in C without event
-objects, and its round-trip mode is pure Python, so neither is concerned.
+while any gpulint parse runs; the child of a fork starts with none open. Code
+other than gpulint's that asks ruamel's C parser for event objects, or uses
+ruamel's C emitter, in another thread during such a window would meet the
+tuples; ruamel's loaders compose in C without event objects, and its round-trip
+mode is pure Python, so neither is concerned.
 
 If the installed ruamel.yaml.clib does not call these names as this module
 expects (checked once, on a sample holding every kind of event), ruamel's own
