@@ -141,7 +141,7 @@ _SHORT_FLAG_LETTERS = frozenset("ditPq")
 _FIX = "request nvidia.com/gpu in resources.limits instead"
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class EngineRun:
     """A container engine command that creates a container."""
 

@@ -14,7 +14,7 @@ DEFAULT_TIMEOUT = 30.0  # seconds per renderer run; one that takes longer is sto
 DEFAULT_MEMORY = 512    # MiB a renderer run may allocate (beyond the Go runtime's reservation, render/tools.py)
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class RenderOptions:
     """Command-line settings for rendering charts and kustomizations."""
 
@@ -57,7 +57,7 @@ class ChartValues:
         return cls(files, shown, sets, label)
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class ConfiguredChart:
     """A `charts:` entry of the configuration: the chart directory and one render's values."""
 

@@ -33,7 +33,7 @@ EXEMPTION_MATCHERS = ("path", "namespace", "kind", "name", "container", "image")
 Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class ConfigProblem:
     """A configuration error at file:line:column."""
     file: str
@@ -58,7 +58,7 @@ class ConfigError(Exception):
         super().__init__("\n".join(str(p) for p in problems))
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class RuleConfig:
     """The configuration of one rule (None: not set)."""
     severity: Severity | None = None
@@ -66,7 +66,7 @@ class RuleConfig:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class Exemption:
     """Findings a project accepts, and why. A matcher left out matches anything."""
 
@@ -80,7 +80,7 @@ class Exemption:
     image: tuple[str, ...] | None = None
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class ProjectConfig:
     """The project's configuration file, read (or the defaults)."""
     file: Path | None = None                     # None: no configuration, defaults

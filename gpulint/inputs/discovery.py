@@ -44,7 +44,7 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 KERNEL_FS = ("/proc", "/sys", "/dev")
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
@@ -70,7 +70,7 @@ class Input:
             object.__setattr__(self, "kind", InputKind(self.kind))
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class Discovery:
     """The inputs found under the command-line paths."""
     inputs: list[Input]
@@ -377,7 +377,7 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
 KERNEL_FS_NAMES = frozenset(os.path.basename(path) for path in KERNEL_FS)
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class _Escape:
     """A symlink that leads outside the scanned root."""
     kind: str                 # "dir" or "file" (a dangling link counts as a file)

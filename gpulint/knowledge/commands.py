@@ -40,7 +40,7 @@ _CONFIG_VOLUME_KINDS = frozenset({"configMap", "secret", "projected"})  # the ki
 
 
 # Not frozen, as the model's views (model/workload.py): one per command of every container.
-@dataclass(repr=False, unsafe_hash=True)
+@dataclass(repr=False, eq=False)
 class RunCommand:
     """One command: its argv from the program name on, and where it is written."""
 
@@ -64,7 +64,7 @@ class RunCommand:
         return f"in {self.origin}"
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class MountedFile:
     """A ConfigMap/Secret key as a file in a container."""
 

@@ -31,7 +31,7 @@ _FIELD_RE = re.compile(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?
 
 # Not frozen, as the model's views (model/workload.py): built per container and variable asked
 # about; hashable by value as before.
-@dataclass(repr=False, unsafe_hash=True)
+@dataclass(repr=False, eq=False)
 class EnvSetting:
     """What sets the variable, and its value when the scan shows it."""
 
@@ -52,7 +52,7 @@ class EnvSetting:
         return self.ref_kind is not None and self.source is None
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class EnvResolution:
     """What sets an environment variable, as far as the scan can see."""
     setting: EnvSetting | None               # None: nothing the scan can see sets the variable

@@ -554,7 +554,7 @@ def accelerator_fix(workload: Workload, settings: Mapping[str, Any], index: Conf
 # --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class ImageRef:
     """An image reference split the way registries read it."""
 
@@ -618,7 +618,7 @@ def normalize_image(image: str) -> str:
     return str(ref) if ref is not None else image.strip()
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class ImageRule:
     """What an image family sets NVIDIA_VISIBLE_DEVICES to, and why we believe it.
 

@@ -220,7 +220,7 @@ def is_driver_tree(path: str) -> bool:
 # --- volumes and mounts ----------------------------------------------------------
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class HostPathVolume:
     """A hostPath volume of a workload and every container that mounts it."""
 

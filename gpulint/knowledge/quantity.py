@@ -131,7 +131,7 @@ MSG_NEGATIVE = "must be greater than or equal to 0"
 MSG_INTEGER = "must be an integer"
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class QuantityIssue:
     """What is wrong with an extended resource quantity."""
     kind: str                # MISSING, UNPARSABLE, NEGATIVE or FRACTIONAL

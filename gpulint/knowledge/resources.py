@@ -239,7 +239,7 @@ def _repaired_globs(lower: str, names: ResourceNames) -> tuple[str, ...]:
 # --- values the sharing schedulers accept ------------------------------------
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class ShareRange:
     """Values a GPU-share resource accepts besides 0 (which requests nothing)."""
 
@@ -275,7 +275,7 @@ REQUESTS = "requests"
 
 # Entry and Pair are not frozen, as the model's views (model/workload.py): built per container;
 # hashable by value as before.
-@dataclass(repr=False, unsafe_hash=True)
+@dataclass(repr=False, eq=False)
 class Entry:
     """One resource as written in a container's limits or requests."""
 
@@ -285,7 +285,7 @@ class Entry:
     path: tuple         # document path of the key
 
 
-@dataclass(repr=False, unsafe_hash=True)
+@dataclass(repr=False, eq=False)
 class Pair:
     """A resource's limit and request entries (either may be absent)."""
 

@@ -28,7 +28,7 @@ from gpulint.load.events import (ALIAS, ANCHOR, DOC_END, DOC_START, END_MARK, IM
 from gpulint.load.locations import LocNode, Span
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class Limits:
     """Bounds that keep hostile input from exhausting time or memory.
 
@@ -82,7 +82,7 @@ class LoadError(Exception):
         self.infrastructure: bool | None = None
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class Problem:
     """A non-fatal defect found while loading (e.g. a duplicate key).
 

@@ -17,7 +17,7 @@ IGNORE_REASON = "gpulint.io/ignore-reason"
 _SPLIT_RE = lazy(r"[\s,]+")
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class AnnotationIgnore:
     """One `gpulint.io/ignore` annotation and where it is written."""
 

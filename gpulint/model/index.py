@@ -16,7 +16,7 @@ from typing import Iterator
 from gpulint.model.objects import KubeObject, ObjectRef, objects_in
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class ConfigEntry:
     """One key of a ConfigMap or Secret."""
 
@@ -152,7 +152,7 @@ def _device_classes(obj: KubeObject) -> tuple[str, ...]:
     return tuple(found)
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class ClaimSource:
     """What the index keeps of a DRA ResourceClaim or ResourceClaimTemplate: its device classes."""
 
@@ -160,7 +160,7 @@ class ClaimSource:
     classes: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ExtendedResourceSource:
     """What the index keeps of a DRA DeviceClass that declares an extended resource name (KEP-5004)."""
 

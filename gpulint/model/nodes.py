@@ -14,7 +14,7 @@ from gpulint.model.objects import KubeObject
 from gpulint.model.workload import Problems
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class NodeView:
     """A Node object as the node rules read it."""
     name: str

@@ -40,7 +40,7 @@ class ObjectRef:
         return f"{self.kind} {ns}{self.name}"
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class KubeObject:
     """One Kubernetes object inside a document (the document itself or a List item)."""
 

@@ -37,7 +37,7 @@ def basename(path: str) -> str:
     return path.rpartition("/")[2]
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class Word:
     """One word of a command, quotes removed; `$x`, `$(...)` are kept as written."""
 
@@ -48,7 +48,7 @@ class Word:
     assignment: bool = False   # `NAME=value` written without quotes in the name part
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class Command:
     """A simple command: its words, redirections removed."""
 
@@ -191,7 +191,7 @@ def script_arguments(words: Sequence[str]) -> list[int]:
 # --- lexer -------------------------------------------------------------------
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class _Token:
     """One lexical token of a command text."""
     kind: str                  # "word", "op", "redir", "newline", "skip"
@@ -200,7 +200,7 @@ class _Token:
     word: Word | None = None
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class _HereDoc:
     """A here-document whose body starts after the current line."""
     delimiter: str

@@ -22,7 +22,7 @@ ROLE_INIT = "init"
 ROLE_EPHEMERAL = "ephemeral"
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class TypeProblem:
     """A field whose value has the wrong type; reported as GPU000."""
 
@@ -56,8 +56,10 @@ def _type_name(kind: type | tuple) -> str:
 # The parts of a container below are built for every container of a scan, so they are not
 # frozen: a frozen class's __init__ sets each field through object.__setattr__ (about three
 # times the cost; -1.7 % of a cold scan's instructions). Nothing assigns to them once built
-# (rules only read views); `unsafe_hash` keeps them hashable by value, as frozen made them.
-@dataclass(repr=False, unsafe_hash=True)
+# (rules only read views). Like most classes of the scan path they are compared by identity
+# (`eq=False`): nothing compares or hashes them by value, and every generated method is
+# compiled at start-up (see docs/performance.md).
+@dataclass(repr=False, eq=False)
 class EnvVar:
     """One entry of a container's `env`."""
     name: str
@@ -66,7 +68,7 @@ class EnvVar:
     path: tuple              # the list entry
 
 
-@dataclass(repr=False, unsafe_hash=True)
+@dataclass(repr=False, eq=False)
 class EnvFrom:
     """One entry of a container's `envFrom`."""
     source: str              # "configMap" or "secret"
@@ -76,7 +78,7 @@ class EnvFrom:
     path: tuple              # the list entry
 
 
-@dataclass(repr=False, unsafe_hash=True)
+@dataclass(repr=False, eq=False)
 class Resources:
     """A container's `resources`."""
     limits: dict             # resource name -> quantity as written
@@ -95,7 +97,7 @@ class Resources:
         return self.path + (("requests", name) if name is not None else ("requests",))
 
 
-@dataclass(repr=False, unsafe_hash=True)
+@dataclass(repr=False, eq=False)
 class Exec:
     """An argv the container runs: its main process, a hook or an exec probe."""
 
@@ -104,7 +106,7 @@ class Exec:
     origin: str              # "command", "lifecycle.postStart", "livenessProbe", "script", ...
 
 
-@dataclass(repr=False, unsafe_hash=True)
+@dataclass(repr=False, eq=False)
 class Script:
     """Shell (or other) source text run by the container, e.g. `sh -c '<text>'`."""
 
@@ -114,7 +116,7 @@ class Script:
     interpreter: str         # "sh", "bash", "python", ... ("" when unknown)
 
 
-@dataclass(repr=False, unsafe_hash=True)
+@dataclass(repr=False, eq=False)
 class VolumeMount:
     """One entry of a container's `volumeMounts`."""
     name: str
@@ -123,7 +125,7 @@ class VolumeMount:
     read_only: bool = False  # `readOnly: true`: the container cannot write below mount_path
 
 
-@dataclass(repr=False, unsafe_hash=True)
+@dataclass(repr=False, eq=False)
 class Volume:
     """One entry of a pod spec's `volumes`."""
     name: str
@@ -143,7 +145,7 @@ class Volume:
         return self.path + ("hostPath", "path")
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class Container:
     """A container (or init or ephemeral container) as the rules read it."""
     role: str
@@ -199,7 +201,7 @@ class Container:
         return found
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class PodSpec:
     """A pod spec and its containers as the rules read them."""
     path: tuple                       # the pod spec mapping (or Argo template)
@@ -234,7 +236,7 @@ class PodSpec:
         return self.path + (name,)
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class Workload:
     """An object as rules see it: its pod specs, or for a Node (no pod specs) its `node` view."""
 

@@ -24,14 +24,14 @@ STATUSES = (STATUS_SCANNED, STATUS_NOT_KUBERNETES, STATUS_UNPARSEABLE, STATUS_TE
             STATUS_ERROR, STATUS_CHART, STATUS_OUTSIDE_ROOT, STATUS_IGNORED)
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class Suppression:
     """Why a finding is suppressed."""
     kind: str       # "system-component", "annotation", "inline", "config", "baseline"
     reason: str
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class MappedLocation:
     """Where a finding on generated output comes from in a file a human edits.
 
@@ -52,7 +52,7 @@ class MappedLocation:
     given: bool = False
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class TextEdit:
     """Replace `span` of the finding's file (1-based, end column exclusive; an empty span inserts)
     with `text`. Columns count characters, as the finding's own span does."""
@@ -61,7 +61,7 @@ class TextEdit:
     text: str
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class FindingFix:
     """A rule's fix turned into text edits of the finding's file (gpulint/fix/resolve.py)."""
 
@@ -112,7 +112,7 @@ class RenderedFrom(NamedTuple):
         return f"{self.target} (rendered with {self.values})" if self.values else f"{self.target} (rendered)"
 
 
-@dataclass(slots=True, repr=False)  # a large scan keeps every finding until the report is written
+@dataclass(slots=True, repr=False, eq=False)  # a large scan keeps every finding until the report is written
 class Finding:
     """One finding of a rule, located in a file."""
     rule_id: str
@@ -137,7 +137,7 @@ class Finding:
         return (self.file, self.span.line, self.span.column, self.rule_id, self.message)
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class FileReport:
     """What the scan of one file found."""
     file: str

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from gpulint.load.yamlload import Document
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class SuppressionContext:
     """What a suppressor may consult about a finding."""
 
@@ -115,7 +115,7 @@ class OrderedSuppressor(Protocol):
 
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class ScanConfig:
     """What the engine needs besides the inputs."""
     rules: list[Rule]                                   # enabled rules, in id order
@@ -133,7 +133,7 @@ class ScanConfig:
         return self.severities.get(rule_id, default)
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class ScanResult:
     """The reports of every file scanned."""
     files: list[FileReport]

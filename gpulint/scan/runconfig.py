@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the baseline and configuration modules load when a scan use
     from gpulint.suppress.baseline import BaselineWriter
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class CliOptions:
     """The rule selection options of the command line."""
     select: list[str] | None = None       # None: not given
@@ -42,7 +42,7 @@ class CliOptions:
     write_baseline: str | None = None
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class RunPlan:
     """What a scan runs with: its configuration, exit threshold and baseline writer."""
     scan: ScanConfig

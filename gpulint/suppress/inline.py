@@ -56,7 +56,7 @@ def _may_hold_directive(text: str) -> bool:
     return "gpul" in text.lower() and _QUICK_RE.search(text) is not None
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class Directive:
     """One `# gpulint: ignore` comment."""
     line: int                  # 1-based file line

@@ -111,7 +111,7 @@ def _compile_pattern(pattern: str) -> tuple[str, str | None]:
 # --- the allowlist ---------------------------------------------------------------
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class SystemComponent:
     """A known system component and the rules it is exempt from."""
     name: str
