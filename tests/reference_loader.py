@@ -321,12 +321,7 @@ class _Parser:
         self._error: Exception | None = None
         try:
             with events.parsing():
-                next_event = event_reader(text)
-                while True:
-                    event = next_event()
-                    out.append(_ruamel_event(event))
-                    if event[events.KIND] == events.STREAM_END:
-                        break
+                out.extend(map(_ruamel_event, events.through_end(event_reader(text))))
         except Exception as error:  # noqa: BLE001 - raised where the reader reaches it
             self._error = error
         self._events = iter(out)

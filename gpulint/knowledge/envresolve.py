@@ -30,7 +30,7 @@ _FIELD_RE = re.compile(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?
 
 
 # Not frozen, as the model's views (model/workload.py): built per container and variable asked
-# about; hashable by value as before.
+# about; compared by identity, as those are.
 @dataclass(repr=False, eq=False)
 class EnvSetting:
     """What sets the variable, and its value when the scan shows it."""

@@ -274,7 +274,7 @@ REQUESTS = "requests"
 
 
 # Entry and Pair are not frozen, as the model's views (model/workload.py): built per container;
-# hashable by value as before.
+# compared by identity, as those are.
 @dataclass(repr=False, eq=False)
 class Entry:
     """One resource as written in a container's limits or requests."""

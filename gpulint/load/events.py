@@ -193,10 +193,10 @@ def _compatible() -> bool:
     if any(original is None for original in _ORIGINALS.values()):
         return False
     try:
-        expected = [from_ruamel(event) for event in _all(CParser(_SAMPLE).get_event)]
+        expected = [from_ruamel(event) for event in through_end(CParser(_SAMPLE).get_event)]
         _swap(_FACTORIES)
         try:
-            lean = list(_all(CParser(_SAMPLE).get_event))
+            lean = list(through_end(CParser(_SAMPLE).get_event))
         finally:
             _swap(_ORIGINALS)
     except Exception:  # noqa: BLE001 - any surprise means: keep ruamel's classes
@@ -204,7 +204,8 @@ def _compatible() -> bool:
     return _same(expected, lean)
 
 
-def _all(get_event: Callable[[], Any]) -> Iterator[Any]:
+def through_end(get_event: Callable[[], Any]) -> Iterator[Any]:
+    """Every event of `get_event`'s stream, its end included (tuples, or ruamel's events)."""
     while True:
         event = get_event()
         yield event

@@ -388,9 +388,9 @@ def _resolve_number(text: str) -> Any:
 #
 # One pass over the parser's events (tuples: see events.py) builds the plain data
 # and, for documents up to KEEP_EVENTS_MAX, keeps the events as a tree: a
-# scalar's event is its own leaf; a collection is a list [start event, end event, repeated keys?, merged
-# keys, children...], a mapping's children flat as key event, child, key
-# event, child. That costs a list append or two per node. LocNodes (spans,
+# scalar's event is its own leaf; a collection is a list [start event, end
+# event, repeated keys?, merged keys, children...], a mapping's children flat as
+# key event, child, key event, child. That costs a list append or two per node. LocNodes (spans,
 # child dicts) are made from the tree only for the nodes a finding asks about.
 
 _MISSING = object()

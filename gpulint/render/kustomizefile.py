@@ -520,14 +520,14 @@ def _unreadable_text(text: str) -> tuple[str, Span] | None:
                                                                                   item.line, item.column + 1)
     try:
         with events.parsing():
-            next_event = event_reader(text)
-            while (event := next_event())[events.KIND] != events.STREAM_END:
+            for event in events.through_end(event_reader(text)):
                 tag = event[events.TAG] if event[events.KIND] in _NODE_KINDS else None
                 if tag is not None and str(tag) not in _PLAIN_TAGS:
                     mark = event[events.START_MARK]
                     shown = str(tag).replace("tag:yaml.org,2002:", "!!")
                     return (f"it uses the YAML tag {shown} (line {mark.line + 1}), which kustomize reads "
-                            "otherwise than gpulint", Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 1))
+                            "otherwise than gpulint",
+                            Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 1))
     except Exception:  # noqa: BLE001 - what libyaml refuses here, load_documents reported above
         return None
     return None
