@@ -370,23 +370,23 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
         if value is not None and type(value) is not str:  # `nvidia.com/gpu.present: true` is rejected
             problems.expect(value, str, selector_path + (key,), f"nodeSelector[{key}]")
 
+    # (Positional, in field order: see build_container.)
     return PodSpec(
-        path=base,
-        label=label,
-        host_pid=pod_field("hostPID", bool, "hostPID") is True,
-        host_network=pod_field("hostNetwork", bool, "hostNetwork") is True,
-        host_ipc=pod_field("hostIPC", bool, "hostIPC") is True,
-        runtime_class_name=pod_field("runtimeClassName", str, "runtimeClassName"),
-        node_selector=node_selector,
-        affinity=pod_field("affinity", dict, "affinity") or {},
-        tolerations=pod_field("tolerations", list, "tolerations") or [],
-        volumes=volumes,
-        annotations=annotations if isinstance(annotations, dict) else {},
-        labels=labels if isinstance(labels, dict) else {},
-        metadata_path=obj.path(*meta_rel) if meta is not None and meta_rel is not None else None,
-        resource_claims=pod_field("resourceClaims", list, "resourceClaims") or [],
-        containers=containers,
-        raw=spec,
+        base, label,
+        pod_field("hostPID", bool, "hostPID") is True,
+        pod_field("hostNetwork", bool, "hostNetwork") is True,
+        pod_field("hostIPC", bool, "hostIPC") is True,
+        pod_field("runtimeClassName", str, "runtimeClassName"),
+        node_selector,
+        pod_field("affinity", dict, "affinity") or {},
+        pod_field("tolerations", list, "tolerations") or [],
+        volumes,
+        annotations if isinstance(annotations, dict) else {},
+        labels if isinstance(labels, dict) else {},
+        obj.path(*meta_rel) if meta is not None and meta_rel is not None else None,
+        pod_field("resourceClaims", list, "resourceClaims") or [],
+        containers,
+        spec,
     )
 
 
@@ -463,22 +463,9 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
         mounts.append(VolumeMount(str(item.get("name", "")), str(item.get("mountPath", "")), entry,
                                   item.get("readOnly") is True))
 
-    return Container(
-        role=role,
-        name=str(name) if name is not None else "",
-        image=image,
-        env=env,
-        env_from=env_from,
-        resources=resources,
-        privileged=privileged,
-        security_context=security,
-        command=command,
-        args=args,
-        execs=execs,
-        scripts=scripts,
-        volume_mounts=mounts,
-        path=path,
-    )
+    # (Positional: with fourteen keywords the call cost twice the __init__ itself.)
+    return Container(role, str(name) if name is not None else "", image, env, env_from, resources, privileged,
+                     security, command, args, execs, scripts, mounts, path)
 
 
 def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
