@@ -117,7 +117,7 @@ from typing import Any, Iterator, Mapping
 
 from gpulint.api import Admission, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
 from gpulint.knowledge.celforms import DOT_SEGMENT_RE, cel_string, gpu_host_path
-from gpulint.knowledge.commands import RunCommand, container_commands
+from gpulint.knowledge.commands import RunCommand, commands_named
 from gpulint.knowledge.gpu import accelerator_fix
 from gpulint.knowledge.hostpaths import (
     gpu_host_access,
@@ -131,6 +131,8 @@ from gpulint.model.workload import Container, PodSpec, Workload
 # nsenter options naming a namespace file (`-m/proc/1/ns/mnt`, `--mount=...`).
 _NS_SHORT = frozenset("muinpUCT")
 _NS_LONG = ("--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time")
+# The programs `enters_host` reads; the commands of any other program are not even built.
+_ENTERING = frozenset({"nsenter", "chroot"})
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
@@ -149,8 +151,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
                             "remove it", where, severity=Severity.WARNING)
     reported: set[tuple] = set()  # workload-wide: containers sharing a mounted script report it once
     for pod, container in workload.containers():
-        for command in container_commands(workload, pod, container, ctx.index):
-            how = enters_host(command, pod, container)  # first: it rules out most commands by name
+        for command in commands_named(workload, pod, container, ctx.index, _ENTERING):
+            how = enters_host(command, pod, container)
             if how is not None and command.source not in reported:
                 reported.add(command.source)
                 fix = fix or accelerator_fix(workload, ctx.settings, ctx.index)

@@ -104,7 +104,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from gpulint.api import Admission, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
 from gpulint.knowledge.celforms import DOT_SEGMENT_RE, cel_string, container_runtime_path
-from gpulint.knowledge.commands import RunCommand, container_commands
+from gpulint.knowledge.commands import RunCommand, commands_named
 from gpulint.knowledge.gpu import (
     GRANTS,
     VISIBLE_DEVICES,
@@ -118,6 +118,8 @@ from gpulint.model.workload import Container, PodSpec, Workload
 
 _ENGINES = {"docker": "docker", "nvidia-docker": "docker", "podman": "docker", "nerdctl": "docker",
             "docker-compose": "compose", "podman-compose": "compose", "ctr": "ctr", "crictl": "crictl"}
+# The programs `engine_run` reads; the commands of any other program are not even built.
+_ENGINE_NAMES = frozenset(_ENGINES)
 # Global options (before the subcommand) that take a value, over all engines.
 _GLOBAL_WITH_VALUE = frozenset({
     "-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--tlscacert", "--tlscert",
@@ -155,7 +157,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     counts: dict[tuple, int] = {}
     first: dict[tuple, tuple[RunCommand, EngineRun, Container]] = {}
     for pod, container in workload.containers():
-        for command in container_commands(workload, pod, container, ctx.index):
+        for command in commands_named(workload, pod, container, ctx.index, _ENGINE_NAMES):
             run = engine_run(command.argv)
             if run is None:
                 continue

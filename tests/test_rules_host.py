@@ -262,3 +262,63 @@ def test_corpus_labels(corpus: Path) -> None:
         print(f"{rule} known missed, found this time: {sorted(found & KNOWN_MISSED[rule])}")
         missed = {(path, line) for path, line in expected - found - KNOWN_MISSED[rule] if readable(path)}
         assert missed == set(), f"{rule} missed {category} labels in readable files"
+
+
+# --- commands by program name ------------------------------------------------------
+
+
+_COMMANDS_POD = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: scripts, namespace: ml}
+data:
+  run.sh: |
+    docker run --gpus all img
+    echo mounted
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  hostPID: true
+  containers:
+  - name: main
+    image: busybox
+    command: [nsenter, -t, "1", -m, --, sh]
+    lifecycle:
+      postStart:
+        exec: {command: [sh, -c, "echo hi; chroot /host true; docker ps"]}
+    volumeMounts:
+    - {name: scripts, mountPath: /s}
+  volumes:
+  - name: scripts
+    configMap: {name: scripts}
+"""
+
+
+def test_commands_named_is_the_named_subsequence() -> None:
+    from gpulint.knowledge.commands import commands_named, container_commands
+    from gpulint.load.yamlload import Document, load_documents
+    from gpulint.model.index import ConfigIndex
+    from gpulint.model.objects import objects_in
+    from gpulint.model.podspecs import workload_of
+
+    objects = [obj for doc in load_documents(_COMMANDS_POD) if isinstance(doc, Document)
+               for obj in objects_in("pods.yaml", doc)]
+    index = ConfigIndex()
+    index.add(objects[0])
+    workload = workload_of(objects[1])
+    assert workload is not None
+    [(pod, container)] = list(workload.containers())
+
+    def shown(commands: object) -> list[tuple]:
+        return [(c.name, c.argv, c.source, c.origin, c.where, c.located_in is not None) for c in commands]
+
+    every = shown(container_commands(workload, pod, container, index))
+    assert [(name, origin, mounted) for name, _argv, _source, origin, _where, mounted in every] == [
+        ("nsenter", "command", False), ("sh", "lifecycle.postStart", False), ("echo", "lifecycle.postStart", False),
+        ("chroot", "lifecycle.postStart", False), ("docker", "lifecycle.postStart", False),
+        ("docker", "ConfigMap scripts, key run.sh", True), ("echo", "ConfigMap scripts, key run.sh", True)]
+    for names in ({"nsenter", "chroot"}, {"docker"}, {"sh"}, set()):
+        named = shown(commands_named(workload, pod, container, index, frozenset(names)))
+        assert named == [command for command in every if command[0] in names]

@@ -91,36 +91,81 @@ def _script_argvs(text: str) -> tuple[tuple[tuple[str, ...], int, int], ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=512)
+def _script_names(text: str) -> frozenset[str]:
+    """The program names (`RunCommand.name`) of the commands of `text`, cached with them."""
+    return frozenset(basename(argv[0]) for argv, _start, _end in _script_argvs(text))
+
+
 def container_commands(workload: Workload, pod: PodSpec, container: Container,
                        index: ConfigIndex) -> Iterator[RunCommand]:
     """The commands `container` runs (see the module docstring for the sources).
 
-    Computed once per container and index (GPU001 and GPU002 both read them).
+    Computed once per container and index.
     """
     memo = container.memo.get("commands.container_commands")
     if memo is None or memo[0] is not index:
         memo = container.memo["commands.container_commands"] = (
-            index, tuple(_container_commands(workload, pod, container, index)))
+            index, tuple(_all_commands(_command_sources(workload, pod, container, index))))
     return iter(memo[1])
 
 
-def _container_commands(workload: Workload, pod: PodSpec, container: Container,
-                        index: ConfigIndex) -> list[RunCommand]:
-    found: list[RunCommand] = []
+def commands_named(workload: Workload, pod: PodSpec, container: Container, index: ConfigIndex,
+                   names: frozenset[str]) -> Iterator[RunCommand]:
+    """The commands of `container_commands` whose program (`RunCommand.name`) is one of `names`,
+    in the same order. A rule after a few programs (GPU001: nsenter, chroot; GPU002: the container
+    engines) asks this: the commands of other programs, most of them, are never built."""
+    for source in _command_sources(workload, pod, container, index):
+        if source[0] is _EXEC:
+            _kind, argv, path, key, origin, name = source
+            if name in names:
+                yield RunCommand(argv, ValueAt(path), key, origin)
+        elif not names.isdisjoint(_script_names(source[1])):
+            _kind, text, path, origin, located_in = source
+            key = ("script", located_in.file if located_in else "", path)
+            for argv, start, end in _script_argvs(text):
+                if basename(argv[0]) in names:
+                    yield RunCommand(argv, TextAt(path, start, end), key, origin, located_in)
+
+
+# A container's commands are kept as their sources: an exec vector's one command
+# (_EXEC, argv from the program on, the path of its program word, its `source` key,
+# origin, program name) or a shell script's text (_SCRIPT, text, path, origin, the
+# ConfigMap/Secret holding it or None), whose commands `_script_argvs` caches per text.
+_EXEC = "exec"
+_SCRIPT = "script"
+
+
+def _command_sources(workload: Workload, pod: PodSpec, container: Container,
+                     index: ConfigIndex) -> tuple[tuple, ...]:
+    """The sources of the container's commands, in the order of `container_commands`;
+    computed once per container and index (GPU001 and GPU002 both read them)."""
+    memo = container.memo.get("commands.sources")
+    if memo is None or memo[0] is not index:
+        memo = container.memo["commands.sources"] = (
+            index, _find_sources(workload, pod, container, index))
+    return memo[1]
+
+
+def _find_sources(workload: Workload, pod: PodSpec, container: Container,
+                  index: ConfigIndex) -> tuple[tuple, ...]:
+    found: list[tuple] = []
     for exec_ in container.execs:
         start, scripts = _exec_shape(exec_.argv)
         if start is None:
             continue
         argv = exec_.argv[start:]
-        found.append(RunCommand(argv, ValueAt(exec_.paths[start]), ("exec", exec_.paths[0]), exec_.origin))
+        found.append((_EXEC, argv, exec_.paths[start], ("exec", exec_.paths[0]), exec_.origin, basename(argv[0])))
         if scripts:
             path = exec_.paths[start + scripts[0]]
             # e.g. `sudo sh -c`: a script the model did not extract
             if all(script.path != path for script in container.scripts):
-                found.extend(_script_commands(argv[scripts[0]], path, exec_.origin, None))
+                found.append((_SCRIPT, argv[scripts[0]], path, exec_.origin, None))
     for script in container.scripts:
         if script.interpreter in SHELL_NAMES or script.interpreter in ("", "busybox"):
-            found.extend(_script_commands(script.text, script.path, script.origin, None))
+            found.append((_SCRIPT, script.text, script.path, script.origin, None))
+    if not container.volume_mounts:
+        return tuple(found)
     direct = len(found)  # mounted scripts are found by what the container itself runs
     referenced: set[str] | None = None  # computed only when a mounted file needs it
     for file in mounted_config_files(workload, pod, container, index):
@@ -131,13 +176,32 @@ def _container_commands(workload: Workload, pod: PodSpec, container: Container,
             is_script = True
         else:
             if referenced is None:
-                referenced = {path for cmd in found[:direct] for path in _runs_files(cmd.argv)}
+                referenced = {path for argv in _source_argvs(found[:direct]) for path in _runs_files(argv)}
             is_script = normalize(file.path) in referenced
         if is_script:
             assert file.entry.value is not None
             origin = f"{file.source.obj.ref.kind} {file.source.obj.ref.name}, key {file.entry.key}"
-            found.extend(_script_commands(file.entry.value, file.entry.path, origin, file.source.obj))
-    return found
+            found.append((_SCRIPT, file.entry.value, file.entry.path, origin, file.source.obj))
+    return tuple(found)
+
+
+def _source_argvs(sources: list[tuple]) -> Iterator[tuple[str, ...]]:
+    for source in sources:
+        if source[0] is _EXEC:
+            yield source[1]
+        else:
+            for argv, _start, _end in _script_argvs(source[1]):
+                yield argv
+
+
+def _all_commands(sources: tuple[tuple, ...]) -> Iterator[RunCommand]:
+    for source in sources:
+        if source[0] is _EXEC:
+            _kind, argv, path, key, origin, _name = source
+            yield RunCommand(argv, ValueAt(path), key, origin)
+        else:
+            _kind, text, path, origin, located_in = source
+            yield from _script_commands(text, path, origin, located_in)
 
 
 @functools.lru_cache(maxsize=4096)
