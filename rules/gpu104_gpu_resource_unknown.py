@@ -91,9 +91,9 @@ from gpulint.knowledge.resources import (
     ResourceNames,
     api_rejects_name,
     edit_distance,
-    entries_named,
     resource_names,
     suggestions,
+    unknown_gpu_like_entries,
 )
 from gpulint.model.workload import Workload
 
@@ -103,7 +103,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     names = resource_names(ctx.settings)
     for _pod, container in workload.containers():
         # (A name a DeviceClass of the scan declares is scheduler-visible: KEP-5004.)
-        unknown = [entry for entry in entries_named(container, names.is_unknown_gpu_like)
+        unknown = [entry for entry in unknown_gpu_like_entries(container, names)
                    if ctx.index is None or ctx.index.extended_resource_class(entry.name) is None]
         for entry in unknown:
             if not matches_any(entry.name, ignored):

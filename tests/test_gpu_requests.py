@@ -316,3 +316,37 @@ def test_a_mangled_claim_name_names_nothing(tmp_path: Path) -> None:
     code, report = scan_json("--no-cache", str(path))
     assert report["summary"]["internal_errors"] == 0
     assert [(f["rule"], f["line"], f["column"]) for f in report["findings"]] == [("GPU006", 10, 23)]
+
+
+# --- the shortcuts of the per-container resource entries -----------------------------
+
+
+def test_resource_names_follow_settings_changed_in_place() -> None:
+    settings = {"gpu-resources": ["nvidia.com/gpu"], "overcommittable-resources": []}
+    first = resource_names(settings)
+    assert resource_names(settings) is first
+    assert resource_names({"gpu-resources": ["nvidia.com/gpu"], "overcommittable-resources": []}) is first
+    settings["gpu-resources"].append("vendor.io/accel")
+    changed = resource_names(settings)
+    assert changed.gpu == ("nvidia.com/gpu", "vendor.io/accel")
+    assert changed.is_validated("vendor.io/accel") and not first.is_validated("vendor.io/accel")
+
+
+@pytest.mark.parametrize("limits, requests, nulls, validated, unknown", [
+    ({"cpu": "1", "memory": "1Gi"}, {"cpu": "1"}, (), [], []),
+    ({"cpu": "1", "nvidia.com/gpu": 1}, {"nvidia.com/gpu": 1}, (), ["nvidia.com/gpu"], []),
+    ({"cpu": "1"}, {"nvidia.com/gup": 1}, (), [], ["nvidia.com/gup"]),
+    ({1: "2", "memory": "1Gi"}, {}, (), [], []),
+    ({"cpu": "1"}, {}, ("nvidia.com/gpu",), ["nvidia.com/gpu"], []),
+])
+def test_entries_shortcut_agrees_with_every_entry(limits: dict, requests: dict, nulls: tuple,
+                                                  validated: list, unknown: list) -> None:
+    from gpulint.knowledge.resources import entries, unknown_gpu_like_entries, validated_pairs
+    from gpulint.model.workload import Container, Resources
+
+    resources = Resources(limits, requests, [], ("r",), nulls, ())
+    container = Container("container", "c", None, [], [], resources, None, {}, None, None, [], [], [], ("c",))
+    assert [pair.name for pair in validated_pairs(container, DEFAULT_NAMES)] == validated
+    assert list(dict.fromkeys(e.name for e in entries(container) if DEFAULT_NAMES.is_validated(e.name))) == validated
+    assert [e.name for e in unknown_gpu_like_entries(container, DEFAULT_NAMES)] == unknown
+    assert [e.name for e in entries(container) if DEFAULT_NAMES.is_unknown_gpu_like(e.name)] == unknown

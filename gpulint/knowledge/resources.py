@@ -57,6 +57,9 @@ class ResourceNames:
     _validated: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
     _known: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
     _unknown_gpu: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    # Answers per container's resource names together (most containers write the same
+    # few, `cpu` and `memory`): whether any is validated, whether any is unknown but GPU-like.
+    _written: dict[tuple, tuple[bool, bool]] = field(repr=False, compare=False, default_factory=dict)
     _hash: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self) -> None:
@@ -97,6 +100,18 @@ class ResourceNames:
                 self.is_known(name) or is_placeholder_name(name) or not looks_like_gpu(name, self)))
         return found
 
+    def written_kinds(self, names: tuple[str, ...]) -> tuple[bool, bool]:
+        """(whether any of `names` `is_validated`, whether any `is_unknown_gpu_like`): a container
+        whose names are neither has no entry GPU101-GPU104 read."""
+        found = self._written.get(names)
+        if found is None:
+            found = (any(self.is_validated(name) for name in names),
+                     any(self.is_unknown_gpu_like(name) for name in names))
+            if len(self._written) >= _NAME_CACHE_LIMIT:
+                self._written.clear()
+            self._written[names] = found
+        return found
+
 
 _NAME_CACHE_LIMIT = 4096  # a scan of hostile input must not grow the per-name answers without bound
 
@@ -112,8 +127,20 @@ def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
     # (`DEFAULT_SETTINGS` directly rather than `setting()`: four rules ask per workload.)
     gpu = settings.get("gpu-resources")
     over = settings.get("overcommittable-resources")
-    return _resource_names(tuple(gpu if gpu is not None else DEFAULT_SETTINGS["gpu-resources"]),
-                           tuple(over if over is not None else DEFAULT_SETTINGS["overcommittable-resources"]))
+    last = _last_names
+    # The settings of the last answer, compared as lists (element by element in C, no copy and
+    # no hashing of the tuples): a scan asks with the same settings for every workload.
+    if last and last[0] == gpu and last[1] == over and type(gpu) is list and type(over) is list:
+        return last[2]
+    names = _resource_names(tuple(gpu if gpu is not None else DEFAULT_SETTINGS["gpu-resources"]),
+                            tuple(over if over is not None else DEFAULT_SETTINGS["overcommittable-resources"]))
+    _last_names[:] = [list(gpu) if type(gpu) is list else None, list(over) if type(over) is list else None, names]
+    return names
+
+
+# [gpu-resources, overcommittable-resources, their ResourceNames] of the last `resource_names`
+# call whose settings held both lists (copies: settings changed in place are seen); one entry.
+_last_names: list = []
 
 
 @functools.lru_cache(maxsize=64)
@@ -327,16 +354,37 @@ def entries_named(container: "Container", keep: Callable[[str], bool] | None) ->
                 yield Entry(name, section, None, section_path + (name,))
 
 
-def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
-    """The limit/request pairs of the resources GPU101-GPU103 check (see `is_validated`)."""
-    key = ("resources.validated_pairs", names)
-    found = container.memo.get(key)
+def unknown_gpu_like_entries(container: "Container", names: ResourceNames) -> Iterator[Entry]:
+    """`entries_named(container, names.is_unknown_gpu_like)` (GPU104's entries)."""
+    if not names.written_kinds(_written_names(container))[1]:
+        return iter(())   # most containers: cpu and memory
+    return entries_named(container, names.is_unknown_gpu_like)
+
+
+def _written_names(container: "Container") -> tuple[str, ...]:
+    """Every resource name of the container as its entries spell it, limits then requests
+    (computed once per container; the key of `ResourceNames.written_kinds`)."""
+    found = container.memo.get("resources.written_names")
     if found is None:
-        found = container.memo[key] = _validated_pairs(container, names)
+        res = container.resources
+        found = container.memo["resources.written_names"] = \
+            tuple(map(str, (*res.limits, *res.requests))) + res.null_limits + res.null_requests
     return found
 
 
+def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
+    """The limit/request pairs of the resources GPU101-GPU103 check (see `is_validated`)."""
+    # (Keyed by a string and checked by identity: `names` are lru-cached per configuration,
+    # and a tuple key with them hashed the names in Python for every container and rule.)
+    found = container.memo.get("resources.validated_pairs")
+    if found is None or found[0] is not names:
+        found = container.memo["resources.validated_pairs"] = (names, _validated_pairs(container, names))
+    return found[1]
+
+
 def _validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
+    if not names.written_kinds(_written_names(container))[0]:
+        return []   # most containers: cpu and memory
     pairs: dict[str, Pair] = {}
     for entry in entries_named(container, names.is_validated):
         pair = pairs.get(entry.name)
