@@ -350,3 +350,21 @@ def test_entries_shortcut_agrees_with_every_entry(limits: dict, requests: dict, 
     assert list(dict.fromkeys(e.name for e in entries(container) if DEFAULT_NAMES.is_validated(e.name))) == validated
     assert [e.name for e in unknown_gpu_like_entries(container, DEFAULT_NAMES)] == unknown
     assert [e.name for e in entries(container) if DEFAULT_NAMES.is_unknown_gpu_like(e.name)] == unknown
+
+
+@pytest.mark.parametrize("resources, asks", [
+    ({"cpu": "1", "memory": "1Gi"}, False), ({"cpu": "1", "nvidia.com/gpu": 1}, True),
+    ({"nvidia.com/gpu": "0"}, False), ({"nvidia.com/gpu": "x"}, True), ({"volcano.sh/vgpu-number": 2}, True),
+    ({"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1}, True), ({"vendor.io/accel": 1}, False),
+])
+def test_named_answers_agree_with_asks_gpus(resources: dict, asks: bool) -> None:
+    from gpulint.knowledge.gpu import _asks_gpus, _asks_named_gpus, _gpu_names, _known_tuple, setting_re
+
+    settings = settings_with({})
+    gpu_re, known, answers = _gpu_names(settings)
+    assert _gpu_names(settings)[2] is answers   # kept for the same settings
+    assert _asks_gpus(resources, setting_re(settings, "gpu-resources"), known=_known_tuple(settings)) is asks
+    assert _asks_named_gpus(resources, gpu_re, known, answers) is asks
+    assert _asks_named_gpus(resources, gpu_re, known, answers) is asks   # from the kept answers
+    settings["gpu-resources"].append("vendor.io/accel")   # changed in place: answered anew
+    assert _asks_named_gpus({"vendor.io/accel": 1}, *_gpu_names(settings)) is True

@@ -283,16 +283,15 @@ def requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]
 
 
 def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
-    gpu_re = setting_re(settings, "gpu-resources")
-    known = _known_tuple(settings)
-    if _asks_gpus(container.resources.limits, gpu_re, known=known) \
-            or _asks_gpus(container.resources.requests, gpu_re, known=known):
+    gpu_re, known, answers = _gpu_names(settings)
+    if _asks_named_gpus(container.resources.limits, gpu_re, known, answers) \
+            or _asks_named_gpus(container.resources.requests, gpu_re, known, answers):
         return True
     if container.resources.claims:
         return True
     # A custom resource's operator requests what the component declares (`gpu: 2` is
     # its own spelling of nvidia.com/gpu in NVIDIA Dynamo's services).
-    if _asks_gpus(pod.operator_resources, gpu_re, also=("gpu",)):
+    if pod.operator_resources and _asks_gpus(pod.operator_resources, gpu_re, also=("gpu",)):
         return True
     if serverless_gpu_instance(pod) is not None:
         return True
@@ -318,6 +317,45 @@ def serverless_gpu_instance(pod: PodSpec) -> str | None:
             if types and all(_GPU_INSTANCE_TYPE_RE.match(t) for t in types):
                 return types[0]
     return None
+
+
+# (gpu-resources, overcommittable-resources, what `_gpu_names` answered) for the last settings
+# holding both as lists: a scan asks with the same settings for every container. The lists
+# are copies, compared element by element (in C): settings changed in place are seen.
+_last_gpu_names: list = []
+
+
+def _gpu_names(settings: Mapping[str, Any]) -> tuple[Globs | None, tuple[str, ...], dict[str, bool]]:
+    """The `gpu-resources` matcher, the known names (`_known_tuple`) and the answers of
+    `_asks_named_gpus` per resource name so far, for these settings."""
+    gpu = settings.get("gpu-resources")
+    over = settings.get("overcommittable-resources")
+    last = _last_gpu_names
+    if last and type(gpu) is list and type(over) is list and last[0] == gpu and last[1] == over:
+        return last[2]
+    found = (setting_re(settings, "gpu-resources"), _known_tuple(settings), {})
+    _last_gpu_names[:] = [list(gpu) if type(gpu) is list else None, list(over) if type(over) is list else None,
+                          found]
+    return found
+
+
+def _asks_named_gpus(resources: Mapping[str, Any], gpu_re: Globs | None, known: tuple[str, ...],
+                     answers: dict[str, bool]) -> bool:
+    """`_asks_gpus(resources, gpu_re, known=known)`, each name's answer kept in `answers`
+    (the same few names, `cpu` and `memory`, recur in every container)."""
+    for name, quantity in resources.items():
+        named = answers.get(name)
+        if named is None:
+            named = (gpu_re is not None and gpu_re.match(name) is not None) \
+                or dra_extended_class(name) is not None or scheduler_gpu_resource(name, known)
+            if len(answers) >= 4096:   # a scan of hostile input must not grow it without bound
+                answers.clear()
+            answers[name] = named
+        if named:
+            amount = parse_quantity(quantity)
+            if amount is None or amount > 0:
+                return True
+    return False
 
 
 def _known_tuple(settings: Mapping[str, Any]) -> tuple[str, ...]:
