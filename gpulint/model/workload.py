@@ -526,10 +526,12 @@ def _execs(data: dict, path: tuple, command: list | None, args: list | None,
            problems: Problems, script_origin: str) -> tuple[list[Exec], list[Script]]:
     execs: list[Exec] = []
     if command or args:
-        main_argv = tuple((command or []) + (args or []))
-        main_paths = tuple([path + ("command", i) for i in range(len(command or []))]
-                           + [path + ("args", i) for i in range(len(args or []))])
-        execs.append(Exec(main_argv, main_paths, "command"))
+        # (Loops, not comprehensions: each comprehension is a function call in Python 3.11.)
+        main_paths = []
+        for key, words in (("command", command), ("args", args)):
+            for i in range(len(words or ())):
+                main_paths.append(path + (key, i))
+        execs.append(Exec(tuple((command or []) + (args or [])), tuple(main_paths), "command"))
 
     lifecycle = data.get("lifecycle")
     if lifecycle is not None:
@@ -546,9 +548,11 @@ def _execs(data: dict, path: tuple, command: list | None, args: list | None,
 
     scripts: list[Script] = []
     for item in execs:
-        script = shell_script(item)
-        if script is not None:
-            scripts.append(script)
+        # (Most programs are neither a shell nor a wrapper of one: shell_script would say None.)
+        if item.argv[0].rpartition("/")[2] in _SHELLS_AND_WRAPPERS:
+            script = shell_script(item)
+            if script is not None:
+                scripts.append(script)
     script = data.get("script")
     if isinstance(script, str):
         # Tekton-style `script:` (any container found by shape): run by its shebang's interpreter, else sh.
@@ -583,6 +587,7 @@ def _exec_handler(handler: dict, path: tuple, origin: str, execs: list[Exec], pr
 
 
 _SCRIPT_WRAPPERS = frozenset({"env", "busybox", "exec", "nice", "tini", "dumb-init", "--"})
+_SHELLS_AND_WRAPPERS = SHELLS | _SCRIPT_WRAPPERS   # what an argv `shell_script` reads starts with
 
 
 def shell_script(item: Exec) -> Script | None:
