@@ -192,10 +192,12 @@ def _with_operator_resources(obj: KubeObject, rel: tuple, pod: PodSpec) -> PodSp
                 return pod
     for where, holder in reversed(chain):
         for key in _OPERATOR_RESOURCE_KEYS:
+            value = holder.get(key)   # (first: most components have neither key)
+            if not isinstance(value, dict):
+                continue
             if key == "resources" and (where == rel or rel[:len(where) + 1] == where + (key,)):
                 continue   # the container's own resources, or the pod spec sits under it
-            value = holder.get(key)
-            if isinstance(value, dict) and any(isinstance(value.get(s), dict) for s in ("limits", "requests")):
+            if any(isinstance(value.get(s), dict) for s in ("limits", "requests")):
                 merged: dict = {}
                 for section in ("requests", "limits"):
                     if isinstance(value.get(section), dict):

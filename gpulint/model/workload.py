@@ -480,6 +480,10 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
     return Resources(limits, requests, claims, path, null_limits, null_requests)
 
 
+_QUANTITY_TYPES = frozenset({str, int, float})   # (not bool: `true` is no quantity)
+_STR_TYPE = frozenset({str})
+
+
 def _quantities(section: Any, path: tuple, key: str, problems: Problems) -> tuple[dict, tuple]:
     """`resources.<key>`: its quantities by name, and the names written without a value."""
     if section is None:
@@ -487,6 +491,8 @@ def _quantities(section: Any, path: tuple, key: str, problems: Problems) -> tupl
     if type(section) is not dict:
         problems.expect(section, dict, path + (key,), f"resources.{key}")
         return {}, ()
+    if _QUANTITY_TYPES.issuperset(map(type, section.values())):
+        return dict(section), ()   # every value a quantity (the loop below, in C)
     clean = {}
     null_names = []
     for name, quantity in section.items():
@@ -504,6 +510,8 @@ def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: st
     """The strings of list `parent.key` (`what` names it in problems; default `key`)."""
     if raw is None:
         return None
+    if type(raw) is list and _STR_TYPE.issuperset(map(type, raw)):
+        return list(raw)   # only strings (the loop below, in C)
     what = what or key
     items = raw if type(raw) is list else problems.expect(raw, list, parent + (key,), what)
     if items is None:
