@@ -239,33 +239,38 @@ def _loose_pods(obj: KubeObject, loose: list[tuple], problems: Problems) -> Iter
 
 
 def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder: tuple,
-                            loose: list[tuple] | None, inherit: bool = False) -> Iterator[tuple]:
+                            loose: list[tuple] | None, inherit: bool = False,
+                            found: list[tuple] | None = None) -> list[tuple]:
     """Paths of mappings that have a `containers` list, outermost first.
 
     When `loose` is a list, containers found by shape outside such mappings are
     added to it as (path, path of the mapping giving their pod-level fields):
     `pod_rel`, the nearest enclosing mapping with a pod-level key, else
-    `holder`, the nearest enclosing mapping.
+    `holder`, the nearest enclosing mapping. (Gathered in `found`, not yielded: a
+    generator per nested mapping, each value passed up through every level, cost more.)
     """
+    if found is None:
+        found = []
     if isinstance(data, dict):
         if isinstance(data.get("containers"), list) or isinstance(data.get("initContainers"), list):
-            yield rel
-            return
+            found.append(rel)
+            return found
         if loose is not None and rel and (is_container_shaped(data) or _named_container(rel[-1], data)
                                           or inherit and _runs_top_image(data)):
             loose.append((rel, pod_rel if pod_rel is not None else holder))
-            return
+            return found
         if rel and not POD_KEYS.isdisjoint(data):
             pod_rel = rel
         for key, value in data.items():
             if key in _SKIP_KEYS and not rel:
                 continue
             if isinstance(value, (dict, list)):
-                yield from _find_container_holders(value, rel + (key,), pod_rel, rel, loose, inherit)
+                _find_container_holders(value, rel + (key,), pod_rel, rel, loose, inherit, found)
     elif isinstance(data, list):
         for i, value in enumerate(data):
             if isinstance(value, (dict, list)):
-                yield from _find_container_holders(value, rel + (i,), pod_rel, holder, loose, inherit)
+                _find_container_holders(value, rel + (i,), pod_rel, holder, loose, inherit, found)
+    return found
 
 
 def is_container_shaped(data: dict) -> bool:
