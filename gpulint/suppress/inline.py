@@ -51,9 +51,12 @@ _NEXT_COMMENT_RE = lazy(r"\s#\s")
 
 
 def _may_hold_directive(text: str) -> bool:
-    """`_QUICK_RE.search(text)`, without its slow case-insensitive scan of the usual text
-    that has no "gpul" in any case (only the ASCII letters match g, p, u, l under re.I)."""
-    return "gpul" in text.lower() and _QUICK_RE.search(text) is not None
+    """Whether a line of `text` may hold a directive: `_QUICK_RE.search(text)`, without its slow
+    case-insensitive scan of the usual text that has no "gpul" in any case (only the ASCII letters
+    match g, p, u, l under re.I) after its first `#` (a directive is a comment: nothing before the
+    first `#` is lowered, and most documents have none)."""
+    start = text.find("#")
+    return start >= 0 and "gpul" in text[start:].lower() and _QUICK_RE.search(text) is not None
 
 
 @dataclass(frozen=True, repr=False, eq=False)
