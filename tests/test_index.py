@@ -87,3 +87,40 @@ def test_a_source_keeps_no_data_and_gives_back_the_same_object() -> None:
             (original.doc.index, original.doc.line_offset, original.doc.text)
         for entry in source.entries.values():
             assert rebuilt.doc.span(entry.path) == original.doc.span(entry.path) is not None
+
+
+def test_the_scan_takes_the_index_pass_split_of_a_file(tmp_path) -> None:
+    """The index pass splits a file's text into documents once; the scan reads the same documents
+    from that split as from its own (split_documents), directives and end markers included."""
+    from gpulint.inputs.discovery import discover
+    from gpulint.load.decode import Text
+    from gpulint.load.yamlload import DEFAULT_LIMITS, Document, load_documents, split_documents
+    from gpulint.scan import indexing
+    from gpulint.scan.reader import InputReader
+
+    text = ("# head\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n...\n"
+            "%YAML 1.1\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\n---\n"
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n--- {bad\n")
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    item = discover([str(path)]).inputs[0]
+    reader = InputReader()
+    indexing.build_index([item], reader, DEFAULT_LIMITS)
+    chunks = list(split_documents(text))
+    assert [line for _chunk, line in chunks] == [0, 1, 7, 12, 13, 17]
+    assert reader._split[str(item.real)] == [(7, 0), (79, 1), (138, 7), (142, 12), (194, 13), (203, 17)]
+    assert "".join(chunk for chunk, _line in chunks) == text and len(text) == 203
+    data = reader.small(item)
+    assert data == text.encode()
+    documents = list(indexing.documents_of(Text.of(data), DEFAULT_LIMITS, parsed=reader.parsed(item),
+                                           split=reader.split(item)))
+    expected = list(load_documents(text, DEFAULT_LIMITS))
+    assert reader.split(item) is None   # handed over once
+
+    def described(doc: object) -> tuple:
+        if isinstance(doc, Document):
+            return ("doc", doc.index, doc.text, doc.line_offset, doc.data, doc.content_start)
+        return ("error", doc.line, doc.column, str(doc))   # type: ignore[attr-defined]
+
+    assert [described(d) for d in documents] == [described(d) for d in expected]
+    assert [d.data["kind"] for d in documents if isinstance(d, Document)] == ["ConfigMap", "Pod", "Secret"]

@@ -270,8 +270,8 @@ def test_half_of_the_index_pass_is_read_by_a_helper_process(monkeypatch: pytest.
 
     def noting(item, reader, limits):  # noqa: ANN001, ANN202
         found = real(item, reader, limits)
-        objects, errors, data, chunks, size = found
-        return [*objects], [*errors, f"@{os.getpid()}"], data, chunks, size
+        objects, errors, data, chunks, size, split = found
+        return [*objects], [*errors, f"@{os.getpid()}"], data, chunks, size, split
 
     monkeypatch.setattr(indexing, "index_input", noting)
     inputs = discover([str(FIXTURES / "rules")]).inputs

@@ -64,7 +64,8 @@ def test_a_finding_is_written_as_its_dict_would_be() -> None:
     from gpulint.api import Severity
     from gpulint.load.locations import Span
     from gpulint.model.objects import ObjectRef
-    from gpulint.results.findings import Finding, FindingSource, MappedLocation, Suppression
+    from gpulint.results.findings import (Finding, FindingFix, FindingSource, MappedLocation, Suppression,
+                                          TextEdit)
 
     full = Finding("GPU003", "visible-devices-env", Severity.ERROR, 'msg "quoted" é\n\t\x01', "a/b.yaml",
                    Span(1, 2, 3, 4), ObjectRef("apps/v1", "Deployment", "n", None), "c", "spec.x",
@@ -74,5 +75,29 @@ def test_a_finding_is_written_as_its_dict_would_be() -> None:
     bare = Finding("GPU000", "invalid-input", Severity.INFO, "m", "-", Span(1, 1, 1, 1))
     namespaced = Finding("GPU001", "x", Severity.WARNING, "m", "f", Span(1, 1, 1, 1),
                          ObjectRef("v1", "Pod", "p", "ml"), source=FindingSource("origin", "base/pod.yaml"))
-    for finding in (full, bare, namespaced):
+    fixed = Finding("GPU003", "x", Severity.ERROR, "m", "f", Span(1, 1, 1, 1),
+                    fix=FindingFix("Set it", "safe", (TextEdit(Span(2, 3, 2, 9), 'a "é"\n'),
+                                                      TextEdit(Span(4, 1, 4, 1), ""))))
+    in_values = Finding("GPU003", "x", Severity.ERROR, "m", "f", Span(1, 1, 1, 1),
+                        fix=FindingFix("Set it", "unsafe", (TextEdit(Span(1, 1, 1, 2), "x"),), "chart/values.yaml"))
+    no_edits = Finding("GPU003", "x", Severity.ERROR, "m", "f", Span(1, 1, 1, 1), fix=FindingFix("t", "safe", ()))
+    unfixed = Finding("GPU003", "x", Severity.ERROR, "m", "f", Span(1, 1, 1, 1), no_fix='no fix: "why" é')
+    for finding in (full, bare, namespaced, fixed, in_values, no_edits, unfixed):
         assert json_report.finding_text(finding) == jsonstream.dumps(json_report.as_dict(finding), 2)
+    assert '"title": "no fix: \\"why\\" é"' in json_report.finding_text(unfixed)
+
+
+def test_stable_path_names_list_entries_by_their_name() -> None:
+    from gpulint.load.yamlload import load_documents
+    from gpulint.model.objects import objects_in
+    from gpulint.results.findings import stable_path
+
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+            "  - name: app\n    env: [{name: A, value: x}, {value: y}]\n  - {image: i}\n  '': {k: v}\n")
+    obj = next(objects_in("p.yaml", next(load_documents(text))))
+    assert stable_path(obj, ("spec", "containers", 0, "env", 0, "value")) == "spec.containers[name=app].env[name=A].value"
+    assert stable_path(obj, iter(("spec", "containers", 0, "env", 1))) == "spec.containers[name=app].env[1]"
+    assert stable_path(obj, ("spec", "containers", 1, "image")) == "spec.containers[1].image"
+    assert stable_path(obj, ("spec", "containers", 5, "x")) == "spec.containers[5].x"
+    assert stable_path(obj, ("", "k")) == "k"
+    assert stable_path(obj, ()) == ""

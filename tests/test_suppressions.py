@@ -385,3 +385,19 @@ def test_exemption_by_path_glob_relative_to_the_configuration(tmp_path: Path,
     (project / ".gpulint.yaml").write_text("exemptions:\n- path: 7\n  reason: x\n")
     code, _, err = run_cli("scan", "project")
     assert code == 2 and "path" in err
+
+
+def test_a_text_may_hold_a_directive_only_after_a_hash() -> None:
+    from gpulint.suppress.inline import _may_hold_directive, parse_directive
+
+    assert not _may_hold_directive("kind: Pod\nmetadata: {name: gpulint: ignore}\n")   # no comment at all
+    assert not _may_hold_directive("b: gpulint: ignore  # note\n")   # the words before the comment
+    assert _may_hold_directive("kind: Pod\nx: 1  # GpUlInT: IGNORE[GPU001] why\n")
+    assert _may_hold_directive("# head\n# gpulint:   ignore\n")
+    assert not _may_hold_directive("# Source: t.yaml\nkind: Pod\nx: gpulint: ignore\n")   # not on a comment line
+    comments = "".join(f"# note {n}\n" for n in range(20))
+    assert _may_hold_directive(comments + "x: 1  # gpulint: ignore[GPU001]\n")
+    assert _may_hold_directive("# a\n" + comments[:40] + "x: 1 #\tGPULINT: ignore\n")
+    assert not _may_hold_directive(comments + "x: 1  # no\n")
+    assert parse_directive("x: 1  # GpUlInT: IGNORE[GPU001] why", 2).codes == ("GPU001",)
+    assert parse_directive("key: gpulint:   ignore", 2) is None

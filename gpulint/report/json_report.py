@@ -119,7 +119,24 @@ def finding_text(finding: Finding) -> str:
             f'      "source": {"null" if finding.source is None else dumps(finding.source.as_dict(), 3)},\n'
             f'      "suppressed": {"false" if suppressed is None else "true"},\n'
             f'      "suppression": {suppression},\n      "mapped": {mapped},\n'
-            f'      "fix": {dumps(fix_dict(finding), 3)}\n    }}')
+            f'      "fix": {_fix_text(finding)}\n    }}')
+
+
+def _fix_text(finding: Finding) -> str:
+    """`dumps(fix_dict(finding), 3)`, written out (most findings of a JSON report have a fix or its absence)."""
+    fix = finding.fix
+    if fix is None:
+        if finding.no_fix is None:
+            return "null"
+        return f'{{\n        "applicability": null,\n        "title": {q(finding.no_fix)},\n        "edits": []\n      }}'
+    where = "" if fix.file is None else f',\n        "path": {q(fix.file)}'
+    edits = "[\n          " + ",\n          ".join([
+        f'{{\n            "line": {s.line:d},\n            "column": {s.column:d},\n'
+        f'            "end_line": {s.end_line:d},\n            "end_column": {s.end_column:d},\n'
+        f'            "text": {q(edit.text)}\n          }}' for edit in fix.edits for s in (edit.span,)]) \
+        + "\n        ]" if fix.edits else "[]"
+    return (f'{{\n        "applicability": {q(fix.applicability)},\n        "title": {q(fix.title)}{where},\n'
+            f'        "edits": {edits}\n      }}')
 
 
 def _edited(finding: Finding) -> tuple[str, Any]:

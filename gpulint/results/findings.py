@@ -150,11 +150,13 @@ class FileReport:
 
 def stable_path(obj: KubeObject, path: Iterable) -> str:
     """A path that survives reordering: list entries with a name use the name."""
-    rel = tuple(path)[len(obj.base):]
     data: Any = obj.data
     out = ""
-    for item in rel:
-        if isinstance(item, int):
+    for item in (path if type(path) is tuple else tuple(path))[len(obj.base):]:
+        if type(item) is str:   # (most of a path: a key, below a mapping)
+            out = f"{out}.{item}" if out else item
+            data = data.get(item) if isinstance(data, dict) else None
+        elif isinstance(item, int):
             entry = data[item] if isinstance(data, list) and item < len(data) else None
             name = entry.get("name") if isinstance(entry, dict) else None
             out += f"[name={name}]" if isinstance(name, str) and name else f"[{item}]"

@@ -243,7 +243,7 @@ def _scan_text(report: FileReport, item: Input, source: Text, config: ScanConfig
     """Scan a manifest's text (whole, or streamed while `source`'s stream is open)."""
     whole = source.whole
     documents = documents_of(source, config.limits, strict_json=item.display.lower().endswith(".json"),
-                           parsed=reader.parsed(item))
+                           parsed=reader.parsed(item), split=reader.split(item))
     kubernetes = _scan_documents(report, item.display, documents, config, contexts,
                                  _source_mapper(whole, config.render) if whole is not None else None,
                                  whole, values_file=item.values_role == "values" or None)

@@ -11,7 +11,16 @@ from typing import Any, Iterable, Iterator
 
 from gpulint.inputs.discovery import Input
 from gpulint.load.decode import BinaryInput, ReadError, Text, decode_lenient
-from gpulint.load.yamlload import Document, Limits, LoadError, ParsedChunks, load_documents, load_stream
+from gpulint.load.yamlload import (
+    Document,
+    Limits,
+    LoadError,
+    ParsedChunks,
+    _load_chunks,
+    load_documents,
+    load_stream,
+    split_documents,
+)
 from gpulint.model.index import ConfigIndex, ConfigSource, source_of
 from gpulint.model.objects import objects_in
 from gpulint.results.findings import internal_error_message
@@ -26,9 +35,14 @@ _INDEXED_KINDS = ("ConfigMap", "Secret", "ResourceClaim", "DeviceClass")
 _INDEXED_KINDS_UTF8 = tuple(kind.encode() for kind in _INDEXED_KINDS)
 
 
+# Where the documents of a text end, and the 0-based line each starts at (what split_documents
+# found in it): the index pass splits a file's text, and the scan takes the same cuts.
+Split = list[tuple[int, int]]
+
 # What the index pass found in one input: its ConfigMaps and Secrets (index.source_of),
-# internal errors, and for the scan its bytes and parsed chunks with their size in characters.
-Indexed = tuple[list[ConfigSource], list[str], "bytes | None", "ParsedChunks | None", int]
+# internal errors, and for the scan its bytes, parsed chunks with their size in characters
+# and its text's split.
+Indexed = tuple[list[ConfigSource], list[str], "bytes | None", "ParsedChunks | None", int, "Split | None"]
 
 
 def build_index(inputs: list[Input], reader: InputReader, limits: Limits,
@@ -111,11 +125,11 @@ def _read_quietly(path: Any) -> str:
 
 def _keep(reader: InputReader, item: Input, indexed: Indexed) -> tuple[list[ConfigSource], list[str]]:
     """Hand an input's bytes and parsed documents to the reader (which keeps what fits) for the scan."""
-    objects, errors, data, chunks, size = indexed
+    objects, errors, data, chunks, size, split = indexed
     if data is not None:
         reader.keep(item, data)
         if chunks:
-            reader.keep_parsed(item, chunks, size)
+            reader.keep_parsed(item, chunks, size, split)
     return objects, errors
 
 
@@ -132,18 +146,27 @@ def index_input(item: Input, reader: InputReader, limits: Limits) -> Indexed:
         with reader.open(item) as stream:
             return _index_text(item, Text(stream), limits)
     except (OSError, ReadError, BinaryInput):
-        return [], [], None, None, 0
+        return [], [], None, None, 0, None
     except Exception as error:  # a bug in gpulint: say where, keep going
-        return [], [internal_error_message(item.display, error)], None, None, 0
+        return [], [internal_error_message(item.display, error)], None, None, 0, None
 
 
 def _index_text(item: Input, source: Text, limits: Limits) -> Indexed:
     data = source.data
     if not source.may_contain(_INDEXED_KINDS_UTF8):
-        return [], [], data, None, 0
-    record: ParsedChunks | None = {} if data is not None else None
-    sources = _sources(item.display, documents_of(source, limits, only=_INDEXED_KINDS, record=record))
-    return sources, [], data, record or None, len(source.whole or "") if record else 0
+        return [], [], data, None, 0, None
+    if data is None:   # streamed: nothing of it is kept for the scan
+        return _sources(item.display, documents_of(source, limits, only=_INDEXED_KINDS)), [], None, None, 0, None
+    record: ParsedChunks = {}
+    whole = source.whole
+    assert whole is not None
+    chunks = list(split_documents(whole))
+    sources = _sources(item.display, _load_chunks(chunks, limits, True, _INDEXED_KINDS, record=record))
+    split, end = [], 0
+    for chunk, line in chunks:
+        end += len(chunk)
+        split.append((end, line))
+    return sources, [], data, record or None, len(whole), split
 
 
 def _sources(display: str, documents: Iterable[Document | LoadError]) -> list[ConfigSource]:
@@ -153,10 +176,22 @@ def _sources(display: str, documents: Iterable[Document | LoadError]) -> list[Co
 
 
 def documents_of(source: Text, limits: Limits, only: tuple[str, ...] = (), strict_json: bool = False,
-               record: ParsedChunks | None = None,
-               parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
+               record: ParsedChunks | None = None, parsed: ParsedChunks | None = None,
+               split: Split | None = None) -> Iterator[Document | LoadError]:
+    """`source`'s documents (load_documents, or load_stream for a streamed input). `split`: where the
+    index pass cut this text into documents (split_documents' answer, not worked out again)."""
     whole = source.whole
     if whole is not None:
+        if split and split[-1][0] == len(whole):   # (the same text: the bytes the index pass read)
+            return _load_chunks(_cut(whole, split), limits, True, only, strict_json, record, parsed)
         return load_documents(whole, limits, only=only, strict_json=strict_json, record=record, parsed=parsed)
     assert source.blocks is not None
     return load_stream(source.blocks, limits, only=only, strict_json=strict_json)
+
+
+def _cut(text: str, split: Split) -> Iterator[tuple[str, int]]:
+    """The (document text, line) pairs split_documents gives for `text`, from its `split`."""
+    start = 0
+    for end, line in split:
+        yield text[start:end], line
+        start = end

@@ -400,16 +400,16 @@ def _index_share(positions: list[int]) -> dict[int, tuple]:
     kept = parsed = 0
     out = {}
     for i in positions:
-        objects, errors, data, chunks, size = index_input(inputs[i], reader, limits)
+        objects, errors, data, chunks, size, split = index_input(inputs[i], reader, limits)
         if data is not None and kept + len(data) <= reader.CACHE_MAX // 2:
             kept += len(data)
             if chunks and parsed + size <= reader.PARSED_MAX // 2:
                 parsed += size
             else:
-                chunks = None
+                chunks = split = None
         else:
-            data = chunks = None
-        out[i] = (objects, errors, data, chunks, size)
+            data = chunks = split = None
+        out[i] = (objects, errors, data, chunks, size, split)
     return out
 
 

@@ -52,6 +52,7 @@ class InputReader:
         self._kept: dict[str, bytes] = {}
         self._kept_size = 0
         self._parsed: dict[str, ParsedChunks] = {}
+        self._split: dict[str, list] = {}
         self._parsed_size = 0
         self._pending: dict[tuple, Future] = {}     # renders started in the background, not handed over yet
         self._pool: ThreadPoolExecutor | None = None
@@ -134,16 +135,23 @@ class InputReader:
         rendered = render(item.kind, item.real, item.display, self._render_options, item.values, shared)
         return rendered, time.monotonic() - started
 
-    def keep_parsed(self, item: Input, chunks: ParsedChunks, size: int) -> None:
-        """Remember the chunks the index pass parsed in a file whose bytes are kept (`size`: its characters)."""
+    def keep_parsed(self, item: Input, chunks: ParsedChunks, size: int, split: list | None = None) -> None:
+        """Remember the chunks the index pass parsed in a file whose bytes are kept (`size`: its characters),
+        and where it cut the file's text into documents (indexing.Split: far smaller than the chunks)."""
         key = str(item.real)
         if key in self._kept and self._parsed_size + size <= self.PARSED_MAX:
             self._parsed[key] = chunks
+            if split is not None:
+                self._split[key] = split
             self._parsed_size += size
 
     def parsed(self, item: Input) -> ParsedChunks | None:
         """What keep_parsed kept for `item`, handed over once."""
         return self._parsed.pop(str(item.real), None) if self._parsed else None
+
+    def split(self, item: Input) -> list | None:
+        """The split keep_parsed kept for `item`, handed over once."""
+        return self._split.pop(str(item.real), None) if self._split else None
 
     def kept_size(self, item: Input) -> int | None:
         """The size of a file whose bytes are kept (None: not kept)."""

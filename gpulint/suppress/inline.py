@@ -50,10 +50,26 @@ _CODE_SPLIT_RE = lazy(r"[\s,]+")
 _NEXT_COMMENT_RE = lazy(r"\s#\s")
 
 
+# Comment lines looked at one by one before the rest of a text is looked at whole (_may_hold_directive).
+_COMMENT_LINES = 8
+
+
 def _may_hold_directive(text: str) -> bool:
-    """`_QUICK_RE.search(text)`, without its slow case-insensitive scan of the usual text
-    that has no "gpul" in any case (only the ASCII letters match g, p, u, l under re.I)."""
-    return "gpul" in text.lower() and _QUICK_RE.search(text) is not None
+    """Whether a line of `text` may hold a directive: `_QUICK_RE.search(text)`, without its slow
+    case-insensitive scan of the usual text that has no "gpul" in any case (only the ASCII letters
+    match g, p, u, l under re.I) on a line after a `#`. A directive is a comment: most documents have
+    none, or a few comment lines (Helm's `# Source:`, a script's `#!`), each lowered alone."""
+    start = text.find("#")
+    for _ in range(_COMMENT_LINES):
+        if start < 0:
+            return False
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        if "gpul" in text[start:end].lower():
+            return _QUICK_RE.search(text) is not None
+        start = text.find("#", end)
+    return start >= 0 and "gpul" in text[start:].lower() and _QUICK_RE.search(text) is not None
 
 
 @dataclass(frozen=True, repr=False, eq=False)
