@@ -321,21 +321,23 @@ def serverless_gpu_instance(pod: PodSpec) -> str | None:
 
 # (gpu-resources, overcommittable-resources, what `_gpu_names` answered) for the last settings
 # holding both as lists: a scan asks with the same settings for every container. The lists
-# are copies, compared element by element (in C): settings changed in place are seen.
-_last_gpu_names: list = []
+# are copies, compared element by element (in C): settings changed in place are seen. One
+# tuple, replaced whole: a thread reads an entry of one settings, never a mix of two.
+_last_gpu_names: tuple = ()
 
 
 def _gpu_names(settings: Mapping[str, Any]) -> tuple[Globs | None, tuple[str, ...], dict[str, bool]]:
     """The `gpu-resources` matcher, the known names (`_known_tuple`) and the answers of
     `_asks_named_gpus` per resource name so far, for these settings."""
+    global _last_gpu_names
     gpu = settings.get("gpu-resources")
     over = settings.get("overcommittable-resources")
     last = _last_gpu_names
     if last and type(gpu) is list and type(over) is list and last[0] == gpu and last[1] == over:
         return last[2]
     found = (setting_re(settings, "gpu-resources"), _known_tuple(settings), {})
-    _last_gpu_names[:] = [list(gpu) if type(gpu) is list else None, list(over) if type(over) is list else None,
-                          found]
+    _last_gpu_names = (list(gpu) if type(gpu) is list else None, list(over) if type(over) is list else None,
+                       found)
     return found
 
 

@@ -125,6 +125,7 @@ def _remember(cache: dict[str, bool], name: str, answer: bool) -> bool:
 
 def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
     # (`DEFAULT_SETTINGS` directly rather than `setting()`: four rules ask per workload.)
+    global _last_names
     gpu = settings.get("gpu-resources")
     over = settings.get("overcommittable-resources")
     last = _last_names
@@ -134,13 +135,14 @@ def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
         return last[2]
     names = _resource_names(tuple(gpu if gpu is not None else DEFAULT_SETTINGS["gpu-resources"]),
                             tuple(over if over is not None else DEFAULT_SETTINGS["overcommittable-resources"]))
-    _last_names[:] = [list(gpu) if type(gpu) is list else None, list(over) if type(over) is list else None, names]
+    _last_names = (list(gpu) if type(gpu) is list else None, list(over) if type(over) is list else None, names)
     return names
 
 
-# [gpu-resources, overcommittable-resources, their ResourceNames] of the last `resource_names`
-# call whose settings held both lists (copies: settings changed in place are seen); one entry.
-_last_names: list = []
+# (gpu-resources, overcommittable-resources, their ResourceNames) of the last `resource_names`
+# call whose settings held both lists (copies: settings changed in place are seen); one entry,
+# a tuple replaced whole, so that a thread never reads a mix of two settings.
+_last_names: tuple = ()
 
 
 @functools.lru_cache(maxsize=64)

@@ -828,7 +828,8 @@ ParsedChunks = dict[int, tuple[list, bool]]
 def load_documents(text: str, limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,
                    only: tuple[str, ...] = (), strict_json: bool = False, *,
                    record: ParsedChunks | None = None,
-                   parsed: ParsedChunks | None = None) -> Iterator[Document | LoadError]:
+                   parsed: ParsedChunks | None = None,
+                   chunks: Iterable[tuple[str, int]] | None = None) -> Iterator[Document | LoadError]:
     """Yield every non-empty document of `text`, or a LoadError where one fails.
 
     With `unrendered`, a document that fails and holds `{{ ... }}` yields its
@@ -843,9 +844,12 @@ def load_documents(text: str, limits: Limits = DEFAULT_LIMITS, unrendered: bool 
     spare the second its work: with `record`, each chunk that parses is stored
     there, without its event tree (positions then come from a parse on
     demand); with `parsed` (what a pass over the same text recorded), a stored
-    chunk is taken from there instead of being parsed again.
+    chunk is taken from there instead of being parsed again. `chunks`: what
+    `split_documents(text)` gives, when the caller has it already.
     """
-    return _load_chunks(split_documents(text), limits, unrendered, only, strict_json, record, parsed)
+    if chunks is None:
+        chunks = split_documents(text)
+    return _load_chunks(chunks, limits, unrendered, only, strict_json, record, parsed)
 
 
 def load_stream(blocks: Iterable[str], limits: Limits = DEFAULT_LIMITS, unrendered: bool = True,

@@ -16,7 +16,6 @@ from gpulint.load.yamlload import (
     Limits,
     LoadError,
     ParsedChunks,
-    _load_chunks,
     load_documents,
     load_stream,
     split_documents,
@@ -161,7 +160,8 @@ def _index_text(item: Input, source: Text, limits: Limits) -> Indexed:
     whole = source.whole
     assert whole is not None
     chunks = list(split_documents(whole))
-    sources = _sources(item.display, _load_chunks(chunks, limits, True, _INDEXED_KINDS, record=record))
+    sources = _sources(item.display, load_documents(whole, limits, only=_INDEXED_KINDS, record=record,
+                                                   chunks=chunks))
     split, end = [], 0
     for chunk, line in chunks:
         end += len(chunk)
@@ -182,9 +182,10 @@ def documents_of(source: Text, limits: Limits, only: tuple[str, ...] = (), stric
     index pass cut this text into documents (split_documents' answer, not worked out again)."""
     whole = source.whole
     if whole is not None:
-        if split and split[-1][0] == len(whole):   # (the same text: the bytes the index pass read)
-            return _load_chunks(_cut(whole, split), limits, True, only, strict_json, record, parsed)
-        return load_documents(whole, limits, only=only, strict_json=strict_json, record=record, parsed=parsed)
+        same = split and split[-1][0] == len(whole)   # (the same text: the bytes the index pass read)
+        chunks = _cut(whole, split) if same else None
+        return load_documents(whole, limits, only=only, strict_json=strict_json, record=record, parsed=parsed,
+                              chunks=chunks)
     assert source.blocks is not None
     return load_stream(source.blocks, limits, only=only, strict_json=strict_json)
 
