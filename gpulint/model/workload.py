@@ -370,35 +370,24 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
         if value is not None and type(value) is not str:  # `nvidia.com/gpu.present: true` is rejected
             problems.expect(value, str, selector_path + (key,), f"nodeSelector[{key}]")
 
-    # The other pod-level fields, in the order their problems are reported: `pod_field` in a
-    # loop (a call per field was a tenth of this function).
-    found = []
-    for name, kind in _POD_FIELDS:
-        if name in spec:
-            value = spec[name]
-            if type(value) is not kind:
-                value = problems.expect(value, kind, base + (name,), name)
-        elif fallback is not None and fallback_rel is not None and name in fallback:
-            value = problems.expect(fallback.get(name), kind, obj.path(*fallback_rel, name), name)
-        else:
-            value = None
-        found.append(value)
-    host_pid, host_network, host_ipc, runtime_class_name, affinity, tolerations, resource_claims = found
-
     # (Positional, in field order: see build_container.)
     return PodSpec(
-        base, label, host_pid is True, host_network is True, host_ipc is True, runtime_class_name,
-        node_selector, affinity or {}, tolerations or [], volumes,
+        base, label,
+        pod_field("hostPID", bool, "hostPID") is True,
+        pod_field("hostNetwork", bool, "hostNetwork") is True,
+        pod_field("hostIPC", bool, "hostIPC") is True,
+        pod_field("runtimeClassName", str, "runtimeClassName"),
+        node_selector,
+        pod_field("affinity", dict, "affinity") or {},
+        pod_field("tolerations", list, "tolerations") or [],
+        volumes,
         annotations if isinstance(annotations, dict) else {},
         labels if isinstance(labels, dict) else {},
         obj.path(*meta_rel) if meta is not None and meta_rel is not None else None,
-        resource_claims or [], containers, spec,
+        pod_field("resourceClaims", list, "resourceClaims") or [],
+        containers,
+        spec,
     )
-
-
-# build_pod_spec's fields besides nodeSelector: (key, the type it must have).
-_POD_FIELDS = (("hostPID", bool), ("hostNetwork", bool), ("hostIPC", bool), ("runtimeClassName", str),
-               ("affinity", dict), ("tolerations", list), ("resourceClaims", list))
 
 
 def build_container(data: dict, path: tuple, role: str, problems: Problems,
