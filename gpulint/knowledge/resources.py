@@ -9,7 +9,6 @@ The known names are the `gpu-resources` setting (POLICY.md §5, configurable);
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
@@ -37,7 +36,7 @@ LEGACY_NAMES: dict[str, tuple[str, str]] = {
 
 # Documentation-only domains (RFC 2606): `example.com/gpu` in a sample is a
 # placeholder, not a typo of a real resource.
-_PLACEHOLDER_DOMAIN_RE = re.compile(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
+_PLACEHOLDER_DOMAIN_RE = lazy(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
 
 # Extended resource names the API server accepts (IsQualifiedName on `domain/name`).
 _DNS_SUBDOMAIN_RE = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
