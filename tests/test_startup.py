@@ -94,6 +94,18 @@ def test_what_a_scan_uses_is_loaded_when_it_is_used(tmp_path: Path) -> None:
     assert "tempfile" in _modules_after("--format", "json", "-o", str(tmp_path / "r.json"), str(FIXTURES / "rules" / "GPU006"))
 
 
+
+def test_helm_output_without_its_chart_nearby_does_not_load_the_renderer(tmp_path: Path) -> None:
+    """Its findings map to no chart either way (tests/test_helm.py checks the mapping with one)."""
+    stream = tmp_path / "out.yaml"
+    stream.write_text("---\n# Source: no-such-chart/templates/pod.yaml\napiVersion: v1\nkind: Pod\n"
+                      "metadata: {name: p}\nspec:\n  containers:\n    - name: c\n      image: x\n"
+                      "      env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]\n")
+    loaded = _modules_after("--format", "json", "-o", os.devnull, str(stream))
+    assert "gpulint.render.piped" in loaded
+    assert not {"gpulint.render.helm", "gpulint.render.tools", "subprocess", "shutil"} & loaded
+
+
 # --- entry points ------------------------------------------------------------------------
 
 

@@ -61,6 +61,14 @@ class Rendered:
     sources: str = ""
 
 
+CHART_FILE = "Chart.yaml"
+
+
+def chart_places(name: str) -> tuple[str, ...]:
+    """Where the chart `name` of piped Helm output is looked for, relative to the working directory."""
+    return (".", name, f"charts/{name}")
+
+
 def rendered_name(display: str) -> str:
     """`charts/gpu-app` -> `charts/gpu-app (rendered)`: never a temporary path."""
     return RenderedFrom.of(display).name

@@ -25,9 +25,11 @@ from gpulint.load.regular import read_regular
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import KubeObject, helm_source
 from gpulint.render.base import (
+    CHART_FILE,
     Rendered,
     RenderFailure,
     RenderOptions,
+    chart_places,
     join_display,
     rendered_name,
 )
@@ -59,7 +61,6 @@ from gpulint.render.values import (
 )
 from gpulint.results.findings import STATUS_CHART, MappedLocation
 
-CHART_FILE = "Chart.yaml"
 INSTALL_HINT = ("install Helm 3 (https://helm.sh/docs/intro/install/) or pass --helm PATH, "
                 "or render it yourself: `helm template RELEASE {chart} | gpulint scan -`")
 _TEMPLATE_ERROR_RE = lazy(r"template: ([^:\s]+):(\d+):(\d+):")
@@ -634,7 +635,7 @@ def _region_kind(tpl: Template, region: tuple[int, int]) -> str | None:
 def find_local_chart(name: str, cwd: Path | None = None) -> Chart | None:
     """The chart `name` near the working directory: `.`, `./NAME` or `./charts/NAME`."""
     base = cwd or Path(".")
-    for rel in (".", name, f"charts/{name}"):
+    for rel in chart_places(name):
         directory = base / rel
         if (directory / CHART_FILE).is_file() and _chart_name(directory) == name:
             display = "." if rel == "." else rel
