@@ -24,6 +24,7 @@ from gpulint.knowledge.vendors import (
     other_vendor_resource,
 )
 from gpulint.lazypattern import glob_matches, lazy
+from gpulint.setonce import frozen_dataclass
 
 if TYPE_CHECKING:
     from gpulint.model.index import ConfigIndex
@@ -618,7 +619,7 @@ def normalize_image(image: str) -> str:
     return str(ref) if ref is not None else image.strip()
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class ImageRule:
     """What an image family sets NVIDIA_VISIBLE_DEVICES to, and why we believe it.
 

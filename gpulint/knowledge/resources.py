@@ -23,6 +23,7 @@ from gpulint.knowledge.gpu import (
 )
 from gpulint.knowledge.vendors import other_vendor_resource
 from gpulint.lazypattern import lazy
+from gpulint.setonce import frozen_dataclass
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -43,7 +44,7 @@ _DNS_SUBDOMAIN_RE = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0
 _QUALIFIED_NAME_RE = lazy(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 
 
-@dataclass(frozen=True, repr=False)
+@frozen_dataclass(frozen=True, repr=False)
 class ResourceNames:
     """The configured GPU resource names, compiled once per distinct configuration."""
 
@@ -238,7 +239,7 @@ def _repaired_globs(lower: str, names: ResourceNames) -> tuple[str, ...]:
 # --- values the sharing schedulers accept ------------------------------------
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class ShareRange:
     """Values a GPU-share resource accepts besides 0 (which requests nothing)."""
 
