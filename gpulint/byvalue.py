@@ -11,7 +11,8 @@ hashed as the tuple of its fields.
 That holds because an instance's `__dict__` is its fields in field order: the
 frozen `__init__` sets every field, in order, and nothing else can be set (a
 `__post_init__` may only set fields again, which keeps their order). So only
-frozen dataclasses whose fields are all compared and hashed are accepted.
+frozen dataclasses whose fields are all compared and hashed are accepted (and
+gpulint/setonce.py's classes, whose fields are set once, in order, likewise).
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from typing import Any, TypeVar
 _T = TypeVar("_T")
 
 
-def _equal_fields(self: Any, other: Any) -> Any:
+def equal_fields(self: Any, other: Any) -> Any:
     if other.__class__ is self.__class__:
         return self.__dict__ == other.__dict__
     return NotImplemented
 
 
-def _hash_fields(self: Any) -> int:
+def hash_fields(self: Any) -> int:
     return hash(tuple(self.__dict__.values()))
 
 
@@ -44,6 +45,6 @@ def by_value(cls: type[_T]) -> type[_T]:
     for name in ("__eq__", "__hash__"):
         if name in cls.__dict__:
             raise TypeError(f"by_value: {cls.__qualname__} defines {name} itself")
-    cls.__eq__ = _equal_fields  # type: ignore[assignment,method-assign]
-    cls.__hash__ = _hash_fields  # type: ignore[assignment,method-assign]
+    cls.__eq__ = equal_fields  # type: ignore[assignment,method-assign]
+    cls.__hash__ = hash_fields  # type: ignore[assignment,method-assign]
     return cls

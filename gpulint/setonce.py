@@ -9,7 +9,7 @@ the same guarantee with two functions all such classes share: the plain
 dataclass `__init__` sets each field once through the shared `__setattr__`;
 after that, assigning a field, assigning any other name or deleting one raises
 `FrozenInstanceError`, as with `dataclass(frozen=True)`. Equality and hashing
-are the frozen dataclass's (with `eq`, a hash of the fields).
+are the frozen dataclass's (with `eq`, by the fields' values: gpulint/byvalue.py).
 
 Not for classes made per document or per finding: each field set in `__init__`
 then costs a Python call (about 1,700 instructions more per field than the
@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import MISSING, FrozenInstanceError, dataclass, fields
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+from gpulint.byvalue import equal_fields, hash_fields
 
 _T = TypeVar("_T")
 _FIELDS = "__set_once_fields__"   # on each class: the names its __init__ sets once
@@ -44,16 +46,25 @@ def _frozen_dataclass(*, frozen: bool, **options: Any) -> Callable[[type[_T]], t
         raise TypeError("frozen_dataclass: for frozen=True classes with a __dict__ only")
 
     def wrap(cls: type[_T]) -> type[_T]:
-        # Hashed as dataclass(frozen=True) hashes: the fields' hash with eq, unless the class has its own.
+        # Compared and hashed as dataclass(frozen=True) does: with eq, by the fields, unless the class
+        # has its own __hash__ (or __eq__); by gpulint/byvalue.py's shared pair where it has neither.
+        eq = options.get("eq", True)
         own_hash = cls.__dict__.get("__hash__", MISSING)
         explicit = not (own_hash is MISSING or (own_hash is None and "__eq__" in cls.__dict__))
-        made = dataclass(unsafe_hash=options.get("eq", True) and not explicit, **options)(cls)
+        shared = eq and not explicit and "__eq__" not in cls.__dict__
+        made = dataclass(**{**options, "eq": eq and not shared, "unsafe_hash": eq and not explicit and not shared})(cls)
         names = []
         for f in fields(made):
             if not f.init and f.default is MISSING and f.default_factory is MISSING:
                 raise TypeError(f"{cls.__qualname__}.{f.name}: __init__ does not set it, so it could be set later")
+            if shared and (not f.compare or f.hash is not None):
+                raise TypeError(f"{cls.__qualname__}.{f.name}: not compared like the other fields (eq=False, or "
+                                "give the class its own __hash__)")
             names.append(f.name)
         setattr(made, _FIELDS, frozenset(names))
+        if shared:
+            made.__eq__ = equal_fields  # type: ignore[assignment,method-assign]
+            made.__hash__ = hash_fields  # type: ignore[assignment,method-assign]
         made.__setattr__ = _set_once  # type: ignore[assignment]
         made.__delattr__ = _refuse_delete  # type: ignore[assignment]
         return made

@@ -24,19 +24,29 @@ from gpulint.suppress.systemcomponents import SystemComponent
 class Point:
     x: int
     y: int = 0
-    tags: list[str] = dataclasses.field(default_factory=list, compare=False)
+    tags: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class StdPoint:
     x: int
     y: int = 0
+    tags: tuple[str, ...] = ()
+
+
+@frozen_dataclass(frozen=True, repr=False)
+class Tagged:
+    """Compared without its tags: the class hashes itself."""
+    x: int
     tags: list[str] = dataclasses.field(default_factory=list, compare=False)
+
+    def __hash__(self) -> int:
+        return self.x
 
 
 def test_fields_are_set_by_init_and_never_again() -> None:
     point = Point(1, 2)
-    assert (point.x, point.y, point.tags) == (1, 2, [])
+    assert (point.x, point.y, point.tags) == (1, 2, ())
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'x'"):
         point.x = 5  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'z'"):
@@ -44,23 +54,25 @@ def test_fields_are_set_by_init_and_never_again() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'y'"):
         del point.y  # type: ignore[misc]
     assert (point.x, point.y) == (1, 2)
-    assert vars(point) == {"x": 1, "y": 2, "tags": []}
+    assert vars(point) == {"x": 1, "y": 2, "tags": ()}
 
 
 def test_equality_and_hash_are_the_frozen_dataclass_ones() -> None:
-    assert Point(1, 2) == Point(1, 2, ["a"]) and Point(1, 2) != Point(2, 1)
-    assert hash(Point(1, 2)) == hash(StdPoint(1, 2)) == hash((1, 2))
-    assert {Point(1, 2), Point(1, 2, ["b"])} == {Point(1, 2)}
+    assert Point(1, 2) == Point(1, 2) and Point(1, 2) != Point(2, 1) and Point(1, 2) != Point(1, 2, ("a",))
+    assert hash(Point(1, 2, ("a",))) == hash(StdPoint(1, 2, ("a",))) == hash((1, 2, ("a",)))
+    assert Point(1, 2) != StdPoint(1, 2) and Point.__eq__(Point(1), StdPoint(1)) is NotImplemented
+    assert {Point(1, 2), Point(1, 2)} == {Point(1, 2)}
+    assert Tagged(1, ["a"]) == Tagged(1, ["b"]) and Tagged(1) != Tagged(2) and hash(Tagged(7)) == 7
 
 
 def test_replace_copy_and_pickle_make_equal_frozen_instances() -> None:
-    point = Point(1, 2, ["a"])
+    point = Point(1, 2, ("a",))
     for other in (dataclasses.replace(point, y=3), copy.copy(point), copy.deepcopy(point),
                   pickle.loads(pickle.dumps(point))):
         assert type(other) is Point
         with pytest.raises(dataclasses.FrozenInstanceError):
             other.x = 9  # type: ignore[misc]
-    assert dataclasses.replace(point, y=3) == Point(1, 3)
+    assert dataclasses.replace(point, y=3) == Point(1, 3, ("a",))
     assert pickle.loads(pickle.dumps(point)) == point
 
 
@@ -73,6 +85,11 @@ def test_only_for_frozen_classes_with_fields_init_sets() -> None:
         @frozen_dataclass(frozen=True)
         class Later:
             z: int = dataclasses.field(init=False)
+    with pytest.raises(TypeError, match="Partly.z: not compared like the other fields"):
+        @frozen_dataclass(frozen=True)
+        class Partly:
+            y: int
+            z: int = dataclasses.field(compare=False)
 
 
 def test_eq_false_compares_by_identity_and_an_own_hash_is_kept() -> None:
