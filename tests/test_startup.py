@@ -146,6 +146,25 @@ def test_entry_point_sections_parse_like_importlib_metadata() -> None:
     assert registry.EntryPoint("x", "json:dumps", "g").load() is json.dumps
 
 
+@pytest.mark.parametrize("value", ["gpulint.rules", "a", "a_b.c", "é.ü", "٣x", "a:b", "a.b:c.d", "a [x]", "a:b [x]",
+                                   "a-b", "", ".", "a b", "a:", ":b"])
+def test_entry_point_values_load_what_the_pattern_reads(value: str) -> None:
+    import re
+
+    match = re.match(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$", value)
+    if registry._is_dotted_name(value):   # taken whole as the module, without the pattern
+        assert match is not None and match.group("module") == value and match.group("attr") is None
+    else:
+        assert value not in ("gpulint.rules", "a", "a_b.c", "é.ü", "٣x")
+
+
+@pytest.mark.parametrize("name", ["a-b", "a--b", "a_-.b", "-a", "a-", "..", "", "abc", "a__b", "ruamel.yaml.clib"])
+def test_distribution_names_are_normalised_as_importlib_metadata_does(name: str) -> None:
+    import re
+
+    assert registry._normalized(name) == re.sub(r"[-_.]+", "_", name)
+
+
 def test_rule_package_modules_are_listed_as_pkgutil_lists_them(tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
