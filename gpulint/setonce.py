@@ -4,7 +4,9 @@
 class and compiles them with `exec` when the module is imported (Python 3.11):
 about 1.3 million instructions a class on every start-up, a quarter of a
 percent of a one-file scan each. For a class made a few times per scan
-(configuration, knowledge tables, the report targets) `frozen_dataclass` gives
+(configuration, knowledge tables, the report targets), or only for input that is
+rare and costs far more than the object (a field of the wrong type, a malformed
+quantity, a DRA claim or device class), `frozen_dataclass` gives
 the same guarantee with two functions all such classes share: the plain
 dataclass `__init__` sets each field once through the shared `__setattr__`;
 after that, assigning a field, assigning any other name or deleting one raises

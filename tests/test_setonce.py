@@ -13,8 +13,12 @@ from gpulint.config.settings import ConfigProblem, Exemption
 from gpulint.inputs.discovery import _Escape
 from gpulint.inputs.gitignore import Ignored
 from gpulint.knowledge.gpu import ImageRule
+from gpulint.knowledge.quantity import QuantityIssue
 from gpulint.knowledge.resources import ResourceNames, ShareRange
 from gpulint.knowledge.roles import Role
+from gpulint.model.index import ClaimSource, ExtendedResourceSource
+from gpulint.model.objects import ObjectRef
+from gpulint.model.workload import TypeProblem
 from gpulint.report.destinations import Target
 from gpulint.setonce import frozen_dataclass
 from gpulint.suppress.systemcomponents import SystemComponent
@@ -108,7 +112,9 @@ def test_eq_false_compares_by_identity_and_an_own_hash_is_kept() -> None:
     ConfigProblem("f", 1, 2, "m"), Exemption("why"), ShareRange(1, 100, 1, "x"),
     ResourceNames(("a",), (), ("a",)), Role("device plugin", "its mount"),  # type: ignore[arg-type]
     ImageRule("docker.io/x", "all", "s"), SystemComponent("n", ("i",), frozenset()), Target("json", None),
-    _Escape("dir", None), Ignored(frozenset(), frozenset()),
+    _Escape("dir", None), Ignored(frozenset(), frozenset()), TypeProblem(("spec",), "m"), QuantityIssue("missing", None),
+    ClaimSource(ObjectRef("resource.k8s.io/v1", "ResourceClaim", "c", "ns"), ("gpu",)),
+    ExtendedResourceSource(ObjectRef("resource.k8s.io/v1", "DeviceClass", "d", None), "example.com/gpu"),
 ], ids=lambda made: type(made).__name__)
 def test_the_classes_made_so_refuse_assignment(made: object) -> None:
     name = dataclasses.fields(made)[0].name   # type: ignore[arg-type]
