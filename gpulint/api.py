@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Union
 
+from gpulint.byvalue import by_value
+
 if TYPE_CHECKING:
     from gpulint.load.dockerfile import Dockerfile
     from gpulint.model.index import ConfigIndex
@@ -57,21 +59,24 @@ RULE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 # --- where a violation points ----------------------------------------------
 
 
-@dataclass(frozen=True, repr=False)
+@by_value
+@dataclass(frozen=True, repr=False, eq=False)
 class KeyAt:
     """The mapping key at the end of `path` (e.g. the `privileged` key)."""
 
     path: tuple
 
 
-@dataclass(frozen=True, repr=False)
+@by_value
+@dataclass(frozen=True, repr=False, eq=False)
 class ValueAt:
     """The node at `path`: a scalar value, a list entry, a mapping."""
 
     path: tuple
 
 
-@dataclass(frozen=True, repr=False)
+@by_value
+@dataclass(frozen=True, repr=False, eq=False)
 class TextAt:
     """Characters `start:end` of the string scalar at `path` (e.g. a command in a script)."""
 
@@ -80,7 +85,8 @@ class TextAt:
     end: int
 
 
-@dataclass(frozen=True, repr=False)
+@by_value
+@dataclass(frozen=True, repr=False, eq=False)
 class LineAt:
     """A position in a file that has no data tree (Dockerfiles); 1-based, end exclusive."""
 
@@ -210,7 +216,8 @@ class Applicability(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True, repr=False)
+@by_value
+@dataclass(frozen=True, repr=False, eq=False)
 class CopyOf:
     """A value written exactly as the scalar at `path` is (a limit copied from its request keeps
     its quoting)."""
@@ -218,7 +225,8 @@ class CopyOf:
     path: tuple
 
 
-@dataclass(frozen=True, repr=False)
+@by_value
+@dataclass(frozen=True, repr=False, eq=False)
 class Edit:
     """One change by document path; the fix stage turns it into a text edit of the file.
 
@@ -256,7 +264,8 @@ class Edit:
         return cls("append", tuple(path), value)
 
 
-@dataclass(frozen=True, repr=False)
+@by_value
+@dataclass(frozen=True, repr=False, eq=False)
 class Fix:
     """A repair of one violation: every edit is applied, or none."""
 
@@ -265,7 +274,8 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
-@dataclass(frozen=True, repr=False)
+@by_value
+@dataclass(frozen=True, repr=False, eq=False)
 class Violation:
     """What a rule's check yields: a message and the node it is about.
 
@@ -320,7 +330,8 @@ DirectiveCheck = Callable[[SuppressionComment, RuleContext], Iterable[Violation]
 SuppressionCheck = Callable[[UnusedSuppression, RuleContext], Iterable[Violation]]
 
 
-@dataclass(frozen=True)
+@by_value
+@dataclass(frozen=True, eq=False)
 class Admission:
     """A rule's form at the cluster's door (`gpulint policy export`, gpulint/admission/).
 
@@ -349,7 +360,8 @@ class Admission:
 AdmissionForm = Callable[[Mapping[str, Any]], "Admission | None"]
 
 
-@dataclass(frozen=True, repr=False)
+@by_value
+@dataclass(frozen=True, repr=False, eq=False)
 class Rule:
     """A registered rule: its identity, documentation and check."""
     id: str

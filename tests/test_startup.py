@@ -94,6 +94,18 @@ def test_what_a_scan_uses_is_loaded_when_it_is_used(tmp_path: Path) -> None:
     assert "tempfile" in _modules_after("--format", "json", "-o", str(tmp_path / "r.json"), str(FIXTURES / "rules" / "GPU006"))
 
 
+
+def test_helm_output_without_its_chart_nearby_does_not_load_the_renderer(tmp_path: Path) -> None:
+    """Its findings map to no chart either way (tests/test_helm.py checks the mapping with one)."""
+    stream = tmp_path / "out.yaml"
+    stream.write_text("---\n# Source: no-such-chart/templates/pod.yaml\napiVersion: v1\nkind: Pod\n"
+                      "metadata: {name: p}\nspec:\n  containers:\n    - name: c\n      image: x\n"
+                      "      env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]\n")
+    loaded = _modules_after("--format", "json", "-o", os.devnull, str(stream))
+    assert "gpulint.render.piped" in loaded
+    assert not {"gpulint.render.helm", "gpulint.render.tools", "subprocess", "shutil"} & loaded
+
+
 # --- entry points ------------------------------------------------------------------------
 
 
@@ -132,6 +144,25 @@ def test_entry_point_sections_parse_like_importlib_metadata() -> None:
     assert [(e.name, e.value) for e in registry._group_entries(text, "gpulint.rules")] == [
         ("mine", "pkg.mod:RULE [extra]"), ("more", "pkg")]
     assert registry.EntryPoint("x", "json:dumps", "g").load() is json.dumps
+
+
+@pytest.mark.parametrize("value", ["gpulint.rules", "a", "a_b.c", "é.ü", "٣x", "a:b", "a.b:c.d", "a [x]", "a:b [x]",
+                                   "a-b", "", ".", "a b", "a:", ":b"])
+def test_entry_point_values_load_what_the_pattern_reads(value: str) -> None:
+    import re
+
+    match = re.match(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$", value)
+    if registry._is_dotted_name(value):   # taken whole as the module, without the pattern
+        assert match is not None and match.group("module") == value and match.group("attr") is None
+    else:
+        assert value not in ("gpulint.rules", "a", "a_b.c", "é.ü", "٣x")
+
+
+@pytest.mark.parametrize("name", ["a-b", "a--b", "a_-.b", "-a", "a-", "..", "", "abc", "a__b", "ruamel.yaml.clib"])
+def test_distribution_names_are_normalised_as_importlib_metadata_does(name: str) -> None:
+    import re
+
+    assert registry._normalized(name) == re.sub(r"[-_.]+", "_", name)
 
 
 def test_rule_package_modules_are_listed_as_pkgutil_lists_them(tmp_path: Path,

@@ -3,9 +3,8 @@ rendering code so that a scan without charts never imports it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpulint.lazypattern import lazy
+from gpulint.setonce import frozen_dataclass
 
 DEFAULT_RELEASE = "release-name"   # what `helm template` itself calls an unnamed release
 # A Kubernetes version as helm's --kube-version takes it: 1.33, v1.33, 1.33.1.
@@ -14,7 +13,7 @@ DEFAULT_TIMEOUT = 30.0  # seconds per renderer run; one that takes longer is sto
 DEFAULT_MEMORY = 512    # MiB a renderer run may allocate (beyond the Go runtime's reservation, render/tools.py)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class RenderOptions:
     """Command-line settings for rendering charts and kustomizations."""
 
@@ -34,7 +33,7 @@ class RenderOptions:
     scan_roots: tuple[str, ...] = ()    # the command-line paths: the repository outside a git work tree
 
 
-@dataclass(frozen=True, repr=False)
+@frozen_dataclass(frozen=True, repr=False)
 class ChartValues:
     """Values for one more render of a chart (besides its defaults): values files and --set pairs.
 
@@ -57,7 +56,7 @@ class ChartValues:
         return cls(files, shown, sets, label)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class ConfiguredChart:
     """A `charts:` entry of the configuration: the chart directory and one render's values."""
 

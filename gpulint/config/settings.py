@@ -20,6 +20,7 @@ from gpulint.api import Rule, Severity
 from gpulint.config.render import ChartValues, ConfiguredChart
 from gpulint.knowledge.gpu import DEFAULT_SETTINGS
 from gpulint.lazypattern import lazy
+from gpulint.setonce import frozen_dataclass
 
 if TYPE_CHECKING:  # imported where a configuration file is read: a plain scan needs none of it
     from pathlib import Path
@@ -33,7 +34,7 @@ EXEMPTION_MATCHERS = ("path", "namespace", "kind", "name", "container", "image")
 Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class ConfigProblem:
     """A configuration error at file:line:column."""
     file: str
@@ -66,7 +67,7 @@ class RuleConfig:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class Exemption:
     """Findings a project accepts, and why. A matcher left out matches anything."""
 

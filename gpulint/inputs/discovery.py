@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from gpulint.inputs.helmscripts import is_script
 from gpulint.load.filenames import is_dockerfile
 from gpulint.results.inputkind import InputKind
+from gpulint.setonce import frozen_dataclass
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -377,7 +378,7 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
 KERNEL_FS_NAMES = frozenset(os.path.basename(path) for path in KERNEL_FS)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class _Escape:
     """A symlink that leads outside the scanned root."""
     kind: str                 # "dir" or "file" (a dangling link counts as a file)

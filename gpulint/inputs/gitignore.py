@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
+
+from gpulint.setonce import frozen_dataclass
 
 GIT_TIMEOUT = 30.0  # seconds; on a huge tree listing the ignored files stays far below this
 _COMMAND = ("git", "-c", "core.fsmonitor=false", "ls-files", "-z", "--others", "--ignored",
             "--exclude-standard", "--directory")
 
 
-@dataclass(frozen=True, repr=False)
+@frozen_dataclass(frozen=True, repr=False)
 class Ignored:
     """The paths git ignores under one directory, relative to it ('/'-separated)."""
 

@@ -18,7 +18,6 @@ once (results/repeats.py).
 from __future__ import annotations
 
 import os
-import shlex
 
 from gpulint.lazypattern import lazy
 
@@ -117,6 +116,8 @@ def _helm_calls(text: str) -> list[tuple[str | None, list[str]]]:
 
 
 def _words(text: str) -> list[str]:
+    import shlex   # only for a script that runs helm: most scans meet none
+
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|)")
     lexer.whitespace_split = True
     lexer.commenters = "#"

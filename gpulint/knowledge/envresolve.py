@@ -11,11 +11,11 @@ such as NVIDIA_VISIBLE_DEVICES and on which sources cannot be checked.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpulint.knowledge.envexpand import expanded_value
+from gpulint.lazypattern import lazy
 from gpulint.model.workload import Container, EnvFrom, EnvVar, PodSpec
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ VALUE_FROM = "valueFrom"   # env: valueFrom
 ENV_FROM = "envFrom"       # envFrom of a ConfigMap/Secret in the scan
 
 _SOURCE_WORDS = {"configMap": "ConfigMap", "secret": "Secret"}
-_FIELD_RE = re.compile(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z")
+_FIELD_RE = lazy(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z")
 
 
 # Not frozen, as the model's views (model/workload.py): built per container and variable asked

@@ -24,6 +24,7 @@ from gpulint.knowledge.vendors import (
     other_vendor_resource,
 )
 from gpulint.lazypattern import glob_matches, lazy
+from gpulint.setonce import frozen_dataclass
 
 if TYPE_CHECKING:
     from gpulint.model.index import ConfigIndex
@@ -658,7 +659,7 @@ def normalize_image(image: str) -> str:
     return str(ref) if ref is not None else image.strip()
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class ImageRule:
     """What an image family sets NVIDIA_VISIBLE_DEVICES to, and why we believe it.
 
@@ -780,7 +781,7 @@ def _image_default(image: str, patterns: tuple[str, ...]) -> ImageRule | None:
 # The NGC framework release tag (`24.01-py3`, `24.05-py3-sdk`, `23.10-tf2-py3`,
 # `24.05-trtllm-python-py3`): only NGC's CUDA framework images are released so.
 NGC_RELEASE_TAG = r"\d{2}\.\d{2}(?:\.\d+)?-(?:[a-z0-9]+-)*py3(?:-[a-z0-9]+)*"
-_NGC_RELEASE_TAG_RE = re.compile(NGC_RELEASE_TAG + r"\Z")
+_NGC_RELEASE_TAG_RE = lazy(NGC_RELEASE_TAG + r"\Z")
 # "cuda" (or cuDNN, which only CUDA images carry) as a word of the repository or tag
 # (`-cuda11.8`, `cuda12.1-cudnn8`, `my-cuda-app`, `12.4.1-cudnn-runtime-ubuntu22.04`), or a
 # CUDA version tag (`cu118`, `cu121`, `cu12`).
@@ -798,7 +799,7 @@ COMPONENT_WORDS = ("operator|plugin|exporter|scheduler|extender|controller|manag
 _COMPONENT_WORD_RE = lazy(rf"(?:^|[^a-z])(?:{COMPONENT_WORDS})s?(?:$|[^a-z])", re.IGNORECASE)
 
 
-_CPU_WORD_RE = re.compile(r"(?:^|[^a-z])cpu(?:$|[^a-z])", re.IGNORECASE)
+_CPU_WORD_RE = lazy(r"(?:^|[^a-z])cpu(?:$|[^a-z])", re.IGNORECASE)
 
 
 def _mirror_rule(ref: ImageRef) -> ImageRule | None:
@@ -818,7 +819,7 @@ def _mirror_rule(ref: ImageRef) -> ImageRule | None:
 
 # An image whose registry (and tag) a script fills in (`$ECR_REGISTRY/ray-llm:$TAG`,
 # `${REGISTRY}/sglang:v1`): its repository path is still written out.
-_PLACEHOLDER_REGISTRY_RE = re.compile(
+_PLACEHOLDER_REGISTRY_RE = lazy(
     r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/(?P<path>[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*)"
     r"(?::(?P<tag>[\w.-]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?))?\Z")
 

@@ -58,7 +58,7 @@ _DEVICE_DIRS = (
 #    holding one (`.../nvidia/lib64`, `.../nvidia/bin`, `.../nvidia/driver`).
 # A name that merely contains the word (`/data/nvidia-models`, `/data/nvidia/datasets`)
 # is data, not a tree.
-_TREE_NAME_RE = re.compile(
+_TREE_NAME_RE = lazy(
     r"nvidia[-_](?:\d+(?:\.\d+)*|drivers?|docker|container(?:[-_](?:toolkit|runtime))?|toolkit|current|legacy)\Z",
     re.IGNORECASE)
 _SOFTWARE_PARENTS = frozenset({"usr", "local", "opt", "bin", "sbin", "lib", "lib32", "lib64", "libx32"})
@@ -68,7 +68,7 @@ _SOFTWARE_CHILD_RE = lazy(r"(?:lib(?:32|64|x32)?|bin|sbin|drivers?|toolkit|curre
 _NOT_TREES = ("/proc", "/sys", "/var/log", "/var/lib/kubelet", "/etc", "/lib/modules", "/usr/lib/modules",
               "/lib/firmware", "/usr/lib/firmware", "/dev")
 # Driver files, wherever they sit: libnvidia-ml.so.1, libcuda.so.1, nvidia-smi.
-_DRIVER_FILE_RE = re.compile(r"libnvidia-.+|libcuda\.so(?:\..*)?|nvidia-smi\Z")
+_DRIVER_FILE_RE = lazy(r"libnvidia-.+|libcuda\.so(?:\..*)?|nvidia-smi\Z")
 
 
 def nvidia_tree(path: str) -> str | None:

@@ -19,10 +19,10 @@ the Go parser reads as 0, is treated as invalid here; nobody means 0 by it.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpulint.lazypattern import lazy
+from gpulint.setonce import frozen_dataclass
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -131,7 +131,7 @@ MSG_NEGATIVE = "must be greater than or equal to 0"
 MSG_INTEGER = "must be an integer"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class QuantityIssue:
     """What is wrong with an extended resource quantity."""
     kind: str                # MISSING, UNPARSABLE, NEGATIVE or FRACTIONAL

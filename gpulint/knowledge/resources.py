@@ -9,7 +9,6 @@ The known names are the `gpu-resources` setting (POLICY.md §5, configurable);
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
@@ -24,6 +23,7 @@ from gpulint.knowledge.gpu import (
 )
 from gpulint.knowledge.vendors import other_vendor_resource
 from gpulint.lazypattern import lazy
+from gpulint.setonce import frozen_dataclass
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -37,14 +37,14 @@ LEGACY_NAMES: dict[str, tuple[str, str]] = {
 
 # Documentation-only domains (RFC 2606): `example.com/gpu` in a sample is a
 # placeholder, not a typo of a real resource.
-_PLACEHOLDER_DOMAIN_RE = re.compile(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
+_PLACEHOLDER_DOMAIN_RE = lazy(r"(?:^|\.)example\.(?:com|org|net)\Z|(?:^|\.)(?:example|test|invalid)\Z")
 
 # Extended resource names the API server accepts (IsQualifiedName on `domain/name`).
 _DNS_SUBDOMAIN_RE = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\Z")
 _QUALIFIED_NAME_RE = lazy(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 
 
-@dataclass(frozen=True, repr=False)
+@frozen_dataclass(frozen=True, repr=False)
 class ResourceNames:
     """The configured GPU resource names, compiled once per distinct configuration."""
 
@@ -268,7 +268,7 @@ def _repaired_globs(lower: str, names: ResourceNames) -> tuple[str, ...]:
 # --- values the sharing schedulers accept ------------------------------------
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class ShareRange:
     """Values a GPU-share resource accepts besides 0 (which requests nothing)."""
 

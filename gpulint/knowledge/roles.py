@@ -31,7 +31,6 @@ a device plugin does not ask the scheduler for the devices it advertises.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 from gpulint.api import SystemRole
@@ -39,9 +38,10 @@ from gpulint.knowledge.gpu import gpu_node_targeting, pod_requests_gpu
 from gpulint.knowledge.hostpaths import is_driver_tree, is_within, normalize
 from gpulint.lazypattern import lazy
 from gpulint.model.workload import PodSpec, Workload
+from gpulint.setonce import frozen_dataclass
 
 
-@dataclass(frozen=True, repr=False)
+@frozen_dataclass(frozen=True, repr=False)
 class Role:
     """What a pod is recognised as, and the evidence that shows it."""
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from gpulint.model.objects import KubeObject, ObjectRef, objects_in
+from gpulint.setonce import frozen_dataclass
 
 
 @dataclass(repr=False, eq=False)
@@ -152,7 +153,7 @@ def _device_classes(obj: KubeObject) -> tuple[str, ...]:
     return tuple(found)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class ClaimSource:
     """What the index keeps of a DRA ResourceClaim or ResourceClaimTemplate: its device classes."""
 
@@ -160,7 +161,7 @@ class ClaimSource:
     classes: tuple[str, ...]
 
 
-@dataclass(frozen=True, eq=False)
+@frozen_dataclass(frozen=True, eq=False)
 class ExtendedResourceSource:
     """What the index keeps of a DRA DeviceClass that declares an extended resource name (KEP-5004)."""
 

@@ -51,9 +51,9 @@ from gpulint.model.workload import (
 )
 
 # `values.yaml`, `gpu-values.yaml`, `values-prod.yml`, `my.values.yaml`, `overrides.yaml`, `prod-override.yml`.
-_NAME_RE = re.compile(r"(?:\A|[-_.])(?:values|overrides?)(?:[-_.][^/]*)?\.ya?ml\Z", re.I)
+_NAME_RE = lazy(r"(?:\A|[-_.])(?:values|overrides?)(?:[-_.][^/]*)?\.ya?ml\Z", re.I)
 # A folder kept for values files outside any chart (`config/helm/`, `helm-values/`, `values/`).
-_FOLDER_RE = re.compile(r"\A(?:helm|[\w.-]*values)\Z", re.I)
+_FOLDER_RE = lazy(r"\A(?:helm|[\w.-]*values)\Z", re.I)
 _ENV_LISTS = ("env", "extraEnv", "extraEnvVars", "extraEnvs", "additionalEnv", "envVars")
 _VOLUME_LISTS = ("volumes", "extraVolumes")
 _MOUNT_LISTS = ("volumeMounts", "extraVolumeMounts")

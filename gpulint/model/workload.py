@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from gpulint.model.objects import KubeObject, ObjectRef
 from gpulint.model.shell import basename
+from gpulint.setonce import frozen_dataclass
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh", "busybox"})
 
@@ -22,7 +23,7 @@ ROLE_INIT = "init"
 ROLE_EPHEMERAL = "ephemeral"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class TypeProblem:
     """A field whose value has the wrong type; reported as GPU000."""
 

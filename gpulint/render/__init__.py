@@ -50,6 +50,6 @@ def source_mapper(text: str, options: RenderOptions) -> Mapper | None:
     """A mapper for already-rendered Helm output (stdin or a file), or None without `# Source:`."""
     if "# Source:" not in text:
         return None
-    from gpulint.render.helm import source_mapper as helm_source_mapper
+    from gpulint.render.piped import source_mapper as piped_source_mapper
 
-    return helm_source_mapper(text, options)
+    return piped_source_mapper(text, options)

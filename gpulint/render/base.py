@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulint.api import Severity
 from gpulint.config.render import DEFAULT_RELEASE, RenderOptions
 from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject
 from gpulint.results.findings import MappedLocation, RenderedFrom
+
+if TYPE_CHECKING:
+    from pathlib import Path   # imported by the renderers; Helm output read from a file needs none
 
 __all__ = ["DEFAULT_RELEASE", "Mapper", "Rendered", "RenderFailure", "RenderOptions", "rendered_name"]
 
@@ -59,6 +61,14 @@ class Rendered:
     # A digest of every file the render read (chart copy, kustomization files): what a finding's
     # template, values or origin lines depend on besides the rendered text (the result cache's key).
     sources: str = ""
+
+
+CHART_FILE = "Chart.yaml"
+
+
+def chart_places(name: str) -> tuple[str, ...]:
+    """Where the chart `name` of piped Helm output is looked for, relative to the working directory."""
+    return (".", name, f"charts/{name}")
 
 
 def rendered_name(display: str) -> str:

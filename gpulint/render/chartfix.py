@@ -22,11 +22,11 @@ changes replaced and everything else as it was read.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from gpulint.lazypattern import lazy
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
@@ -38,9 +38,9 @@ STAND_IN = "0.0.0"
 # The metadata fields Helm loads as strings; `version` must be SemVer too.
 FIELDS = ("version", "appVersion")
 
-_MISSING_RE = re.compile(r"missing in charts/ directory: ([^;\n]+)")
-_VERSION_INVALID_RE = re.compile(r"chart\.metadata\.version (?:\".*\" is invalid|is required)")
-_UNMARSHAL_RE = re.compile(r"cannot unmarshal \w+ into Go struct field Metadata\.(\w+)")
+_MISSING_RE = lazy(r"missing in charts/ directory: ([^;\n]+)")
+_VERSION_INVALID_RE = lazy(r"chart\.metadata\.version (?:\".*\" is invalid|is required)")
+_UNMARSHAL_RE = lazy(r"cannot unmarshal \w+ into Go struct field Metadata\.(\w+)")
 _SHOWN_MAX = 40
 
 

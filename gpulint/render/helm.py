@@ -19,14 +19,17 @@ from typing import Any, Callable
 
 from gpulint.api import KeyAt, Severity, TextAt, ValueAt
 from gpulint.config.render import ChartValues
+from gpulint.lazypattern import lazy
 from gpulint.load.locations import Span
 from gpulint.load.regular import read_regular
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import KubeObject, helm_source
 from gpulint.render.base import (
+    CHART_FILE,
     Rendered,
     RenderFailure,
     RenderOptions,
+    chart_places,
     join_display,
     rendered_name,
 )
@@ -58,15 +61,14 @@ from gpulint.render.values import (
 )
 from gpulint.results.findings import STATUS_CHART, MappedLocation
 
-CHART_FILE = "Chart.yaml"
 INSTALL_HINT = ("install Helm 3 (https://helm.sh/docs/intro/install/) or pass --helm PATH, "
                 "or render it yourself: `helm template RELEASE {chart} | gpulint scan -`")
-_TEMPLATE_ERROR_RE = re.compile(r"template: ([^:\s]+):(\d+):(\d+):")
+_TEMPLATE_ERROR_RE = lazy(r"template: ([^:\s]+):(\d+):(\d+):")
 # `fail` and `required`: execution error at (gpu-app/templates/x.yaml:3:4): message
-_MISSING_DEPENDENCY_RE = re.compile(r"missing in charts/ directory: ([^;\n]+)")
-_EXECUTION_ERROR_RE = re.compile(r"execution error at \(([^:\s()]+):(\d+):(\d+)\)")
+_MISSING_DEPENDENCY_RE = lazy(r"missing in charts/ directory: ([^;\n]+)")
+_EXECUTION_ERROR_RE = lazy(r"execution error at \(([^:\s()]+):(\d+):(\d+)\)")
 TEMPLATE_READ_MAX = 16 << 20    # a chart file larger than this is not read for mapping
-_PARSE_ERROR_RE = re.compile(r"(?:YAML parse error on|error converting YAML to JSON.*? in) ([^:\s]+)")
+_PARSE_ERROR_RE = lazy(r"(?:YAML parse error on|error converting YAML to JSON.*? in) ([^:\s]+)")
 
 
 # --- the chart on disk ----------------------------------------------------------
@@ -633,7 +635,7 @@ def _region_kind(tpl: Template, region: tuple[int, int]) -> str | None:
 def find_local_chart(name: str, cwd: Path | None = None) -> Chart | None:
     """The chart `name` near the working directory: `.`, `./NAME` or `./charts/NAME`."""
     base = cwd or Path(".")
-    for rel in (".", name, f"charts/{name}"):
+    for rel in chart_places(name):
         directory = base / rel
         if (directory / CHART_FILE).is_file() and _chart_name(directory) == name:
             display = "." if rel == "." else rel

@@ -7,12 +7,12 @@ renders with `--skip-schema-validation` (see helm.py) and never lets it try.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
+from gpulint.lazypattern import lazy
 
-_META_SCHEMA_RE = re.compile(r"^https?://json-schema\.org/")
+_META_SCHEMA_RE = lazy(r"^https?://json-schema\.org/")
 
 
 def remote_schema_reference(chart: Path) -> tuple[str, str] | None:

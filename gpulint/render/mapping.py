@@ -22,17 +22,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from gpulint.lazypattern import lazy
 from gpulint.load.locations import Span
 from gpulint.render.template import Action, Template
 from gpulint.render.values import Located, ValuesChain, dotted
 from gpulint.results.findings import MappedLocation
 
 _BUILTINS = frozenset({"Release", "Chart", "Capabilities", "Template", "Files", "Subcharts"})
-_TOKEN_RE = re.compile(r"(\$[A-Za-z_]\w*|\$)?((?:\.[A-Za-z_][\w]*)+)|(?<![\w\)\]\.\$])\.(?![\w\.])")
-_INDEX_RE = re.compile(r"\bindex\s+(\$?[\w.]*)((?:\s+(?:\"[^\"]*\"|\d+))+)")
-_RANGE_VARS_RE = re.compile(r"^(?:range|with)\s+(?:(\$\w+)\s*(?:,\s*(\$\w+))?\s*:=\s*)?(.*)$", re.S)
-_INCLUDE_RE = re.compile(r"\b(?:include|template)\s+\"([^\"]+)\"\s*(\(.*?\)|\$?[\w.]*)?")
-_VALUE_FUNCS = re.compile(r"\b(?:toYaml|toJson|tpl|toPrettyJson|toRawJson)\b")
+_TOKEN_RE = lazy(r"(\$[A-Za-z_]\w*|\$)?((?:\.[A-Za-z_][\w]*)+)|(?<![\w\)\]\.\$])\.(?![\w\.])")
+_INDEX_RE = lazy(r"\bindex\s+(\$?[\w.]*)((?:\s+(?:\"[^\"]*\"|\d+))+)")
+_RANGE_VARS_RE = lazy(r"^(?:range|with)\s+(?:(\$\w+)\s*(?:,\s*(\$\w+))?\s*:=\s*)?(.*)$", re.S)
+_INCLUDE_RE = lazy(r"\b(?:include|template)\s+\"([^\"]+)\"\s*(\(.*?\)|\$?[\w.]*)?")
+_VALUE_FUNCS = lazy(r"\b(?:toYaml|toJson|tpl|toPrettyJson|toRawJson)\b")
 
 SET_NOTE = "value from --set"   # a template location's note: the value is given on the command line
 ROOT = ("<root>",)          # dot is the top-level context (.Values reachable)

@@ -13,13 +13,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpulint.lazypattern import lazy
+
 _OPENERS = frozenset({"if", "with", "range", "define", "block"})
 _PLACEHOLDER = "\x01"
-_KEY_RE = re.compile(
+_KEY_RE = lazy(
     r"""(?:"(?P<dq>[^"\x01]*)"|'(?P<sq>[^'\x01]*)'|(?P<plain>[^\s:#'"\x01\-?\[\]{},&*!|>%@`][^:#\x01]*?|-[^\s:#\x01][^:#\x01]*?))"""
     r"""\s*:(?:[ \t]|$)"""
 )
-_DEFINE_RE = re.compile(r'^(?:define|block)\s+"([^"]+)"')
+_DEFINE_RE = lazy(r'^(?:define|block)\s+"([^"]+)"')
 
 
 @dataclass

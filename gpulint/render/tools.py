@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Hashable
 
+from gpulint.lazypattern import lazy
+
 # klog (kubectl) frames lines as: E1202 14:56:18.027 12345 run.go:72] "command failed" err="..."
-_KLOG_PREFIX_RE = re.compile(r"^([EWIF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [\w.\-]+:\d+\] ")
-_KLOG_ERR_RE = re.compile(r'^"[^"]*" err="(.*)"$')
-_KLOG_BLOCK_RE = re.compile(r'^"[^"]*" err=<$')        # the error follows on indented lines, up to `>`
+_KLOG_PREFIX_RE = lazy(r"^([EWIF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [\w.\-]+:\d+\] ")
+_KLOG_ERR_RE = lazy(r'^"[^"]*" err="(.*)"$')
+_KLOG_BLOCK_RE = lazy(r'^"[^"]*" err=<$')        # the error follows on indented lines, up to `>`
 # Go's log package: `2024/12/03 09:46:27 walk.go:74: ...` (date, time, source file; each optional).
-_GO_LOG_RE = re.compile(r"^(?:\d{4}/\d{2}/\d{2} )?(?:\d{2}:\d{2}:\d{2}(?:\.\d+)? )?(?:[\w\-]+\.go:\d+: )?")
+_GO_LOG_RE = lazy(r"^(?:\d{4}/\d{2}/\d{2} )?(?:\d{2}:\d{2}:\d{2}(?:\.\d+)? )?(?:[\w\-]+\.go:\d+: )?")
 
 
 @dataclass
@@ -110,7 +112,7 @@ def run(argv: list[str], cwd: str | None, timeout: float, scratch: Path, memory:
 
 
 # The Go runtime's words when an allocation fails (helm, kustomize and kubectl are Go programs).
-_OUT_OF_MEMORY_RE = re.compile(r"^(?:fatal error: out of memory|runtime: out of memory)", re.M)
+_OUT_OF_MEMORY_RE = lazy(r"^(?:fatal error: out of memory|runtime: out of memory)", re.M)
 
 # A Go program reserves about 700-770 MiB of address space before it allocates anything (helm
 # 3.17 and kubectl 1.32 would not start under 700 MiB, did under 768): the limit is that much

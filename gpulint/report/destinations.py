@@ -15,9 +15,9 @@ The same file twice, or two reports on stdout, is a usage error.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from gpulint.report import registry
+from gpulint.setonce import frozen_dataclass
 
 STDOUT = "-"
 
@@ -26,7 +26,7 @@ class OutputError(ValueError):
     """A bad `-o` value; reported as a usage error."""
 
 
-@dataclass(frozen=True, repr=False)
+@frozen_dataclass(frozen=True, repr=False)
 class Target:
     """One report to write: its format and where."""
     format: str

@@ -31,8 +31,8 @@ from gpulint.lazypattern import lazy
 
 _SURROGATE = lazy("[\ud800-\udfff]")
 # C0 controls, DEL, C1 controls, and the characters some viewers take as line ends.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-_UNPRINTABLE_PATH = re.compile("[\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_UNPRINTABLE = lazy("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_UNPRINTABLE_PATH = lazy("[\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sys
 from types import ModuleType
 from typing import Iterable
 
 from gpulint.api import Rule
+from gpulint.lazypattern import lazy
 
 GROUP = "gpulint.rules"
 
@@ -35,7 +35,7 @@ def _entry_points() -> Iterable:
 class EntryPoint:
     """An entry point read from an `entry_points.txt` (loads like importlib.metadata's)."""
 
-    _PATTERN = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+    _PATTERN = lazy(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
 
     def __init__(self, name: str, value: str, group: str) -> None:
         self.name = name
@@ -43,13 +43,22 @@ class EntryPoint:
         self.group = group
 
     def load(self) -> object:
-        match = self._PATTERN.match(self.value)
-        if match is None:
-            raise ValueError(f"malformed entry point {self.value!r}")
-        target: object = importlib.import_module(match.group("module"))
-        for attr in filter(None, (match.group("attr") or "").split(".")):
+        if _is_dotted_name(self.value):   # a module (`gpulint.rules`): no pattern to compile
+            module, attrs = self.value, ""
+        else:
+            match = self._PATTERN.match(self.value)
+            if match is None:
+                raise ValueError(f"malformed entry point {self.value!r}")
+            module, attrs = match.group("module"), match.group("attr") or ""
+        target: object = importlib.import_module(module)
+        for attr in filter(None, attrs.split(".")):
             target = getattr(target, attr)
         return target
+
+
+def _is_dotted_name(value: str) -> bool:
+    """Whether `value` is all `[\\w.]` (what the pattern's `module` group takes), so matches it whole."""
+    return value != "" and all(c.isalnum() or c in "._" for c in value)
 
 
 def _read_entry_points(group: str) -> list[EntryPoint] | None:
@@ -78,7 +87,7 @@ def _read_entry_points(group: str) -> list[EntryPoint] | None:
             low = child.lower()
             if not low.endswith((".dist-info", ".egg-info")):
                 continue
-            name = re.sub(r"[-_.]+", "_", low.rpartition(".")[0].partition("-")[0])
+            name = _normalized(low.rpartition(".")[0].partition("-")[0])
             if name in seen:
                 continue
             seen.add(name)
@@ -89,6 +98,17 @@ def _read_entry_points(group: str) -> list[EntryPoint] | None:
                 continue
             found.extend(_group_entries(text, group))
     return found
+
+
+def _normalized(name: str) -> str:
+    """re.sub(r"[-_.]+", "_", name), without compiling a pattern for it: each run of separators one `_`."""
+    name = name.translate(_SEPARATORS)
+    while "__" in name:
+        name = name.replace("__", "_")
+    return name
+
+
+_SEPARATORS = str.maketrans("-.", "__")
 
 
 def _group_entries(text: str, group: str) -> list[EntryPoint]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE, Rule
@@ -33,6 +33,7 @@ from gpulint.knowledge.roles import Role, image_role, mounted_host_paths, pod_ro
 from gpulint.model.workload import Container, PodSpec, Workload
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
+from gpulint.setonce import frozen_dataclass
 
 KIND = "system-component"
 DOCKER_HUB = "docker.io"
@@ -111,7 +112,7 @@ def _compile_pattern(pattern: str) -> tuple[str, str | None]:
 # --- the allowlist ---------------------------------------------------------------
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_dataclass(frozen=True, repr=False, eq=False)
 class SystemComponent:
     """A known system component and the rules it is exempt from."""
     name: str
