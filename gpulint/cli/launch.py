@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import sys
 
+IMPORT_GC_THRESHOLD = 10_000   # (scancmd keeps it, GC_THRESHOLD, for the scan itself)
+
 
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["scan"]:
         import gc
 
+        # Importing the scan makes tens of thousands of objects and no garbage: at the
+        # default threshold the collector walked them about thirty times first.
+        gc.set_threshold(max(gc.get_threshold()[0], IMPORT_GC_THRESHOLD))
         from gpulint.cli.scancmd import main as scan_main
 
         code = scan_main(args[1:])
