@@ -233,3 +233,25 @@ def test_a_configuration_linked_from_outside_the_repository_is_not_read(tmp_path
     (repo / ".gpulint.yaml").symlink_to("conf/gpulint.yaml")
     code, out, err = run_cli("scan", str(repo))
     assert code == 0, err
+
+
+def test_piped_helm_output_never_leads_the_chart_lookup_out_of_the_working_directory(tmp_path: Path) -> None:
+    """`# Source: ../templates/pod.yaml` names the chart `..`: the folder above is not looked at,
+    even when it holds a Chart.yaml of that name."""
+    from gpulint.render.base import chart_places
+    from gpulint.render.helm import find_local_chart
+
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: ..\nversion: 0.1.0\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    assert [chart_places(name) for name in ("..", ".", "")] == [(), (), ()]
+    assert chart_places("gpu") == (".", "gpu", "charts/gpu")
+    assert find_local_chart("..", cwd=work) is None
+    stream = work / "out.yaml"
+    stream.write_text("---\n# Source: ../templates/pod.yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                      "spec:\n  containers:\n    - name: c\n      image: x\n"
+                      "      env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]\n")
+    done = subprocess.run([sys.executable, "-m", "gpulint", "scan", "--no-cache", "--format", "json", "out.yaml"],
+                          cwd=work, capture_output=True, text=True)
+    [finding] = json.loads(done.stdout)["findings"]
+    assert (finding["rule"], finding["line"], finding.get("mapped", [])) == ("GPU003", 10, [])

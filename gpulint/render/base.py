@@ -67,7 +67,10 @@ CHART_FILE = "Chart.yaml"
 
 
 def chart_places(name: str) -> tuple[str, ...]:
-    """Where the chart `name` of piped Helm output is looked for, relative to the working directory."""
+    """Where the chart `name` of piped Helm output is looked for, relative to the working directory.
+    None for `.`, `..` or no name: the stream's `# Source:` comments would lead outside it."""
+    if name in ("", ".", ".."):
+        return ()
     return (".", name, f"charts/{name}")
 
 
