@@ -358,13 +358,14 @@ def test_entries_shortcut_agrees_with_every_entry(limits: dict, requests: dict, 
     ({"deviceclass.resource.kubernetes.io/gpu.nvidia.com": 1}, True), ({"vendor.io/accel": 1}, False),
 ])
 def test_named_answers_agree_with_asks_gpus(resources: dict, asks: bool) -> None:
-    from gpulint.knowledge.gpu import _asks_gpus, _asks_named_gpus, _gpu_names, _known_tuple, setting_re
+    from gpulint.knowledge.gpu import _asks_gpus, _gpu_names, _known_tuple, setting_re
 
     settings = settings_with({})
     gpu_re, known, answers = _gpu_names(settings)
     assert _gpu_names(settings)[2] is answers   # kept for the same settings
     assert _asks_gpus(resources, setting_re(settings, "gpu-resources"), known=_known_tuple(settings)) is asks
-    assert _asks_named_gpus(resources, gpu_re, known, answers) is asks
-    assert _asks_named_gpus(resources, gpu_re, known, answers) is asks   # from the kept answers
+    assert _asks_gpus(resources, gpu_re, known=known, answers=answers) is asks
+    assert _asks_gpus(resources, gpu_re, known=known, answers=answers) is asks   # from the kept answers
     settings["gpu-resources"].append("vendor.io/accel")   # changed in place: answered anew
-    assert _asks_named_gpus({"vendor.io/accel": 1}, *_gpu_names(settings)) is True
+    gpu_re, known, answers = _gpu_names(settings)
+    assert _asks_gpus({"vendor.io/accel": 1}, gpu_re, known=known, answers=answers) is True

@@ -10,7 +10,7 @@ import fnmatch
 import functools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from gpulint.knowledge.envexpand import expanded_value
 from gpulint.knowledge.hostpaths import gpu_related_path, normalize
@@ -25,6 +25,8 @@ from gpulint.knowledge.vendors import (
 )
 from gpulint.lazypattern import glob_matches, lazy
 from gpulint.setonce import frozen_dataclass
+
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from gpulint.model.index import ConfigIndex
@@ -285,8 +287,8 @@ def requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]
 
 def _requests_gpu(container: Container, pod: PodSpec, settings: Mapping[str, Any]) -> bool:
     gpu_re, known, answers = _gpu_names(settings)
-    if _asks_named_gpus(container.resources.limits, gpu_re, known, answers) \
-            or _asks_named_gpus(container.resources.requests, gpu_re, known, answers):
+    if _asks_gpus(container.resources.limits, gpu_re, known=known, answers=answers) \
+            or _asks_gpus(container.resources.requests, gpu_re, known=known, answers=answers):
         return True
     if container.resources.claims:
         return True
@@ -320,45 +322,34 @@ def serverless_gpu_instance(pod: PodSpec) -> str | None:
     return None
 
 
-# (gpu-resources, overcommittable-resources, what `_gpu_names` answered) for the last settings
-# holding both as lists: a scan asks with the same settings for every container. The lists
-# are copies, compared element by element (in C): settings changed in place are seen. One
-# tuple, replaced whole: a thread reads an entry of one settings, never a mix of two.
-_last_gpu_names: tuple = ()
+def per_gpu_settings(make: Callable[[Mapping[str, Any]], _T]) -> Callable[[Mapping[str, Any]], _T]:
+    """`make(settings)`, which reads no setting but `gpu-resources` and `overcommittable-resources`,
+    kept for the last settings where both are lists: a scan asks with the same settings for every
+    container. The lists are kept as copies, compared element by element (in C), so settings
+    changed in place are seen; the entry is one tuple, replaced whole, so a thread reads the
+    answer of one settings, never a mix of two."""
+    last: tuple = ()
+
+    @functools.wraps(make)
+    def answer(settings: Mapping[str, Any]) -> _T:
+        nonlocal last
+        gpu = settings.get("gpu-resources")
+        over = settings.get("overcommittable-resources")
+        kept = last
+        if kept and type(gpu) is list and type(over) is list and kept[0] == gpu and kept[1] == over:
+            return kept[2]
+        found = make(settings)
+        last = (list(gpu) if type(gpu) is list else None, list(over) if type(over) is list else None, found)
+        return found
+
+    return answer
 
 
+@per_gpu_settings
 def _gpu_names(settings: Mapping[str, Any]) -> tuple[Globs | None, tuple[str, ...], dict[str, bool]]:
-    """The `gpu-resources` matcher, the known names (`_known_tuple`) and the answers of
-    `_asks_named_gpus` per resource name so far, for these settings."""
-    global _last_gpu_names
-    gpu = settings.get("gpu-resources")
-    over = settings.get("overcommittable-resources")
-    last = _last_gpu_names
-    if last and type(gpu) is list and type(over) is list and last[0] == gpu and last[1] == over:
-        return last[2]
-    found = (setting_re(settings, "gpu-resources"), _known_tuple(settings), {})
-    _last_gpu_names = (list(gpu) if type(gpu) is list else None, list(over) if type(over) is list else None,
-                       found)
-    return found
-
-
-def _asks_named_gpus(resources: Mapping[str, Any], gpu_re: Globs | None, known: tuple[str, ...],
-                     answers: dict[str, bool]) -> bool:
-    """`_asks_gpus(resources, gpu_re, known=known)`, each name's answer kept in `answers`
-    (the same few names, `cpu` and `memory`, recur in every container)."""
-    for name, quantity in resources.items():
-        named = answers.get(name)
-        if named is None:
-            named = (gpu_re is not None and gpu_re.match(name) is not None) \
-                or dra_extended_class(name) is not None or scheduler_gpu_resource(name, known)
-            if len(answers) >= 4096:   # a scan of hostile input must not grow it without bound
-                answers.clear()
-            answers[name] = named
-        if named:
-            amount = parse_quantity(quantity)
-            if amount is None or amount > 0:
-                return True
-    return False
+    """The `gpu-resources` matcher, the known names (`_known_tuple`) and a dict for the answers
+    of `_asks_gpus` per resource name, for these settings."""
+    return setting_re(settings, "gpu-resources"), _known_tuple(settings), {}
 
 
 def _known_tuple(settings: Mapping[str, Any]) -> tuple[str, ...]:
@@ -369,14 +360,22 @@ def _known_tuple(settings: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _asks_gpus(resources: Mapping[str, Any], gpu_re: Globs | None, also: tuple[str, ...] = (),
-               known: tuple[str, ...] | None = None) -> bool:
+               known: tuple[str, ...] | None = None, answers: dict[str, bool] | None = None) -> bool:
     """Whether `resources` name a GPU resource (or one of `also`, a DRA extended resource: a
     device claim like any other, or, with `known`, a scheduler's own GPU resource) with a
-    positive or unknown quantity."""
+    positive or unknown quantity. `answers`: each name's answer kept there, for the same
+    arguments (the same few names, `cpu` and `memory`, recur in every container)."""
     for name, quantity in resources.items():
-        if name in also or (gpu_re is not None and gpu_re.match(name) is not None) \
+        named = answers.get(name) if answers is not None else None
+        if named is None:
+            named = name in also or (gpu_re is not None and gpu_re.match(name) is not None) \
                 or dra_extended_class(name) is not None \
-                or known is not None and scheduler_gpu_resource(name, known):
+                or known is not None and scheduler_gpu_resource(name, known)
+            if answers is not None:
+                if len(answers) >= 4096:   # a scan of hostile input must not grow it without bound
+                    answers.clear()
+                answers[name] = named
+        if named:
             amount = parse_quantity(quantity)
             if amount is None or amount > 0:
                 return True

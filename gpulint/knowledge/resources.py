@@ -19,6 +19,7 @@ from gpulint.knowledge.gpu import (
     edit_distance,
     globs_re,
     is_glob,
+    per_gpu_settings,
     scheduler_gpu_resource,
 )
 from gpulint.knowledge.vendors import other_vendor_resource
@@ -123,26 +124,12 @@ def _remember(cache: dict[str, bool], name: str, answer: bool) -> bool:
     return answer
 
 
+@per_gpu_settings   # four rules ask per workload
 def resource_names(settings: Mapping[str, Any]) -> ResourceNames:
-    # (`DEFAULT_SETTINGS` directly rather than `setting()`: four rules ask per workload.)
-    global _last_names
     gpu = settings.get("gpu-resources")
     over = settings.get("overcommittable-resources")
-    last = _last_names
-    # The settings of the last answer, compared as lists (element by element in C, no copy and
-    # no hashing of the tuples): a scan asks with the same settings for every workload.
-    if last and last[0] == gpu and last[1] == over and type(gpu) is list and type(over) is list:
-        return last[2]
-    names = _resource_names(tuple(gpu if gpu is not None else DEFAULT_SETTINGS["gpu-resources"]),
-                            tuple(over if over is not None else DEFAULT_SETTINGS["overcommittable-resources"]))
-    _last_names = (list(gpu) if type(gpu) is list else None, list(over) if type(over) is list else None, names)
-    return names
-
-
-# (gpu-resources, overcommittable-resources, their ResourceNames) of the last `resource_names`
-# call whose settings held both lists (copies: settings changed in place are seen); one entry,
-# a tuple replaced whole, so that a thread never reads a mix of two settings.
-_last_names: tuple = ()
+    return _resource_names(tuple(gpu if gpu is not None else DEFAULT_SETTINGS["gpu-resources"]),
+                           tuple(over if over is not None else DEFAULT_SETTINGS["overcommittable-resources"]))
 
 
 @functools.lru_cache(maxsize=64)
