@@ -131,8 +131,6 @@ from gpulint.model.workload import Container, PodSpec, Workload
 # nsenter options naming a namespace file (`-m/proc/1/ns/mnt`, `--mount=...`).
 _NS_SHORT = frozenset("muinpUCT")
 _NS_LONG = ("--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time")
-# The programs `enters_host` reads; the commands of any other program are not even built.
-_ENTERING = frozenset({"nsenter", "chroot"})
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
@@ -151,7 +149,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
                             "remove it", where, severity=Severity.WARNING)
     reported: set[tuple] = set()  # workload-wide: containers sharing a mounted script report it once
     for pod, container in workload.containers():
-        for command in commands_named(workload, pod, container, ctx.index, _ENTERING):
+        for command in commands_named(workload, pod, container, ctx.index, _ENTERING_NAMES):
             how = enters_host(command, pod, container)
             if how is not None and command.source not in reported:
                 reported.add(command.source)
@@ -163,12 +161,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
 
 def enters_host(command: RunCommand, pod: PodSpec, container: Container) -> str | None:
     """A description of how `command` enters the node, or None."""
-    name = command.name
-    if name == "nsenter":
-        return _nsenter(command.argv[1:], pod, container)
-    if name == "chroot":
-        return _chroot(command.argv[1:], pod, container)
-    return None
+    reads = _ENTERING.get(command.name)
+    return reads(command.argv[1:], pod, container) if reads is not None else None
 
 
 def _nsenter(args: tuple[str, ...], pod: PodSpec, container: Container) -> str | None:
@@ -222,6 +216,11 @@ def _chroot(args: tuple[str, ...], pod: PodSpec, container: Container) -> str | 
     if node_path == "/":
         return f"chroot {root} (the node's root filesystem)"
     return None
+
+
+# The programs `enters_host` reads, and how; `check` has the commands of no other program built.
+_ENTERING = {"nsenter": _nsenter, "chroot": _chroot}
+_ENTERING_NAMES = frozenset(_ENTERING)
 
 
 def _host_init_path(path: str, pod: PodSpec, container: Container, under: str) -> bool:

@@ -106,7 +106,7 @@ def container_commands(workload: Workload, pod: PodSpec, container: Container,
     memo = container.memo.get("commands.container_commands")
     if memo is None or memo[0] is not index:
         memo = container.memo["commands.container_commands"] = (
-            index, tuple(_all_commands(_command_sources(workload, pod, container, index))))
+            index, tuple(_commands(_command_sources(workload, pod, container, index))))
     return iter(memo[1])
 
 
@@ -115,17 +115,7 @@ def commands_named(workload: Workload, pod: PodSpec, container: Container, index
     """The commands of `container_commands` whose program (`RunCommand.name`) is one of `names`,
     in the same order. A rule after a few programs (GPU001: nsenter, chroot; GPU002: the container
     engines) asks this: the commands of other programs, most of them, are never built."""
-    for source in _command_sources(workload, pod, container, index):
-        if source[0] is _EXEC:
-            _kind, argv, path, key, origin, name = source
-            if name in names:
-                yield RunCommand(argv, ValueAt(path), key, origin)
-        elif not names.isdisjoint(_script_names(source[1])):
-            _kind, text, path, origin, located_in = source
-            key = ("script", located_in.file if located_in else "", path)
-            for argv, start, end in _script_argvs(text):
-                if basename(argv[0]) in names:
-                    yield RunCommand(argv, TextAt(path, start, end), key, origin, located_in)
+    return _commands(_command_sources(workload, pod, container, index), names)
 
 
 # A container's commands are kept as their sources: an exec vector's one command
@@ -194,14 +184,16 @@ def _source_argvs(sources: list[tuple]) -> Iterator[tuple[str, ...]]:
                 yield argv
 
 
-def _all_commands(sources: tuple[tuple, ...]) -> Iterator[RunCommand]:
+def _commands(sources: tuple[tuple, ...], names: frozenset[str] | None = None) -> Iterator[RunCommand]:
+    """The commands of `sources`; with `names`, only those of these programs."""
     for source in sources:
         if source[0] is _EXEC:
-            _kind, argv, path, key, origin, _name = source
-            yield RunCommand(argv, ValueAt(path), key, origin)
-        else:
+            _kind, argv, path, key, origin, name = source
+            if names is None or name in names:
+                yield RunCommand(argv, ValueAt(path), key, origin)
+        elif names is None or not names.isdisjoint(_script_names(source[1])):
             _kind, text, path, origin, located_in = source
-            yield from _script_commands(text, path, origin, located_in)
+            yield from _script_commands(text, path, origin, located_in, names)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -212,10 +204,12 @@ def _exec_shape(argv: tuple[str, ...]) -> tuple[int | None, tuple[int, ...]]:
     return (None, ()) if start is None else (start, tuple(script_arguments(argv[start:])))
 
 
-def _script_commands(text: str, path: tuple, origin: str, located_in: KubeObject | None) -> Iterator[RunCommand]:
+def _script_commands(text: str, path: tuple, origin: str, located_in: KubeObject | None,
+                     names: frozenset[str] | None) -> Iterator[RunCommand]:
     source = ("script", located_in.file if located_in else "", path)
     for argv, start, end in _script_argvs(text):
-        yield RunCommand(argv, TextAt(path, start, end), source, origin, located_in)
+        if names is None or basename(argv[0]) in names:
+            yield RunCommand(argv, TextAt(path, start, end), source, origin, located_in)
 
 
 def mounted_config_files(workload: Workload, pod: PodSpec, container: Container,
