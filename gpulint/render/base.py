@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 from gpulint.api import Severity
 from gpulint.config.render import DEFAULT_RELEASE, RenderOptions
@@ -72,6 +73,11 @@ def chart_places(name: str) -> tuple[str, ...]:
     if name in ("", ".", ".."):
         return ()
     return (".", name, f"charts/{name}")
+
+
+def chart_dirs(name: str, base: str = ".") -> Iterator[str]:
+    """The places of chart `name` (chart_places) that hold a Chart.yaml, under `base`, in turn."""
+    return (rel for rel in chart_places(name) if os.path.isfile(os.path.join(base, rel, CHART_FILE)))
 
 
 def rendered_name(display: str) -> str:

@@ -29,7 +29,7 @@ from gpulint.render.base import (
     Rendered,
     RenderFailure,
     RenderOptions,
-    chart_places,
+    chart_dirs,
     join_display,
     rendered_name,
 )
@@ -635,9 +635,9 @@ def _region_kind(tpl: Template, region: tuple[int, int]) -> str | None:
 def find_local_chart(name: str, cwd: Path | None = None) -> Chart | None:
     """The chart `name` near the working directory: `.`, `./NAME` or `./charts/NAME`."""
     base = cwd or Path(".")
-    for rel in chart_places(name):
+    for rel in chart_dirs(name, str(base)):
         directory = base / rel
-        if (directory / CHART_FILE).is_file() and _chart_name(directory) == name:
+        if _chart_name(directory) == name:
             display = "." if rel == "." else rel
             return Chart(directory, display)
     return None

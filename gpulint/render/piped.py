@@ -12,10 +12,9 @@ the mapper would have.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
-from gpulint.render.base import CHART_FILE, chart_places
+from gpulint.render.base import chart_dirs
 
 if TYPE_CHECKING:
     from gpulint.config.render import RenderOptions
@@ -54,7 +53,7 @@ class _WhenChartNearby:
             name = obj.template.split("/", 1)[0]
             if name in self._absent:
                 return []
-            if not any(os.path.isfile(os.path.join(place, CHART_FILE)) for place in chart_places(name)):
+            if next(chart_dirs(name), None) is None:
                 self._absent.add(name)
                 return []
             from gpulint.render.helm import source_mapper as helm_source_mapper
