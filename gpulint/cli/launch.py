@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 
-IMPORT_GC_THRESHOLD = 10_000   # (scancmd keeps it, GC_THRESHOLD, for the scan itself)
+IMPORT_GC_THRESHOLD = 200_000   # (scancmd keeps it, GC_THRESHOLD, for the scan itself)
 
 
 def main() -> None:
