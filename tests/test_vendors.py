@@ -101,6 +101,29 @@ def test_image_vendor(repository: str, tag: str | None, vendor: str | None) -> N
     assert image_vendor(repository, tag) == vendor
 
 
+def test_image_vendor_pattern_finds_what_one_pattern_per_vendor_finds() -> None:
+    """The vendor pattern writes the word boundaries once around all vendors' words (cheaper to
+    compile); it must find the same vendor as a pattern with the boundaries around each vendor's
+    words, on every word with every kind of neighbour, the letters IGNORECASE folds included."""
+    import itertools
+    import re
+
+    from gpulint.knowledge import vendors
+
+    per_vendor = re.compile("|".join(rf"(?P<v{i}>(?:^|[^a-z0-9])(?:{words})(?:$|[^a-z]))"
+                                     for i, (words, _) in enumerate(vendors.OTHER_IMAGE_WORDS)), re.IGNORECASE)
+    words = [word for words, _ in vendors.OTHER_IMAGE_WORDS for word in words.split("|")]
+    around = ["", "-", "x", "z", "1", "9", "X", ".", "\u212a", "\u017f", "\u0131", "\u0130", "\u00e9"]
+    checked = 0
+    for word, before, after, shout in itertools.product(words, around, around, (False, True)):
+        for text in (f"{before}{word}{after}", f"{before}{word}{after}-{words[0]}", f"ab{before}{word}{after}"):
+            text = text.upper() if shout else text
+            old, new = per_vendor.search(text), vendors._OTHER_IMAGE_RE.search(text)
+            assert (old and old.lastgroup) == (new and new.lastgroup), text
+            checked += 1
+    assert checked == len(words) * len(around) ** 2 * 2 * 3
+
+
 def test_another_vendors_image_gives_its_advice(tmp_path: Path) -> None:
     """A pod with no resource or taint of another vendor, but whose image is of its
     software stack (ROCm's node labeller mounting the host /dev), gets that vendor's advice."""
