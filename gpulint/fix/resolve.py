@@ -10,7 +10,6 @@ other places, a block scalar, a layout not foreseen), there is no fix and `NoFix
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from collections import deque
@@ -134,8 +133,13 @@ class _Text:
         self.doc = doc
         self.text = text = doc.text
         self.base = doc.line_offset
-        # Each line's start: its length plus one, added up (in C, not a match object a line).
-        self.starts = list(accumulate(map(add, map(len, text.split("\n")[:-1]), repeat(1)), initial=0))
+        # Each line's start, made only when a line is asked for by number (_walk_levels): offsets and
+        # positions are otherwise found by searching for the line breaks near them (a table of a whole
+        # document's lines cost more than a fix's every search of it).
+        self._starts: list[int] | None = None
+        # The loader's lines end at CR too ("\r" alone, old Mac text), this text's LFs only: the keys' offsets
+        # are then taken from the table, as lines numbered alike (entries).
+        self._lone_cr = "\r" in text and text.count("\r") != text.count("\r\n")
         first = text.find("\n")
         self.nl = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
         self._step: tuple[int, int] | None = None
@@ -153,18 +157,38 @@ class _Text:
 
     # --- positions -----------------------------------------------------------
 
+    @property
+    def starts(self) -> list[int]:
+        """Each line's start: its length plus one, added up (in C, not a match object a line)."""
+        if self._starts is None:
+            self._starts = list(accumulate(map(add, map(len, self.text.split("\n")[:-1]), repeat(1)), initial=0))
+        return self._starts
+
     def offset(self, line: int, column: int) -> int:
         return self.starts[line - self.base - 1] + column - 1
 
     def position(self, offset: int) -> tuple[int, int]:
-        index = bisect.bisect_right(self.starts, offset) - 1
-        return index + self.base + 1, offset - self.starts[index] + 1
+        text = self.text
+        return text.count("\n", 0, offset) + self.base + 1, offset - text.rfind("\n", 0, offset)
 
     def span(self, start: int, end: int) -> Span:
         return Span(*self.position(start), *self.position(end))
 
     def line_start(self, offset: int) -> int:
-        return self.starts[bisect.bisect_right(self.starts, offset) - 1]
+        return self.text.rfind("\n", 0, offset) + 1
+
+    def _near(self, line: int, column: int, anchor: int, anchor_line: int) -> int:
+        """The offset of file `line` and `column`, stepping line by line from `anchor`, an offset on
+        `anchor_line` (the lines between cost, not the document's)."""
+        text = self.text
+        start = text.rfind("\n", 0, anchor) + 1
+        while anchor_line > line:
+            start = text.rfind("\n", 0, start - 1) + 1
+            anchor_line -= 1
+        while anchor_line < line:
+            start = text.find("\n", start) + 1
+            anchor_line += 1
+        return start + column - 1
 
     def line_break(self, offset: int) -> int:
         """Where the line holding the text just before `offset` ends (its CR LF or LF, or the end)."""
@@ -260,10 +284,24 @@ class _Text:
 
     def entries(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
         """A mapping's entries in text order: (key, key start, key end, value node)."""
-        starts, first = self.starts, self.base + 1   # (self.offset, inline: a call per key costs more)
-        out = [(key, starts[key_span.line - first] + key_span.column - 1,
-                starts[key_span.end_line - first] + key_span.end_column - 1, child)
-               for key, (key_span, child) in node.children.items()]  # type: ignore[union-attr]
+        if self._lone_cr:
+            offset = self.offset
+            out = [(key, offset(key_span.line, key_span.column), offset(key_span.end_line, key_span.end_column), child)
+                   for key, (key_span, child) in node.children.items()]  # type: ignore[union-attr]
+            out.sort(key=itemgetter(1))
+            return out
+        # A key's offset from its value's, when on the value's line (a scalar's), else from the line before.
+        out = []
+        near = self._near
+        for key, (key_span, child) in node.children.items():  # type: ignore[union-attr]
+            line, column, end_line, end_column = key_span
+            span = child.span
+            if line == span.line:
+                start = child.start - span.column + column
+            else:
+                start = near(line, column, child.start, span.line)
+            end = start + end_column - column if end_line == line else near(end_line, end_column, start, line)
+            out.append((key, start, end, child))
         out.sort(key=itemgetter(1))
         return out
 
