@@ -137,8 +137,8 @@ class _Text:
         # positions are otherwise found by searching for the line breaks near them (a table of a whole
         # document's lines cost more than a fix's every search of it).
         self._starts: list[int] | None = None
-        # The loader's lines end at CR too ("\r" alone, old Mac text), this text's LFs only: the keys' offsets
-        # are then taken from the table, as lines numbered alike (entries).
+        # The loader's lines end at CR too ("\r" alone, old Mac text), the line table's at LF only: the keys'
+        # offsets are then counted from their lines in the table, as they always were (entries).
         self._lone_cr = "\r" in text and text.count("\r") != text.count("\r\n")
         first = text.find("\n")
         self.nl = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
@@ -177,19 +177,6 @@ class _Text:
     def line_start(self, offset: int) -> int:
         return self.text.rfind("\n", 0, offset) + 1
 
-    def _near(self, line: int, column: int, anchor: int, anchor_line: int) -> int:
-        """The offset of file `line` and `column`, stepping line by line from `anchor`, an offset on
-        `anchor_line` (the lines between cost, not the document's)."""
-        text = self.text
-        start = text.rfind("\n", 0, anchor) + 1
-        while anchor_line > line:
-            start = text.rfind("\n", 0, start - 1) + 1
-            anchor_line -= 1
-        while anchor_line < line:
-            start = text.find("\n", start) + 1
-            anchor_line += 1
-        return start + column - 1
-
     def line_break(self, offset: int) -> int:
         """Where the line holding the text just before `offset` ends (its CR LF or LF, or the end)."""
         text = self.text
@@ -216,7 +203,7 @@ class _Text:
         found = self._nodes.get(path)
         if found is None:
             found = self._walk(path)
-        if type(found) is LocNode:
+        if type(found) is not str:
             return found  # type: ignore[return-value]
         if found == _NO_CONTENT:
             raise NoFix("the document has no content")
@@ -236,12 +223,15 @@ class _Text:
         """_walk where every node is in place (`_in_place`): the path is asked of the document once, not
         each ancestor and its key's place in turn (each of those a walk from the root)."""
         nodes = self._nodes
-        root = nodes.get(())
-        if root is None:
-            root = nodes[()] = self.doc.node(()) or _NO_CONTENT
-        if type(root) is not LocNode:
-            return root
-        found = nodes[path] = self.doc.node(path) or _MISSING
+        found = self.doc.node(path)
+        if found is None:   # (the root's node, made only here: a path found has a root)
+            root = nodes.get(())
+            if root is None:
+                root = nodes[()] = self.doc.node(()) or _NO_CONTENT
+            if type(root) is str:
+                return root
+            found = _MISSING
+        nodes[path] = found
         return found
 
     def _walk_levels(self, path: tuple) -> LocNode | str:
@@ -253,7 +243,7 @@ class _Text:
         node = nodes.get(path[:depth])
         if node is None:   # (depth 0)
             node = nodes[()] = doc.node(()) or _NO_CONTENT
-        while depth < len(path) and type(node) is LocNode:
+        while depth < len(path) and type(node) is not str:
             depth += 1
             here = path[:depth]
             child = doc.node(here)
@@ -273,35 +263,24 @@ class _Text:
         return node
 
     def exists(self, path: tuple) -> bool:
-        try:
-            self.node(path)
-        except NoFix:
-            return False
-        return True
+        """Whether node(path) has a node (asked without raising NoFix: a missing path is what add looks for)."""
+        found = self._nodes.get(path)
+        if found is None:
+            found = self._walk(path)
+        return type(found) is not str
 
     def flow(self, node: LocNode) -> bool:
         return self.text[node.start:node.start + 1] in ("{", "[")
 
     def entries(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
         """A mapping's entries in text order: (key, key start, key end, value node)."""
-        if self._lone_cr:
+        offsets = None if self._lone_cr else node.key_offsets()
+        if offsets is None:
             offset = self.offset
             out = [(key, offset(key_span.line, key_span.column), offset(key_span.end_line, key_span.end_column), child)
                    for key, (key_span, child) in node.children.items()]  # type: ignore[union-attr]
-            out.sort(key=itemgetter(1))
-            return out
-        # A key's offset from its value's, when on the value's line (a scalar's), else from the line before.
-        out = []
-        near = self._near
-        for key, (key_span, child) in node.children.items():  # type: ignore[union-attr]
-            line, column, end_line, end_column = key_span
-            span = child.span
-            if line == span.line:
-                start = child.start - span.column + column
-            else:
-                start = near(line, column, child.start, span.line)
-            end = start + end_column - column if end_line == line else near(end_line, end_column, start, line)
-            out.append((key, start, end, child))
+        else:
+            out = [(key, *offsets[key], child) for key, (_key_span, child) in node.children.items()]  # type: ignore[union-attr]
         out.sort(key=itemgetter(1))
         return out
 
