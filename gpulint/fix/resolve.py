@@ -15,7 +15,7 @@ import re
 from collections import deque
 from itertools import accumulate, repeat
 from operator import add, itemgetter
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from gpulint.api import CopyOf, Edit, Fix
 from gpulint.load.locations import LocNode, Span
@@ -137,9 +137,11 @@ class _Text:
         # positions are otherwise found by searching for the line breaks near them (a table of a whole
         # document's lines cost more than a fix's every search of it).
         self._starts: list[int] | None = None
-        # The loader's lines end at CR too ("\r" alone, old Mac text), the line table's at LF only: the keys'
-        # offsets are then counted from their lines in the table, as they always were (entries).
-        self._lone_cr = "\r" in text and text.count("\r") != text.count("\r\n")
+        # Whether the loader's event offsets and lines are this text's: not when a lone CR ends a line for the
+        # loader and not for the line table (old Mac text; a scan's decoding makes it LF), nor after a leading
+        # byte-order mark, which libyaml does not count. Then a key's offset is taken from its line in the
+        # table and indent() reads location nodes, as they always were.
+        self._indexed = not (("\r" in text and text.count("\r") != text.count("\r\n")) or text[:1] == "\ufeff")
         first = text.find("\n")
         self.nl = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
         self._step: tuple[int, int] | None = None
@@ -274,7 +276,7 @@ class _Text:
 
     def entries(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
         """A mapping's entries in text order: (key, key start, key end, value node)."""
-        offsets = None if self._lone_cr else node.key_offsets()
+        offsets = node.key_offsets() if self._indexed else None
         if offsets is None:
             offset = self.offset
             out = [(key, offset(key_span.line, key_span.column), offset(key_span.end_line, key_span.end_column), child)
@@ -325,9 +327,32 @@ class _Text:
         if self._step is not None:
             return self._step
         step = seq = None
+        # (A document written in place is walked in its event tree, without making its location nodes.)
+        entries = self.doc.block_entries(_INDENT_SAMPLE) if self._in_place and self._indexed else self._block_entries()
+        for start, first, nested in entries:
+            if not nested:
+                first = self.text.rfind("-", 0, first)
+            below = self.line_start(first)
+            key_line = self.line_start(start)
+            if below == key_line:
+                continue
+            column, inner = start - key_line, first - below
+            if nested and step is None and inner > column:
+                step = inner - column
+            elif not nested and seq is None and inner >= column:
+                seq = inner - column
+            else:
+                continue
+            if step is not None and seq is not None:
+                break   # (the rest would change neither, and the walk stops here)
+        self._step = (step or 2, 2 if seq is None else seq)
+        return self._step
+
+    def _block_entries(self) -> Iterator[tuple[int, int, bool]]:
+        """Document.block_entries through the location nodes, for a document not written in place."""
         queue = deque([self.doc.node(())])
         seen = 0
-        while queue and seen < _INDENT_SAMPLE and (step is None or seq is None):
+        while queue and seen < _INDENT_SAMPLE:
             node = queue.popleft()
             seen += 1
             if node is None or self.flow(node):
@@ -343,25 +368,7 @@ class _Text:
                 # (A flow value is never looked into: its children are not made.)
                 if self.flow(child) or not child.children:
                     continue
-                first = self.items(child)[0][1]
-                nested = isinstance(child.children, dict)
-                if not nested:
-                    first = self.text.rfind("-", 0, first)
-                below = self.line_start(first)
-                key_line = self.line_start(start)
-                if below == key_line:
-                    continue
-                column, inner = start - key_line, first - below
-                if nested and step is None and inner > column:
-                    step = inner - column
-                elif not nested and seq is None and inner >= column:
-                    seq = inner - column
-                else:
-                    continue
-                if step is not None and seq is not None:
-                    break   # (the rest would change neither, and the walk stops here)
-        self._step = (step or 2, 2 if seq is None else seq)
-        return self._step
+                yield start, self.items(child)[0][1], isinstance(child.children, dict)
 
     # --- edits ---------------------------------------------------------------
 

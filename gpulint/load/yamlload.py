@@ -15,6 +15,7 @@ document leave the others scanned.
 from __future__ import annotations
 
 import re
+from collections import deque
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -268,6 +269,36 @@ class Document:
             end_line, end_col = self._line_col(stop, node)
             return Span(line, col, end_line, end_col)
         return node.span
+
+    def block_entries(self, limit: int) -> Iterator[tuple[int, int, bool]]:
+        """The mapping entries whose value is a block collection with entries, breadth first from the
+        root (in each mapping in the order written; `limit`: nodes taken from the queue, scalars and
+        list items included): (key start, start of the value's first entry, whether it is a mapping).
+        Read from the event tree: only for documents whose nodes are all written where their path
+        says (no alias, merge key or repeated key), where the order of events is the order written."""
+        text = self.text
+        queue = deque([self._node(())])
+        seen = 0
+        while queue and seen < limit:
+            raw = queue.popleft()
+            seen += 1
+            if type(raw) is not list or len(raw) == _ITEMS or \
+                    text[raw[_START][START_MARK].index:raw[_START][START_MARK].index + 1] in ("{", "["):
+                continue   # a scalar, an empty or a flow collection (whose children are not looked into)
+            if raw[_START][KIND] != MAP_START:
+                queue.extend(raw[_ITEMS:])
+                continue
+            for i in range(_ITEMS, len(raw), 2):
+                child = raw[i + 1]
+                queue.append(child)
+                if type(child) is not list or len(child) == _ITEMS:
+                    continue
+                start = child[_START][START_MARK].index
+                if text[start:start + 1] in ("{", "["):
+                    continue
+                first = child[_ITEMS]
+                first_start = first[_START][START_MARK].index if type(first) is list else first[START_MARK].index
+                yield raw[i][START_MARK].index, first_start, child[_START][KIND] == MAP_START
 
     def _line_col(self, index: int, node: LocNode) -> tuple[int, int]:
         """File line and column of `index`, counted from `node`'s start (cost: the node, not the document)."""
