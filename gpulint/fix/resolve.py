@@ -277,12 +277,13 @@ class _Text:
     def entries(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
         """A mapping's entries in text order: (key, key start, key end, value node)."""
         offsets = node.key_offsets() if self._indexed else None
+        children = node.children.items()  # type: ignore[union-attr]
         if offsets is None:
             offset = self.offset
             out = [(key, offset(key_span.line, key_span.column), offset(key_span.end_line, key_span.end_column), child)
-                   for key, (key_span, child) in node.children.items()]  # type: ignore[union-attr]
+                   for key, (key_span, child) in children]
         else:
-            out = [(key, *offsets[key], child) for key, (_key_span, child) in node.children.items()]  # type: ignore[union-attr]
+            out = [(key, *offsets[key], child) for key, (_key_span, child) in children]
         out.sort(key=itemgetter(1))
         return out
 

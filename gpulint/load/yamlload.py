@@ -15,8 +15,8 @@ document leave the others scanned.
 from __future__ import annotations
 
 import re
-from collections import deque
 from bisect import bisect_right
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
@@ -275,7 +275,8 @@ class Document:
         root (in each mapping in the order written; `limit`: nodes taken from the queue, scalars and
         list items included): (key start, start of the value's first entry, whether it is a mapping).
         Read from the event tree: only for documents whose nodes are all written where their path
-        says (no alias, merge key or repeated key), where the order of events is the order written."""
+        says (no alias, merge key or repeated key), where the order of events is the order written.
+        Offsets are the events' (libyaml does not count a leading byte-order mark)."""
         text = self.text
         queue = deque([self._node(())])
         seen = 0
@@ -743,7 +744,8 @@ class _CollectionLoc(LocNode):
         self._children = value
 
     def key_offsets(self) -> dict | None:
-        """The offsets of the key events: the children's keys in the same order (LocNode.key_offsets)."""
+        """The key events' offsets, for the children's keys in the same order (LocNode.key_offsets; like
+        every offset of the loader, one short of the text's after a leading byte-order mark)."""
         coll = self._coll
         if not _is_mapping(coll):
             return None
