@@ -154,6 +154,56 @@ def test_a_path_in_place_is_walked_once_with_the_same_answer() -> None:
     assert all(_Text(_doc(text))._in_place for text in _IN_PLACE)
 
 
+@pytest.mark.parametrize("limit", [3, 40, resolving_indent_sample := 400])
+def test_an_in_place_document_lists_its_block_entries_as_its_location_nodes_do(limit: int, monkeypatch) -> None:
+    # indent() reads a document written in place from its event tree (Document.block_entries), any
+    # other through its location nodes (_Text._block_entries): the same entries, in the same order.
+    import gpulint.fix.resolve as resolving
+
+    assert resolving._INDENT_SAMPLE == resolving_indent_sample
+    monkeypatch.setattr(resolving, "_INDENT_SAMPLE", limit)
+    listed = 0
+    for doc in _documents():
+        if not (_Text(doc)._in_place and _Text(doc)._indexed):
+            continue
+        entries = list(doc.block_entries(limit))
+        assert entries == list(_Text(doc)._block_entries()), doc.text
+        listed += len(entries)
+    assert listed > 100
+
+
+def test_a_text_after_a_byte_order_mark_is_edited_at_its_lines() -> None:
+    # libyaml does not count a leading byte-order mark in its offsets: keys are then placed by their lines.
+    text = "\ufeffa:\n  b: 1\nc:\n  - x: 1\n"
+    assert _fixed(text, Edit.add(("a", "c"), 2)) == "\ufeffa:\n  b: 1\n  c: 2\nc:\n  - x: 1\n"
+    assert _fixed(text, Edit.add(("a", "d"), {"e": [{"f": 1}]})) == \
+        "\ufeffa:\n  b: 1\n  d:\n    e:\n      - f: 1\nc:\n  - x: 1\n"
+
+
+def test_key_offsets_are_where_the_key_spans_say() -> None:
+    # entries() takes a mapping's key offsets from its key events, not from the key spans' lines.
+    checked = 0
+    for doc in _documents():
+        text = _Text(doc)
+        if not text._indexed:
+            continue
+        stack = [doc.node(())]
+        while stack:
+            node = stack.pop()
+            children = node.children
+            if isinstance(children, dict):
+                offsets = node.key_offsets()
+                assert list(offsets) == list(children)
+                for key, (key_span, child) in children.items():
+                    assert offsets[key] == (text.offset(key_span.line, key_span.column),
+                                            text.offset(key_span.end_line, key_span.end_column)), (doc.text, key)
+                    stack.append(child)
+                    checked += 1
+            elif isinstance(children, list):
+                stack.extend(children)
+    assert checked > 1000
+
+
 @pytest.mark.parametrize(("text", "path"), _OUT_OF_PLACE)
 def test_a_document_out_of_place_is_walked_level_by_level(text: str, path: tuple) -> None:
     doc = _doc(text)

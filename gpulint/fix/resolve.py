@@ -10,13 +10,12 @@ other places, a block scalar, a layout not foreseen), there is no fix and `NoFix
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from collections import deque
 from itertools import accumulate, repeat
 from operator import add, itemgetter
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from gpulint.api import CopyOf, Edit, Fix
 from gpulint.load.locations import LocNode, Span
@@ -134,8 +133,15 @@ class _Text:
         self.doc = doc
         self.text = text = doc.text
         self.base = doc.line_offset
-        # Each line's start: its length plus one, added up (in C, not a match object a line).
-        self.starts = list(accumulate(map(add, map(len, text.split("\n")[:-1]), repeat(1)), initial=0))
+        # Each line's start, made only when a line is asked for by number (_walk_levels): offsets and
+        # positions are otherwise found by searching for the line breaks near them (a table of a whole
+        # document's lines cost more than a fix's every search of it).
+        self._starts: list[int] | None = None
+        # Whether the loader's event offsets and lines are this text's: not when a lone CR ends a line for the
+        # loader and not for the line table (old Mac text; a scan's decoding makes it LF), nor after a leading
+        # byte-order mark, which libyaml does not count. Then a key's offset is taken from its line in the
+        # table and indent() reads location nodes, as they always were.
+        self._indexed = not (("\r" in text and text.count("\r") != text.count("\r\n")) or text[:1] == "\ufeff")
         first = text.find("\n")
         self.nl = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
         self._step: tuple[int, int] | None = None
@@ -153,18 +159,25 @@ class _Text:
 
     # --- positions -----------------------------------------------------------
 
+    @property
+    def starts(self) -> list[int]:
+        """Each line's start: its length plus one, added up (in C, not a match object a line)."""
+        if self._starts is None:
+            self._starts = list(accumulate(map(add, map(len, self.text.split("\n")[:-1]), repeat(1)), initial=0))
+        return self._starts
+
     def offset(self, line: int, column: int) -> int:
         return self.starts[line - self.base - 1] + column - 1
 
     def position(self, offset: int) -> tuple[int, int]:
-        index = bisect.bisect_right(self.starts, offset) - 1
-        return index + self.base + 1, offset - self.starts[index] + 1
+        text = self.text
+        return text.count("\n", 0, offset) + self.base + 1, offset - text.rfind("\n", 0, offset)
 
     def span(self, start: int, end: int) -> Span:
         return Span(*self.position(start), *self.position(end))
 
     def line_start(self, offset: int) -> int:
-        return self.starts[bisect.bisect_right(self.starts, offset) - 1]
+        return self.text.rfind("\n", 0, offset) + 1
 
     def line_break(self, offset: int) -> int:
         """Where the line holding the text just before `offset` ends (its CR LF or LF, or the end)."""
@@ -192,7 +205,7 @@ class _Text:
         found = self._nodes.get(path)
         if found is None:
             found = self._walk(path)
-        if type(found) is LocNode:
+        if type(found) is not str:
             return found  # type: ignore[return-value]
         if found == _NO_CONTENT:
             raise NoFix("the document has no content")
@@ -212,12 +225,15 @@ class _Text:
         """_walk where every node is in place (`_in_place`): the path is asked of the document once, not
         each ancestor and its key's place in turn (each of those a walk from the root)."""
         nodes = self._nodes
-        root = nodes.get(())
-        if root is None:
-            root = nodes[()] = self.doc.node(()) or _NO_CONTENT
-        if type(root) is not LocNode:
-            return root
-        found = nodes[path] = self.doc.node(path) or _MISSING
+        found = self.doc.node(path)
+        if found is None:   # (the root's node, made only here: a path found has a root)
+            root = nodes.get(())
+            if root is None:
+                root = nodes[()] = self.doc.node(()) or _NO_CONTENT
+            if type(root) is str:
+                return root
+            found = _MISSING
+        nodes[path] = found
         return found
 
     def _walk_levels(self, path: tuple) -> LocNode | str:
@@ -229,7 +245,7 @@ class _Text:
         node = nodes.get(path[:depth])
         if node is None:   # (depth 0)
             node = nodes[()] = doc.node(()) or _NO_CONTENT
-        while depth < len(path) and type(node) is LocNode:
+        while depth < len(path) and type(node) is not str:
             depth += 1
             here = path[:depth]
             child = doc.node(here)
@@ -249,21 +265,25 @@ class _Text:
         return node
 
     def exists(self, path: tuple) -> bool:
-        try:
-            self.node(path)
-        except NoFix:
-            return False
-        return True
+        """Whether node(path) has a node (asked without raising NoFix: a missing path is what add looks for)."""
+        found = self._nodes.get(path)
+        if found is None:
+            found = self._walk(path)
+        return type(found) is not str
 
     def flow(self, node: LocNode) -> bool:
         return self.text[node.start:node.start + 1] in ("{", "[")
 
     def entries(self, node: LocNode) -> list[tuple[Any, int, int, LocNode]]:
         """A mapping's entries in text order: (key, key start, key end, value node)."""
-        starts, first = self.starts, self.base + 1   # (self.offset, inline: a call per key costs more)
-        out = [(key, starts[key_span.line - first] + key_span.column - 1,
-                starts[key_span.end_line - first] + key_span.end_column - 1, child)
-               for key, (key_span, child) in node.children.items()]  # type: ignore[union-attr]
+        offsets = node.key_offsets() if self._indexed else None
+        children = node.children.items()  # type: ignore[union-attr]
+        if offsets is None:
+            offset = self.offset
+            out = [(key, offset(key_span.line, key_span.column), offset(key_span.end_line, key_span.end_column), child)
+                   for key, (key_span, child) in children]
+        else:
+            out = [(key, *offsets[key], child) for key, (_key_span, child) in children]
         out.sort(key=itemgetter(1))
         return out
 
@@ -308,9 +328,32 @@ class _Text:
         if self._step is not None:
             return self._step
         step = seq = None
+        # (A document written in place is walked in its event tree, without making its location nodes.)
+        entries = self.doc.block_entries(_INDENT_SAMPLE) if self._in_place and self._indexed else self._block_entries()
+        for start, first, nested in entries:
+            if not nested:
+                first = self.text.rfind("-", 0, first)
+            below = self.line_start(first)
+            key_line = self.line_start(start)
+            if below == key_line:
+                continue
+            column, inner = start - key_line, first - below
+            if nested and step is None and inner > column:
+                step = inner - column
+            elif not nested and seq is None and inner >= column:
+                seq = inner - column
+            else:
+                continue
+            if step is not None and seq is not None:
+                break   # (the rest would change neither, and the walk stops here)
+        self._step = (step or 2, 2 if seq is None else seq)
+        return self._step
+
+    def _block_entries(self) -> Iterator[tuple[int, int, bool]]:
+        """Document.block_entries through the location nodes, for a document not written in place."""
         queue = deque([self.doc.node(())])
         seen = 0
-        while queue and seen < _INDENT_SAMPLE and (step is None or seq is None):
+        while queue and seen < _INDENT_SAMPLE:
             node = queue.popleft()
             seen += 1
             if node is None or self.flow(node):
@@ -326,25 +369,7 @@ class _Text:
                 # (A flow value is never looked into: its children are not made.)
                 if self.flow(child) or not child.children:
                     continue
-                first = self.items(child)[0][1]
-                nested = isinstance(child.children, dict)
-                if not nested:
-                    first = self.text.rfind("-", 0, first)
-                below = self.line_start(first)
-                key_line = self.line_start(start)
-                if below == key_line:
-                    continue
-                column, inner = start - key_line, first - below
-                if nested and step is None and inner > column:
-                    step = inner - column
-                elif not nested and seq is None and inner >= column:
-                    seq = inner - column
-                else:
-                    continue
-                if step is not None and seq is not None:
-                    break   # (the rest would change neither, and the walk stops here)
-        self._step = (step or 2, 2 if seq is None else seq)
-        return self._step
+                yield start, self.items(child)[0][1], isinstance(child.children, dict)
 
     # --- edits ---------------------------------------------------------------
 

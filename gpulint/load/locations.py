@@ -6,7 +6,7 @@ the span of a path (a tuple of mapping keys and list indices).
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Union
+from typing import NamedTuple, Union
 
 PathItem = Union[str, int]
 Path = tuple  # tuple[PathItem, ...]; kept loose for speed and readability
@@ -29,30 +29,22 @@ class LocNode:
     into the document's text (used to find text inside block scalars); `style`
     is the scalar style ('' plain, '|' literal, '>' folded, quotes).
 
-    The loader hands out nodes whose children are made on first access
-    (`expand`): a finding needs the nodes on one path, not the whole tree.
+    The loader hands out collections whose children, span and end are made on
+    first access (yamlload._CollectionLoc): a finding needs the nodes on one path,
+    not the whole tree.
     """
 
-    __slots__ = ("span", "start", "end", "style", "_children", "_expand")
+    __slots__ = ("span", "start", "end", "style", "children")
 
     def __init__(self, span: Span, start: int, end: int, style: str | None = None,
-                 expand: Callable[[], dict | list] | None = None) -> None:
+                 children: dict | list | None = None) -> None:
         self.span = span
         self.start = start
         self.end = end
         self.style = style
-        self._children: dict | list | None = None
-        self._expand = expand
+        self.children = children
 
-    @property
-    def children(self) -> dict | list | None:
-        expand = self._expand
-        if expand is not None:
-            self._expand = None
-            self._children = expand()
-        return self._children
-
-    @children.setter
-    def children(self, value: dict | list | None) -> None:
-        self._expand = None
-        self._children = value
+    def key_offsets(self) -> dict | None:
+        """A mapping's keys -> (start, end): where each key of `children` is written, as offsets into
+        the document's text; None when not known (then the key spans say it)."""
+        return None

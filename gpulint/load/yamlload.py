@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
@@ -268,6 +269,37 @@ class Document:
             end_line, end_col = self._line_col(stop, node)
             return Span(line, col, end_line, end_col)
         return node.span
+
+    def block_entries(self, limit: int) -> Iterator[tuple[int, int, bool]]:
+        """The mapping entries whose value is a block collection with entries, breadth first from the
+        root (in each mapping in the order written; `limit`: nodes taken from the queue, scalars and
+        list items included): (key start, start of the value's first entry, whether it is a mapping).
+        Read from the event tree: only for documents whose nodes are all written where their path
+        says (no alias, merge key or repeated key), where the order of events is the order written.
+        Offsets are the events' (libyaml does not count a leading byte-order mark)."""
+        text = self.text
+        queue = deque([self._node(())])
+        seen = 0
+        while queue and seen < limit:
+            raw = queue.popleft()
+            seen += 1
+            if type(raw) is not list or len(raw) == _ITEMS or \
+                    text[raw[_START][START_MARK].index:raw[_START][START_MARK].index + 1] in ("{", "["):
+                continue   # a scalar, an empty or a flow collection (whose children are not looked into)
+            if raw[_START][KIND] != MAP_START:
+                queue.extend(raw[_ITEMS:])
+                continue
+            for i in range(_ITEMS, len(raw), 2):
+                child = raw[i + 1]
+                queue.append(child)
+                if type(child) is not list or len(child) == _ITEMS:
+                    continue
+                start = child[_START][START_MARK].index
+                if text[start:start + 1] in ("{", "["):
+                    continue
+                first = child[_ITEMS]
+                first_start = first[_START][START_MARK].index if type(first) is list else first[START_MARK].index
+                yield raw[i][START_MARK].index, first_start, child[_START][KIND] == MAP_START
 
     def _line_col(self, index: int, node: LocNode) -> tuple[int, int]:
         """File line and column of `index`, counted from `node`'s start (cost: the node, not the document)."""
@@ -636,8 +668,7 @@ def _loc(raw: Any, line_offset: int, ends: dict) -> LocNode:
         s, e = raw[START_MARK], raw[END_MARK]
         span = _new_span(Span, (s.line + line_offset + 1, s.column + 1, e.line + line_offset + 1, e.column + 1))
         return LocNode(span, s.index, e.index, raw[STYLE])
-    span, end = _extent(raw, line_offset, ends)
-    return LocNode(span, raw[_START][START_MARK].index, end, None, _Expander(raw, line_offset, ends))
+    return _CollectionLoc(raw, line_offset, ends)
 
 
 def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
@@ -673,33 +704,73 @@ def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
     return last  # type: ignore[return-value]
 
 
-class _Expander:
-    """Makes a collection's children LocNodes when they are first asked for.
+class _CollectionLoc(LocNode):
+    """A collection's LocNode as the loader hands it out: its children made when first asked for, and
+    its span and end too (_extent, a walk down its chain of last children): a fix lists a mapping's
+    entries and reads the end of one of them, and a path walked asks only for the node at its end.
 
-    It holds the collection, never the other way round: the event tree stays
-    free of reference cycles, so a document is freed as soon as it is dropped
-    (not by the cyclic garbage collector, which would have to walk every event).
+    It holds the collection, never the other way round: the event tree stays free of reference
+    cycles, so a document is freed as soon as it is dropped (not by the cyclic garbage collector,
+    which would have to walk every event).
     """
 
-    __slots__ = ("coll", "line_offset", "ends")
+    __slots__ = ("_children", "_coll", "_line_offset", "_ends")
 
     def __init__(self, coll: list, line_offset: int, ends: dict) -> None:
-        self.coll = coll
-        self.line_offset = line_offset
-        self.ends = ends
+        self.start = coll[_START][START_MARK].index
+        self.style = None
+        self._children = None   # (made on first access: a collection's children are a dict or a list)
+        self._coll = coll
+        self._line_offset = line_offset
+        self._ends = ends
 
-    def __call__(self) -> dict | list:
-        coll, off, ends = self.coll, self.line_offset, self.ends
+    @property  # type: ignore[override]
+    def span(self) -> Span:
+        return _extent(self._coll, self._line_offset, self._ends)[0]
+
+    @property  # type: ignore[override]
+    def end(self) -> int:
+        return _extent(self._coll, self._line_offset, self._ends)[1]
+
+    @property
+    def children(self) -> dict | list | None:
+        children = self._children
+        if children is None:
+            children = self._children = _children_of(self._coll, self._line_offset, self._ends)
+        return children
+
+    @children.setter
+    def children(self, value: dict | list | None) -> None:
+        self._children = value
+
+    def key_offsets(self) -> dict | None:
+        """The key events' offsets, for the children's keys in the same order (LocNode.key_offsets; like
+        every offset of the loader, one short of the text's after a leading byte-order mark)."""
+        coll = self._coll
         if not _is_mapping(coll):
-            return [_loc(child, off, ends) for child in coll[_ITEMS:]]
-        children: dict = {}
+            return None
+        offsets = {}
         for i in range(_ITEMS, len(coll), 2):
             key_event = coll[i]
-            children[key_event[VALUE]] = (_span(key_event, off), _loc(coll[i + 1], off, ends))
+            offsets[key_event[VALUE]] = (key_event[START_MARK].index, key_event[END_MARK].index)
         for key, source in coll[_MERGED] or ():
-            key_event, child = _entry(source, key)  # type: ignore[misc]
-            children[key] = (_span(key_event, off), _loc(child, off, ends))
-        return children
+            key_event, _child = _entry(source, key)  # type: ignore[misc]
+            offsets[key] = (key_event[START_MARK].index, key_event[END_MARK].index)
+        return offsets
+
+
+def _children_of(coll: list, off: int, ends: dict) -> dict | list:
+    """A collection's children LocNodes: a mapping's by key (key span, node), a list's in order."""
+    if not _is_mapping(coll):
+        return [_loc(child, off, ends) for child in coll[_ITEMS:]]
+    children: dict = {}
+    for i in range(_ITEMS, len(coll), 2):
+        key_event = coll[i]
+        children[key_event[VALUE]] = (_span(key_event, off), _loc(coll[i + 1], off, ends))
+    for key, source in coll[_MERGED] or ():
+        key_event, child = _entry(source, key)  # type: ignore[misc]
+        children[key] = (_span(key_event, off), _loc(child, off, ends))
+    return children
 
 
 def _problems(dups: list, line_offset: int, ends: dict) -> list[Problem]:
