@@ -220,3 +220,21 @@ def test_a_copy_that_cannot_be_made_is_the_reason_before_an_empty_target() -> No
         resolve(_doc(text), Fix("t", Applicability.SAFE, (Edit.add(("m", "k"), CopyOf(("s",))),)))
     with pytest.raises(NoFix, match="m is empty"):
         resolve(_doc(text), Fix("t", Applicability.SAFE, (Edit.add(("m", "k"), 1),)))
+
+
+def test_a_long_text_answers_positions_from_its_line_table_as_a_short_one_by_searching(monkeypatch) -> None:
+    """Positions are searched for in a short text and bisected from the line table in a long one (a
+    search from the start per position made 12,000 fixes of one 1.3 MB document take 65 % longer):
+    both must give every offset's line, column and line start alike."""
+    from gpulint.fix import resolve as resolve_mod
+
+    text = "---\n# c\nkind: Pod\n\nspec:\n  containers:\n  - name: a\n    env: [{name: X, value: 'y z'}]\n"
+    doc = _doc(text)
+    answers = {}
+    for limit in (len(text), len(text) - 1):
+        monkeypatch.setattr(resolve_mod, "_SEARCH_MAX", limit)
+        lines = _Text(doc)
+        assert lines._searched is (limit == len(text))
+        answers[limit] = [(lines.position(offset), lines.line_start(offset)) for offset in range(len(text) + 1)]
+    assert answers[len(text)] == answers[len(text) - 1]
+    assert answers[len(text)][text.index("kind")] == ((3, 1), 8)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections import deque
 from itertools import accumulate, repeat
 from operator import add, itemgetter
@@ -32,6 +33,8 @@ _HELM_SOURCE = "# Source:"   # what `helm template` writes before each document
 _PLAIN_RE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*\Z")
 # Nodes looked at to learn the document's indentation.
 _INDENT_SAMPLE = 400
+# Texts up to this many characters are searched for line breaks; longer ones keep a table of lines.
+_SEARCH_MAX = 16 * 1024
 # Why a path has no node (_Text.node): the messages name the path asked for.
 _NO_CONTENT, _MISSING, _SHARED = "no content", "missing", "shared"
 
@@ -133,10 +136,12 @@ class _Text:
         self.doc = doc
         self.text = text = doc.text
         self.base = doc.line_offset
-        # Each line's start, made only when a line is asked for by number (_walk_levels): offsets and
-        # positions are otherwise found by searching for the line breaks near them (a table of a whole
-        # document's lines cost more than a fix's every search of it).
+        # Each line's start, made only when a line is asked for by number (_walk_levels) or the text is
+        # long: offsets and positions in a short text are found by searching it for line breaks (a table of
+        # a whole document's lines cost more than a fix's every search of it), in a long one by bisecting
+        # the table (a search from the text's start per position would make many fixes quadratic).
         self._starts: list[int] | None = None
+        self._searched = len(text) <= _SEARCH_MAX
         # Whether the loader's event offsets and lines are this text's: not when a lone CR ends a line for the
         # loader and not for the line table (old Mac text; a scan's decoding makes it LF), nor after a leading
         # byte-order mark, which libyaml does not count. Then a key's offset is taken from its line in the
@@ -170,14 +175,19 @@ class _Text:
         return self.starts[line - self.base - 1] + column - 1
 
     def position(self, offset: int) -> tuple[int, int]:
-        text = self.text
-        return text.count("\n", 0, offset) + self.base + 1, offset - text.rfind("\n", 0, offset)
+        if self._searched:
+            text = self.text
+            return text.count("\n", 0, offset) + self.base + 1, offset - text.rfind("\n", 0, offset)
+        index = bisect_right(self.starts, offset) - 1
+        return index + self.base + 1, offset - self.starts[index] + 1
 
     def span(self, start: int, end: int) -> Span:
         return Span(*self.position(start), *self.position(end))
 
     def line_start(self, offset: int) -> int:
-        return self.text.rfind("\n", 0, offset) + 1
+        if self._searched:
+            return self.text.rfind("\n", 0, offset) + 1
+        return self.starts[bisect_right(self.starts, offset) - 1]
 
     def line_break(self, offset: int) -> int:
         """Where the line holding the text just before `offset` ends (its CR LF or LF, or the end)."""
