@@ -89,6 +89,42 @@ def test_a_source_keeps_no_data_and_gives_back_the_same_object() -> None:
             assert rebuilt.doc.span(entry.path) == original.doc.span(entry.path) is not None
 
 
+def test_the_index_pass_keeps_small_objects_of_a_file_read_whole(tmp_path) -> None:
+    """A ConfigMap of a file read whole is kept as the index pass built it (no parse again on
+    lookup) when its text is small, and gives what a parse again gives; a large one keeps its text only."""
+    from gpulint.inputs.discovery import discover
+    from gpulint.load.yamlload import DEFAULT_LIMITS
+    from gpulint.model.index import KEPT_TEXT_MAX
+    from gpulint.scan import indexing
+    from gpulint.scan.reader import InputReader
+
+    large = "x" * KEPT_TEXT_MAX
+    text = ("# Source: chart/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ml}\n"
+            "data:\n  run.sh: |\n    docker run --gpus all x\n---\napiVersion: v1\nkind: List\nitems:\n"
+            "- apiVersion: v1\n  kind: Secret\n  metadata: {name: s}\n  data: {TOKEN: dA==}\n"
+            f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big}}\ndata: {{k: {large}}}\n")
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    index = indexing.build_index(discover([str(path)]).inputs, InputReader(), DEFAULT_LIMITS)
+    sources = {source.ref.name: source for source in index}
+    assert sources["a"]._obj is not None and sources["s"]._obj is not None     # kept whole
+    assert sources["big"]._obj is None and sources["big"]._doc is not None      # text and place only
+    originals = {obj.ref.name: obj for doc in load_documents(text) if isinstance(doc, Document)
+                 for obj in objects_in(str(path), doc)}
+    for name, source in sources.items():
+        kept = source.obj
+        again = ConfigSource(source.kind, kept).obj     # parsed again from its text
+        for obj in (kept, again):
+            assert (obj.data, obj.ref, obj.base, obj.template, obj.file, obj.doc.index, obj.doc.line_offset) == \
+                (originals[name].data, originals[name].ref, originals[name].base, originals[name].template,
+                 originals[name].file, originals[name].doc.index, originals[name].doc.line_offset)
+        assert {key: (entry.value, entry.path) for key, entry in source.entries.items()} == \
+            {key: (entry.value, entry.path) for key, entry in ConfigSource(source.kind, kept).entries.items()}
+        for entry in source.entries.values():
+            assert kept.doc.span(entry.path) == again.doc.span(entry.path) == originals[name].doc.span(entry.path)
+    assert sources["s"].entries["TOKEN"].value == "t" and sources["a"].obj.template == "chart/templates/cm.yaml"
+
+
 def test_the_scan_takes_the_index_pass_split_of_a_file(tmp_path) -> None:
     """The index pass splits a file's text into documents once; the scan reads the same documents
     from that split as from its own (split_documents), directives and end markers included."""

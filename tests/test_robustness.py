@@ -855,7 +855,7 @@ def test_a_crash_while_indexing_is_reported_and_does_not_stop_the_scan(monkeypat
     (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
     (tmp_path / "p.yaml").write_text(pod())
 
-    def broken_source_of(obj):  # noqa: ANN001, ANN202
+    def broken_source_of(obj, keep=False):  # noqa: ANN001, ANN202
         raise ValueError("index bug")
 
     monkeypatch.setattr(indexing, "source_of", broken_source_of)

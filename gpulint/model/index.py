@@ -13,6 +13,7 @@ import binascii
 from dataclasses import dataclass
 from typing import Iterator
 
+from gpulint.load.yamlload import Document
 from gpulint.model.objects import KubeObject, ObjectRef, objects_in
 from gpulint.setonce import frozen_dataclass
 
@@ -26,30 +27,42 @@ class ConfigEntry:
     path: tuple              # document path of the value in `obj`
 
 
+# The largest document text whose object `ConfigSource(keep=True)` keeps whole (see there).
+KEPT_TEXT_MAX = 16 << 10
+
+
 class ConfigSource:
     """A ConfigMap or Secret of the scan: its identity and file, and on demand its entries
     and the object itself.
 
     An index may hold tens of thousands of these (a large `helm template` stream is a
     quarter ConfigMaps) while lookups find few, so only the document's text is kept: the
-    first use of `entries` or `obj` parses it again (and keeps what that gives).
+    first use of `entries` or `obj` parses it again (and keeps what that gives). With
+    `keep` (a file read whole, whose documents the index pass builds without their event
+    trees for the scan), the object of a small document is kept as it is: its data costs
+    about twice its text, and spares the parse again of each ConfigMap a workload reads.
     """
 
     __slots__ = ("kind", "ref", "file", "_doc", "_base", "_obj", "_entries")
 
-    def __init__(self, kind: str, obj: KubeObject) -> None:
+    def __init__(self, kind: str, obj: KubeObject, keep: bool = False) -> None:
         self.kind = kind                 # "configMap" or "secret"
         self.ref = obj.ref
         self.file = obj.file
-        self._doc = obj.doc.without_data()
         self._base = obj.base
         self._obj: KubeObject | None = None
+        self._doc: Document | None = None
+        if keep and len(obj.doc.text) <= KEPT_TEXT_MAX:
+            self._obj = obj
+        else:
+            self._doc = obj.doc.without_data()
         self._entries: dict[str, ConfigEntry] | None = None
 
     @property
     def obj(self) -> KubeObject:
-        """The ConfigMap/Secret object (parsed again from its text on first use)."""
+        """The ConfigMap/Secret object (unless kept, parsed again from its text on first use)."""
         if self._obj is None:
+            assert self._doc is not None
             doc = self._doc.reparsed()
             self._obj = next(obj for obj in objects_in(self.file, doc) if obj.base == self._base)
         return self._obj
@@ -169,10 +182,10 @@ class ExtendedResourceSource:
     name: str
 
 
-def source_of(obj: KubeObject) -> "ConfigSource | ClaimSource | ExtendedResourceSource | None":
+def source_of(obj: KubeObject, keep: bool = False) -> "ConfigSource | ClaimSource | ExtendedResourceSource | None":
     """What the index keeps of `obj`: None unless it is a v1 ConfigMap or Secret, a DRA claim,
     or a DeviceClass declaring an extended resource name. Made as each object is read, so
-    that a large stream's index pass holds no object's data for long."""
+    that a large stream's index pass holds no object's data for long. `keep`: see ConfigSource."""
     if obj.ref.kind in _CLAIM_KINDS and obj.ref.api_version.startswith("resource.k8s.io/"):
         return ClaimSource(obj.ref, _device_classes(obj))
     if obj.ref.kind == "DeviceClass" and obj.ref.api_version.startswith("resource.k8s.io/"):
@@ -182,7 +195,7 @@ def source_of(obj: KubeObject) -> "ConfigSource | ClaimSource | ExtendedResource
     kind = {"ConfigMap": "configMap", "Secret": "secret"}.get(obj.ref.kind)
     if kind is None or obj.ref.api_version != "v1":
         return None
-    return ConfigSource(kind, obj)
+    return ConfigSource(kind, obj, keep)
 
 
 def _entries_of(kind: str, obj: KubeObject) -> dict[str, ConfigEntry]:

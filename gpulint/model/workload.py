@@ -304,14 +304,6 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
         return None
     base = obj.path(*rel)
 
-    def pod_field(name: str, kind: type, what: str) -> Any:
-        if name in spec:
-            value = spec[name]
-            return value if type(value) is kind else problems.expect(value, kind, base + (name,), what)
-        if fallback is not None and fallback_rel is not None and name in fallback:
-            return problems.expect(fallback.get(name), kind, obj.path(*fallback_rel, name), what)
-        return None
-
     # (`type(x) is T or problems.expect(...)`: the usual well-typed value skips
     # building the path and message a problem would need.)
     containers: list[Container] = []
@@ -332,12 +324,13 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
         containers.append(container)
 
     volumes = []
-    volume_lists = [(spec.get("volumes"), base + ("volumes",))]
+    volume_lists = [(spec.get("volumes"), base)]
     if fallback is not None and fallback_rel is not None:
-        volume_lists.append((fallback.get("volumes"), obj.path(*fallback_rel, "volumes")))
+        volume_lists.append((fallback.get("volumes"), obj.path(*fallback_rel)))
     for raw_volumes, vpath in volume_lists:
         if raw_volumes is None:
             continue
+        vpath += ("volumes",)
         for i, item in enumerate(raw_volumes if type(raw_volumes) is list
                                  else problems.expect(raw_volumes, list, vpath, "volumes") or ()):
             path = vpath + (i,)
@@ -364,31 +357,57 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
     annotations = meta.get("annotations") if meta else None
     labels = meta.get("labels") if meta else None
 
-    node_selector = pod_field("nodeSelector", dict, "nodeSelector") or {}
-    selector_path = (base if "nodeSelector" in spec or fallback_rel is None else obj.path(*fallback_rel)) \
-        + ("nodeSelector",)
-    for key, value in node_selector.items():
-        if value is not None and type(value) is not str:  # `nvidia.com/gpu.present: true` is rejected
-            problems.expect(value, str, selector_path + (key,), f"nodeSelector[{key}]")
+    fields = _pod_fields(spec, base, problems, fallback, obj.path(*fallback_rel) if fallback_rel is not None else None)
+    get = fields.get
 
     # (Positional, in field order: see build_container.)
     return PodSpec(
         base, label,
-        pod_field("hostPID", bool, "hostPID") is True,
-        pod_field("hostNetwork", bool, "hostNetwork") is True,
-        pod_field("hostIPC", bool, "hostIPC") is True,
-        pod_field("runtimeClassName", str, "runtimeClassName"),
-        node_selector,
-        pod_field("affinity", dict, "affinity") or {},
-        pod_field("tolerations", list, "tolerations") or [],
+        get("hostPID") is True,
+        get("hostNetwork") is True,
+        get("hostIPC") is True,
+        get("runtimeClassName"),
+        get("nodeSelector") or {},
+        get("affinity") or {},
+        get("tolerations") or [],
         volumes,
         annotations if isinstance(annotations, dict) else {},
         labels if isinstance(labels, dict) else {},
         obj.path(*meta_rel) if meta is not None and meta_rel is not None else None,
-        pod_field("resourceClaims", list, "resourceClaims") or [],
+        get("resourceClaims") or [],
         containers,
         spec,
     )
+
+
+# The pod-level fields a PodSpec reads, with their type, in the order their problems are listed.
+_POD_FIELDS = (("nodeSelector", dict), ("hostPID", bool), ("hostNetwork", bool), ("hostIPC", bool),
+               ("runtimeClassName", str), ("affinity", dict), ("tolerations", list), ("resourceClaims", list))
+_POD_FIELD_NAMES = frozenset(name for name, _kind in _POD_FIELDS)
+
+
+def _pod_fields(spec: dict, base: tuple, problems: Problems, fallback: dict | None,
+                fallback_path: tuple | None) -> dict:
+    """The pod-level fields of `spec` (else of `fallback`, at `fallback_path`) that have their
+    type, by name. (One loop, not a call per field: most pod specs set one or two of them.)"""
+    found: dict = {}
+    if _POD_FIELD_NAMES.isdisjoint(spec) and (fallback_path is None or _POD_FIELD_NAMES.isdisjoint(fallback or ())):
+        return found
+    for name, kind in _POD_FIELDS:
+        if name in spec:
+            value, where = spec[name], base
+        elif fallback is not None and fallback_path is not None and name in fallback:
+            value, where = fallback[name], fallback_path
+        else:
+            continue
+        if type(value) is not kind:
+            value = problems.expect(value, kind, where + (name,), name)
+        found[name] = value
+        if name == "nodeSelector" and value:
+            for key, item in value.items():
+                if item is not None and type(item) is not str:  # `nvidia.com/gpu.present: true` is rejected
+                    problems.expect(item, str, where + (name, key), f"nodeSelector[{key}]")
+    return found
 
 
 def build_container(data: dict, path: tuple, role: str, problems: Problems,
@@ -449,8 +468,12 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
     if privileged is not None and type(privileged) is not bool:
         privileged = problems.expect(privileged, bool, path + ("securityContext", "privileged"), "privileged")
 
-    command = _string_list(data.get("command"), path, "command", problems)
-    args = _string_list(data.get("args"), path, "args", problems)
+    command = data.get("command")
+    if command is not None:   # (absent: no call)
+        command = _string_list(command, path, "command", problems)
+    args = data.get("args")
+    if args is not None:
+        args = _string_list(args, path, "args", problems)
     execs, scripts = _execs(data, path, command, args, problems, script_origin)
 
     mounts: list[VolumeMount] = []
@@ -473,8 +496,22 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
     # (An absent mapping or list is no problem: taken as empty without asking `problems`.)
     if type(raw) is not dict:
         raw = {} if raw is None else problems.expect(raw, dict, path, "resources") or {}
-    limits, null_limits = _quantities(raw.get("limits"), path, "limits", problems)
-    requests, null_requests = _quantities(raw.get("requests"), path, "requests", problems)
+    # (The usual sections, absent or holding only quantities, are read here, without a call:
+    # `issuperset(map(type, ...))` is the loop of _quantities in C.)
+    limits, null_limits = raw.get("limits"), ()
+    if limits is None:
+        limits = {}
+    elif type(limits) is dict and _QUANTITY_TYPES.issuperset(map(type, limits.values())):
+        limits = dict(limits)
+    else:
+        limits, null_limits = _quantities(limits, path, "limits", problems)
+    requests, null_requests = raw.get("requests"), ()
+    if requests is None:
+        requests = {}
+    elif type(requests) is dict and _QUANTITY_TYPES.issuperset(map(type, requests.values())):
+        requests = dict(requests)
+    else:
+        requests, null_requests = _quantities(requests, path, "requests", problems)
     claims = raw.get("claims")
     if type(claims) is not list:
         claims = [] if claims is None else problems.expect(claims, list, path + ("claims",), "resources.claims") or []
@@ -486,14 +523,11 @@ _STR_TYPE = frozenset({str})
 
 
 def _quantities(section: Any, path: tuple, key: str, problems: Problems) -> tuple[dict, tuple]:
-    """`resources.<key>`: its quantities by name, and the names written without a value."""
-    if section is None:
-        return {}, ()
+    """`resources.<key>` (present, and not only quantities: see _resources): its quantities by
+    name, and the names written without a value."""
     if type(section) is not dict:
         problems.expect(section, dict, path + (key,), f"resources.{key}")
         return {}, ()
-    if _QUANTITY_TYPES.issuperset(map(type, section.values())):
-        return dict(section), ()   # every value a quantity (the loop below, in C)
     clean = {}
     null_names = []
     for name, quantity in section.items():

@@ -160,8 +160,9 @@ def _index_text(item: Input, source: Text, limits: Limits) -> Indexed:
     whole = source.whole
     assert whole is not None
     chunks = list(split_documents(whole))
+    # (Recorded for the scan, hence built without event trees: small ConfigMaps are kept whole.)
     sources = _sources(item.display, load_documents(whole, limits, only=_INDEXED_KINDS, record=record,
-                                                   chunks=chunks))
+                                                   chunks=chunks), keep=True)
     split, end = [], 0
     for chunk, line in chunks:
         end += len(chunk)
@@ -169,10 +170,11 @@ def _index_text(item: Input, source: Text, limits: Limits) -> Indexed:
     return sources, [], data, record or None, len(whole), split
 
 
-def _sources(display: str, documents: Iterable[Document | LoadError]) -> list[ConfigSource]:
-    """The ConfigMaps and Secrets of `documents`, each made as it is read (its document let go)."""
+def _sources(display: str, documents: Iterable[Document | LoadError], keep: bool = False) -> list[ConfigSource]:
+    """The ConfigMaps and Secrets of `documents`, each made as it is read (its document let go
+    unless `keep`: see ConfigSource)."""
     return [source for doc in documents if isinstance(doc, Document) for obj in objects_in(display, doc)
-            if (source := source_of(obj)) is not None]
+            if (source := source_of(obj, keep)) is not None]
 
 
 def documents_of(source: Text, limits: Limits, only: tuple[str, ...] = (), strict_json: bool = False,
