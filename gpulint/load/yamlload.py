@@ -448,78 +448,82 @@ def _build(next_event: Any, line_offset: int, keep: bool,
     result: Any = None
     result_raw: Any = None
     first: Any = None
-
-    def fail(message: str, event: tuple, syntax: bool = True) -> LoadError:
-        m = event[START_MARK]
-        return LoadError(message, m.line + line_offset + 1, m.column + 1, syntax)
+    # Module constants as locals (a local is read faster than a global, once per event).
+    missing, merge, resolve_start, str_tag = _MISSING, _MERGE, _RESOLVE_START, _STR_TAG
+    scalar_kind, map_start, seq_start, map_end, seq_end = SCALAR, MAP_START, SEQ_START, MAP_END, SEQ_END
+    f_kind, f_value, f_tag, f_style, f_implicit, f_anchor = KIND, VALUE, TAG, STYLE, IMPLICIT, ANCHOR
+    end_slot = _END
 
     while True:
         event = next_event()
-        kind = event[KIND]
-        if kind == SCALAR:
-            if is_map and key is _MISSING:
+        kind = event[f_kind]
+        if kind == scalar_kind:
+            if is_map and key is missing:
                 # A mapping key: Kubernetes keys are strings, taken verbatim.
-                key = event[VALUE]
-                if key == "<<" and event[STYLE] == "":
-                    key = _MERGE
+                key = event[f_value]
+                if key == "<<" and event[f_style] == "":
+                    key = merge
                 key_ev = event
                 continue
-            value = event[VALUE]
-            tag = event[TAG]
+            value = event[f_value]
+            tag = event[f_tag]
             if tag is None or tag == "!":
-                if event[STYLE] == "" and event[IMPLICIT][0] and value[:1] in _RESOLVE_START:
+                if event[f_style] == "" and event[f_implicit][0] and value[:1] in resolve_start:
                     value = resolve_plain(value)
-            elif tag != _STR_TAG and (tag in _TYPED_TAGS or event[STYLE] == ""):
+            elif tag != str_tag and (tag in _TYPED_TAGS or event[f_style] == ""):
                 value = resolve_plain(value)
             # (other tags are ignored: the value is read as if untagged)
             raw: Any = event
             count += 1
-            if event[ANCHOR] is not None:
-                anchors[event[ANCHOR]] = (value, event, 1)
-        elif kind == MAP_START or kind == SEQ_START:
-            if is_map and key is _MISSING:
-                raise fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event)
+            if event[f_anchor] is not None:
+                anchors[event[f_anchor]] = (value, event, 1)
+        elif kind == map_start or kind == seq_start:
+            if is_map and key is missing:
+                raise _fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event,
+                            line_offset)
             if len(stack) >= max_depth:
-                raise fail(f"nesting deeper than {max_depth} levels (limit: --max-depth)", event, False)
+                raise _fail(f"nesting deeper than {max_depth} levels (limit: --max-depth)", event, line_offset,
+                            False)
             if cur is None:
                 first = event
             stack.append((cur, is_map, key, key_ev, node, merges, anchor, base))
-            is_map = kind == MAP_START
+            is_map = kind == map_start
             cur = {} if is_map else []
-            key = _MISSING
+            key = missing
             node = [event, None, False, None] if keep else None
             merges = None
-            anchor = event[ANCHOR]
+            anchor = event[f_anchor]
             if anchor is not None:
                 open_anchors.add(anchor)
             base = count
             count += 1
             continue
-        elif kind == MAP_END or kind == SEQ_END:
+        elif kind == map_end or kind == seq_end:
             value = cur
             raw = node
             if merges:
                 _apply_merges(cur, merges, node)
             if node is not None:
-                node[_END] = event
+                node[end_slot] = event
             if anchor is not None:
                 open_anchors.discard(anchor)
                 anchors[anchor] = (value, node, count - base)
             cur, is_map, key, key_ev, node, merges, anchor, base = stack.pop()
         elif kind == ALIAS:
-            name = event[ANCHOR]
+            name = event[f_anchor]
             if name in open_anchors:
-                raise fail(f"recursive alias *{name} refers to a node that contains it", event)
+                raise _fail(f"recursive alias *{name} refers to a node that contains it", event, line_offset)
             if name not in anchors:
-                raise fail(f"alias *{name} refers to an undefined anchor", event)
+                raise _fail(f"alias *{name} refers to an undefined anchor", event, line_offset)
             value, raw, size = anchors[name]
             expanded += size
             count += size
             if expanded > max_expanded:
-                raise fail(f"alias expansion exceeds {max_expanded} nodes, a YAML bomb? "
-                           "(limit: --max-alias-nodes)", event, False)
-            if is_map and key is _MISSING:
-                raise fail("an alias used as a mapping key is not valid in Kubernetes manifests", event)
+                raise _fail(f"alias expansion exceeds {max_expanded} nodes, a YAML bomb? "
+                            "(limit: --max-alias-nodes)", event, line_offset, False)
+            if is_map and key is missing:
+                raise _fail("an alias used as a mapping key is not valid in Kubernetes manifests", event,
+                            line_offset)
         elif kind == DOC_END:
             return result, result_raw, (dups if keep else duplicates), first
         else:  # stream/document starts are not part of the node tree
@@ -527,7 +531,7 @@ def _build(next_event: Any, line_offset: int, keep: bool,
 
         if cur is None:  # the document's root
             result, result_raw = value, raw
-            if kind != MAP_END and kind != SEQ_END:
+            if kind != map_end and kind != seq_end:
                 first = event
             continue
         if not is_map:
@@ -536,8 +540,8 @@ def _build(next_event: Any, line_offset: int, keep: bool,
                 node.append(raw)
             continue
         k = key
-        key = _MISSING
-        if k is _MERGE:
+        key = missing
+        if k is merge:
             if merges is None:
                 merges = []
             merges.append((value, raw))
@@ -552,6 +556,12 @@ def _build(next_event: Any, line_offset: int, keep: bool,
         if node is not None:
             node.append(key_ev)
             node.append(raw)
+
+
+def _fail(message: str, event: tuple, line_offset: int, syntax: bool = True) -> LoadError:
+    """A LoadError at `event`'s start."""
+    m = event[START_MARK]
+    return LoadError(message, m.line + line_offset + 1, m.column + 1, syntax)
 
 
 def _apply_merges(target: dict, merges: list, node: list | None) -> None:
