@@ -122,26 +122,30 @@ class parsing:
 
     __slots__ = ()
 
+    # (The names are swapped by one update of the module's namespace, not a call of _swap: a
+    # window opens and closes for every few document chunks.)
     def __enter__(self) -> None:
         global _open
-        lean = _lean if _lean is not None else _check()
-        if lean:
+        if _lean if _lean is not None else _check():
             with _lock:
                 if _open == 0:
-                    _swap(_FACTORIES)
+                    _namespace.update(_FACTORIES)
                 _open += 1
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
         global _open
         if _lean:
             with _lock:
                 _open -= 1
                 if _open == 0:
-                    _swap(_ORIGINALS)
+                    _namespace.update(_ORIGINALS)
+
+
+_namespace = vars(_ruamel_yaml)
 
 
 def _swap(names: dict[str, Any]) -> None:
-    vars(_ruamel_yaml).update(names)   # (one call: a window opens and closes for every document chunk)
+    _namespace.update(names)
 
 
 # A fork (gpulint's index helper and --jobs workers fork while renders may be parsing in

@@ -8,8 +8,8 @@ Each document keeps its events, and the location tree (LocNode) is only built
 when a finding needs a position: most documents have none, so most scans never
 pay for it. A stream is cut into documents at `---`/`...` lines first (YAML
 forbids those markers at column 0 inside any scalar), which bounds memory to one
-document, gives each document its own raw text, and lets a parse error in one
-document leave the others scanned.
+document (or a few small ones, see BATCH_CHARS), gives each document its own raw
+text, and lets a parse error in one document leave the others scanned.
 """
 
 from __future__ import annotations
@@ -163,7 +163,8 @@ class Document:
 
     def reparsed(self) -> Document:
         """The document again, data included, from its text (see without_data)."""
-        docs, _is_json = _parse_any(self.text, self.line_offset, self._limits, keep=False)
+        with parsing():
+            docs, _is_json = _parse_any(self.text, self.line_offset, self._limits, keep=False)
         for tree, data, dups, content_start, raw in docs:
             if raw == self._raw:
                 return Document(self.index, data, self.text, self.line_offset, tree, dups, content_start,
@@ -874,45 +875,87 @@ def load_stream(blocks: Iterable[str], limits: Limits = DEFAULT_LIMITS, unrender
     return _load_chunks(chunks, limits, unrendered, only, strict_json, first_index=first_index)
 
 
+# The chunks of a text are parsed a batch at a time, in one parsing window (opening and closing one
+# costs about a twentieth of a small document's parse), and their documents handed on after it
+# closes: about this many characters of text are parsed ahead of the caller. Not more: documents
+# held longer are walked by the garbage collector's young-generation passes (a batch of 64K
+# characters cost more than its windows saved).
+BATCH_CHARS = 1 << 13
+
+
 def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: bool,
                  only: tuple[str, ...], strict_json: bool = False, record: ParsedChunks | None = None,
                  parsed: ParsedChunks | None = None, first_index: int = 0) -> Iterator[Document | LoadError]:
     index = first_index
+    for batch in _batches(chunks, only):
+        for error, docs, text, line_offset, is_json, placeholders in _load_batch(
+                batch, limits, unrendered, strict_json, record, parsed):
+            if error is not None:
+                yield error
+            for tree, data, dups, content_start, raw in docs:
+                yield Document(index, data, text, line_offset, tree, dups, content_start,
+                               limits=limits, raw=raw, is_json=is_json, placeholders=placeholders)
+                index += 1
+
+
+def _batches(chunks: Iterable[tuple[str, int]], only: tuple[str, ...]) -> Iterator[list[tuple[str, int]]]:
+    """The chunks to parse (those that hold a word of `only`, when given), in lists of about
+    BATCH_CHARS characters (at least one chunk each)."""
+    batch: list[tuple[str, int]] = []
+    size = 0
     for chunk, line_offset in chunks:
-        if only and not any(word in chunk for word in only):
-            continue
+        if only:
+            for word in only:
+                if word in chunk:
+                    break
+            else:
+                continue
         if chunk.startswith("...") and not chunk[3:].strip():
             continue  # a bare document end marker: valid YAML 1.2 that libyaml refuses
-        placeholders: tuple[Span, ...] = ()
-        text = chunk
-        try:
-            done = parsed.pop(line_offset, None) if parsed else None
-            if done is not None:
-                docs, is_json = done
-            else:
-                docs, is_json = _parse_any(chunk, line_offset, limits, keep=record is None)
-                if record is not None:
-                    record[line_offset] = (docs, is_json)
-        except LoadError as error:
-            error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
-            docs, text, is_json, placeholders, error = _recover(error, chunk, line_offset, limits, unrendered,
-                                                                strict_json)
-            yield error
-        else:
-            where = _json_error(chunk) if strict_json and not is_json else None
-            if where is not None:
-                line, column, reason = where
-                strict = LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
-                                   line_offset + line + 1, column + 1, syntax=True)
-                from gpulint.load import sniff
+        batch.append((chunk, line_offset))
+        size += len(chunk)
+        if size >= BATCH_CHARS:
+            yield batch
+            batch = []
+            size = 0
+    if batch:
+        yield batch
 
-                strict.kubernetes = sniff.looks_like_kubernetes(chunk)
-                strict.jsonc = True  # read all the same: the documents follow
-                yield strict
-        for tree, data, dups, content_start, raw in docs:
-            yield Document(index, data, text, line_offset, tree, dups, content_start,
-                           limits=limits, raw=raw, is_json=is_json, placeholders=placeholders)
-            index += 1
+
+def _load_batch(batch: list[tuple[str, int]], limits: Limits, unrendered: bool, strict_json: bool,
+                record: ParsedChunks | None, parsed: ParsedChunks | None) -> list[tuple]:
+    """(error to report first or None, documents, the text they were read from, its line offset,
+    whether read as JSON, template placeholders) of each chunk of `batch`, parsed in one window."""
+    out = []
+    with parsing():
+        for chunk, line_offset in batch:
+            placeholders: tuple[Span, ...] = ()
+            text = chunk
+            problem: LoadError | None = None
+            try:
+                done = parsed.pop(line_offset, None) if parsed else None
+                if done is not None:
+                    docs, is_json = done
+                else:
+                    docs, is_json = _parse_any(chunk, line_offset, limits, keep=record is None)
+                    if record is not None:
+                        record[line_offset] = (docs, is_json)
+            except LoadError as error:
+                error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
+                docs, text, is_json, placeholders, problem = _recover(error, chunk, line_offset, limits, unrendered,
+                                                                      strict_json)
+            else:
+                where = _json_error(chunk) if strict_json and not is_json else None
+                if where is not None:
+                    line, column, reason = where
+                    problem = LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as "
+                                        "YAML)", line_offset + line + 1, column + 1, syntax=True)
+                    from gpulint.load import sniff
+
+                    problem.kubernetes = sniff.looks_like_kubernetes(chunk)
+                    problem.jsonc = True  # read all the same: the documents follow
+            out.append((problem, docs, text, line_offset, is_json, placeholders))
+    return out
 
 
 def _recover(error: LoadError, chunk: str, line_offset: int, limits: Limits, unrendered: bool,
@@ -994,12 +1037,13 @@ _Parsed = tuple  # (event tree or None, data, duplicates, offset of the first no
 
 
 def _parse_any(chunk: str, line_offset: int, limits: Limits, keep: bool = True) -> tuple[list[_Parsed], bool]:
-    """Documents of `chunk` as YAML, or as JSON where libyaml rejects valid JSON; and which.
+    """Documents of `chunk` as YAML, or as JSON where libyaml rejects valid JSON; and which
+    (inside `parsing()`).
 
     `keep`: whether to keep event trees (documents up to KEEP_EVENTS_MAX)."""
     keep = keep and len(chunk) <= KEEP_EVENTS_MAX
     try:
-        return _parse_chunk(chunk, line_offset, limits, keep), False
+        return _read_chunk(chunk, line_offset, limits, keep), False
     except LoadError as error:
         # libyaml rejected it: JSON is rare, and read only then
         from gpulint.load import jsonload
@@ -1029,19 +1073,29 @@ def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None
     finding needs positions. The raw index counts empty documents too, to find
     the document again.
     """
+    with parsing():
+        return _read_chunk(chunk, line_offset, limits, keep)
+
+
+def _read_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None = None) -> list[_Parsed]:
+    """`_parse_chunk` inside a parsing window already open."""
     if "%" in chunk:
         _check_directives(chunk, line_offset)
     if keep is None:
         keep = len(chunk) <= KEEP_EVENTS_MAX
     out = []
     try:
-        with parsing():
-            next_event = event_reader(chunk)
-            for raw in _starts(next_event):
+        next_event = event_reader(chunk)
+        raw = 0   # the index of each document of the stream, once its start is read
+        while True:
+            kind = next_event()[KIND]
+            if kind == DOC_START:
                 data, tree, dups, first = _build(next_event, line_offset, keep, limits)
                 if data is not None and not _is_empty(first):
                     out.append((tree, data, dups, first[START_MARK].index, raw))
-        return out
+                raw += 1
+            elif kind == STREAM_END:
+                return out
     except LoadError:
         raise
     except Exception as error:  # the C parser raises ruamel's MarkedYAMLError or ReaderError
@@ -1059,7 +1113,7 @@ def event_reader(text: str) -> Any:
     positions as editors count lines: when `text` holds NEL, LS or PS, every mark's line and
     column is computed again from its offset."""
     get_event = ev.reader(text)
-    if not any(char in text for char in _ODD_BREAKS):
+    if "\x85" not in text and "\u2028" not in text and "\u2029" not in text:   # (_ODD_BREAKS)
         return get_event
     mark = _Relines(text).mark
 
