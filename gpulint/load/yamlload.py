@@ -888,8 +888,10 @@ def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: 
                  parsed: ParsedChunks | None = None, first_index: int = 0) -> Iterator[Document | LoadError]:
     index = first_index
     for batch in _batches(chunks, only):
-        for error, docs, text, line_offset, is_json, placeholders in _load_batch(
-                batch, limits, unrendered, strict_json, record, parsed):
+        loaded = _load_batch(batch, limits, unrendered, strict_json, record, parsed)
+        loaded.reverse()
+        while loaded:   # (each chunk's documents let go of once handed on, not at the batch's end)
+            error, docs, text, line_offset, is_json, placeholders = loaded.pop()
             if error is not None:
                 yield error
             for tree, data, dups, content_start, raw in docs:
