@@ -437,11 +437,13 @@ def _build(next_event: Any, line_offset: int, keep: bool,
     count = 0        # nodes so far, aliases counted at their expanded size
     expanded = 0     # nodes added by aliases
     # The collection being read: its data, whether a mapping, the pending key
-    # (and its event), its event-tree node, pending merges, anchor and `count` at its start.
+    # (and its event), its event-tree node, pending merges, anchor and `count` at its start;
+    # and whether the next event is a mapping's key.
     cur: Any = None
     is_map = False
-    key: Any = _MISSING
+    key: Any = None
     key_ev: Any = None
+    wants_key = False
     node: list | None = None
     merges: list | None = None
     anchor: str | None = None
@@ -450,7 +452,7 @@ def _build(next_event: Any, line_offset: int, keep: bool,
     result_raw: Any = None
     first: Any = None
     # Module constants as locals (a local is read faster than a global, once per event).
-    missing, merge, resolve_start, str_tag = _MISSING, _MERGE, _RESOLVE_START, _STR_TAG
+    merge, resolve_start, str_tag = _MERGE, _RESOLVE_START, _STR_TAG
     scalar_kind, map_start, seq_start, map_end, seq_end = SCALAR, MAP_START, SEQ_START, MAP_END, SEQ_END
     f_kind, f_value, f_tag, f_style, f_implicit, f_anchor = KIND, VALUE, TAG, STYLE, IMPLICIT, ANCHOR
     end_slot = _END
@@ -459,12 +461,13 @@ def _build(next_event: Any, line_offset: int, keep: bool,
         event = next_event()
         kind = event[f_kind]
         if kind == scalar_kind:
-            if is_map and key is missing:
+            if wants_key:
                 # A mapping key: Kubernetes keys are strings, taken verbatim.
                 key = event[f_value]
                 if key == "<<" and event[f_style] == "":
                     key = merge
                 key_ev = event
+                wants_key = False
                 continue
             value = event[f_value]
             tag = event[f_tag]
@@ -479,7 +482,7 @@ def _build(next_event: Any, line_offset: int, keep: bool,
             if event[f_anchor] is not None:
                 anchors[event[f_anchor]] = (value, event, 1)
         elif kind == map_start or kind == seq_start:
-            if is_map and key is missing:
+            if wants_key:
                 raise _fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event,
                             line_offset)
             if len(stack) >= max_depth:
@@ -488,9 +491,8 @@ def _build(next_event: Any, line_offset: int, keep: bool,
             if cur is None:
                 first = event
             stack.append((cur, is_map, key, key_ev, node, merges, anchor, base))
-            is_map = kind == map_start
+            is_map = wants_key = kind == map_start
             cur = {} if is_map else []
-            key = missing
             node = [event, None, False, None] if keep else None
             merges = None
             anchor = event[f_anchor]
@@ -510,6 +512,7 @@ def _build(next_event: Any, line_offset: int, keep: bool,
                 open_anchors.discard(anchor)
                 anchors[anchor] = (value, node, count - base)
             cur, is_map, key, key_ev, node, merges, anchor, base = stack.pop()
+            wants_key = False
         elif kind == ALIAS:
             name = event[f_anchor]
             if name in open_anchors:
@@ -522,7 +525,7 @@ def _build(next_event: Any, line_offset: int, keep: bool,
             if expanded > max_expanded:
                 raise _fail(f"alias expansion exceeds {max_expanded} nodes, a YAML bomb? "
                             "(limit: --max-alias-nodes)", event, line_offset, False)
-            if is_map and key is missing:
+            if wants_key:
                 raise _fail("an alias used as a mapping key is not valid in Kubernetes manifests", event,
                             line_offset)
         elif kind == DOC_END:
@@ -540,20 +543,19 @@ def _build(next_event: Any, line_offset: int, keep: bool,
             if node is not None:
                 node.append(raw)
             continue
-        k = key
-        key = missing
-        if k is merge:
+        wants_key = True
+        if key is merge:
             if merges is None:
                 merges = []
             merges.append((value, raw))
             continue
-        if k in cur:
+        if key in cur:
             if node is None:
                 duplicates = True  # reported with positions when the tree is built
             else:
                 node[_DUPS] = True
                 dups.append((node, len(node), key_ev))
-        cur[k] = value
+        cur[key] = value
         if node is not None:
             node.append(key_ev)
             node.append(raw)
