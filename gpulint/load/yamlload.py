@@ -741,10 +741,10 @@ _BOUNDARY_RE = re.compile(r"^(?:---(?=[ \t\r\n]|$)|\.\.\.[ \t]*(?:\r?\n|$))", re
 MAX_DIRECTIVES = 64
 
 
-def _boundaries(text: str, end: int) -> Iterator[re.Match]:
-    """`_BOUNDARY_RE.finditer(text, 0, end)`, found faster: the marker lines are
-    looked for with str.find (a regex scan tries every character) and checked
-    with the regex where they start."""
+def _boundaries(text: str, end: int) -> list[tuple[int, int]]:
+    """(start, end) of each match of `_BOUNDARY_RE.finditer(text, 0, end)`, found faster: the
+    marker lines are looked for with str.find (a regex scan tries every character), a `---`
+    found is checked by the character after it, a `...` with the regex."""
     starts = [0] if text.startswith(("---", "..."), 0, end) else []
     for needle in ("\n---", "\n..."):
         pos = text.find(needle, 0, end)
@@ -752,21 +752,40 @@ def _boundaries(text: str, end: int) -> Iterator[re.Match]:
             starts.append(pos + 1)
             pos = text.find(needle, pos + 1, end)
     starts.sort()
+    found = []
     last = 0
     for start in starts:
         if start < last:
             continue  # inside the previous match (finditer does not overlap)
-        match = _BOUNDARY_RE.match(text, start, end)
-        if match is not None:
+        if text.startswith("-", start):
+            last = start + 3
+            if last < end and text[last] not in " \t\r\n":
+                last = start
+                continue
+        else:
+            match = _BOUNDARY_RE.match(text, start, end)
+            if match is None:
+                continue
             last = match.end()
-            yield match
+        found.append((start, last))
+    return found
 
 
-def _cut(text: str, match: re.Match, floor: int) -> int:
-    """Where a boundary cuts `text`: after a `...` line, before a `---` line and its directives."""
-    if text.startswith(".", match.start()):
-        return match.end()
-    return _directives_start(text, match.start(), floor)
+def _cuts(text: str, end: int) -> list[int]:
+    """Where the boundaries of `text[:end]` cut it, in order: after a `...` line, before a `---`
+    line and its directives (none to look for in a text without `%`)."""
+    cuts = []
+    floor = 0
+    directives = "%" in text
+    for start, stop in _boundaries(text, end):
+        if text.startswith(".", start):
+            floor = stop
+        elif directives:
+            floor = _directives_start(text, start, floor)
+        else:
+            floor = start
+        cuts.append(floor)
+    return cuts
 
 
 def _directives_start(text: str, pos: int, floor: int) -> int:
@@ -785,8 +804,7 @@ def split_documents(text: str) -> Iterator[tuple[str, int]]:
     """Yield (document text, 0-based line of its first character)."""
     start = 0
     line = 0
-    for match in _boundaries(text, len(text)):
-        cut = _cut(text, match, start)
+    for cut in _cuts(text, len(text)):
         if cut > start:
             chunk = text[start:cut]
             yield chunk, line
@@ -813,8 +831,7 @@ def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
         text = "".join(pending)
         end = text.rfind("\n") + 1
         start = 0
-        for match in _boundaries(text, end):
-            cut = _cut(text, match, start)
+        for cut in _cuts(text, end):
             pieces.append(text[start:cut])
             chunk = "".join(pieces)
             pieces = []
