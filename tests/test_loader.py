@@ -252,3 +252,30 @@ def test_chunks_recorded_by_a_first_pass_are_reused_with_the_same_positions() ->
     text = reused[1].data["data"]["run.sh"]
     at = text.index("docker")
     assert reused[1].text_span(script, at, at + 6) == Span(13, 17, 13, 23)
+
+
+def test_documents_parsed_in_batches_come_in_order_with_their_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks are parsed a batch at a time (yamlload.BATCH_CHARS of text): documents keep their
+    order, numbers, lines and errors across batches, with the ConfigMap pass's record and reuse."""
+    from gpulint.load import yamlload
+
+    parts = []
+    for n in range(40):
+        body = f"kind: ConfigMap\ndata: {{k: '{'x' * (n * 37 % 700)}'}}\n" if n % 3 == 0 else f"a: {n}\nb: [{n}, x]\n"
+        parts.append("a: [\n" if n in (7, 21) else body)
+    text = "---\n".join(parts)
+
+    def read(**kwargs: object) -> list:
+        return [(type(d).__name__, d.message, d.line) if isinstance(d, LoadError)
+                else (d.index, d.line_offset, d.data, d.text, d.root().span) for d in load_documents(text, **kwargs)]
+
+    monkeypatch.setattr(yamlload, "BATCH_CHARS", 1)   # one chunk at a time
+    expected = read()
+    expected_only = read(only=("ConfigMap",), record={})
+    assert len(expected) == 40 and [e[0] for e in expected].count("LoadError") == 2
+    for size in (300, 2000, len(text) + 1):
+        monkeypatch.setattr(yamlload, "BATCH_CHARS", size)
+        assert read() == expected
+        record: dict = {}
+        assert read(only=("ConfigMap",), record=record) == expected_only
+        assert read(parsed=record) == expected and not record

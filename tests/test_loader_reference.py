@@ -216,4 +216,4 @@ def test_document_boundaries_are_found_as_the_regex_finds_them(pieces: list[str]
     text = "".join(pieces)
     end = min(cut, len(text))
     expected = [(m.start(), m.end()) for m in yamlload._BOUNDARY_RE.finditer(text, 0, end)]
-    assert [(m.start(), m.end()) for m in yamlload._boundaries(text, end)] == expected
+    assert yamlload._boundaries(text, end) == expected

@@ -223,6 +223,21 @@ def test_the_lean_events_are_ruamels_events_field_for_field() -> None:
         assert kinds >= {events.SCALAR, events.MAP_START, events.MAP_END, events.STREAM_END}
 
 
+def test_each_event_factory_writes_its_kind() -> None:
+    """The factories made for every node write their kind as a literal (the field-for-field check
+    above compares tuples the same factories made, so it cannot see a wrong one)."""
+    mark = object()
+    made = {events.scalar(None, None, (True, False), "v", mark, mark, ""): events.SCALAR,
+            events.mapping_start(None, None, True, mark, mark, False): events.MAP_START,
+            events.sequence_start(None, None, True, mark, mark, False): events.SEQ_START,
+            events.mapping_end(mark, mark): events.MAP_END, events.sequence_end(mark, mark): events.SEQ_END,
+            events.alias("a", mark, mark): events.ALIAS, events.document_start(mark, mark): events.DOC_START,
+            events.document_end(mark, mark): events.DOC_END, events.stream_start(mark, mark): events.STREAM_START,
+            events.stream_end(mark, mark): events.STREAM_END}
+    assert [event[events.KIND] for event in made] == list(made.values())
+    assert all(event[events.START_MARK] is mark and event[events.END_MARK] is mark for event in made)
+
+
 def test_the_fallback_reads_the_same_documents(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the C module's calls are not what events.py expects, ruamel's events are converted."""
     def load(text: str) -> list:

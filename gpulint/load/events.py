@@ -40,30 +40,30 @@ VALUE, STYLE = 6, 7
 FLOW = 6
 
 
-# The factories, called by the C module as ruamel's classes are (positional arguments; keywords
-# for gpulint's JSON reader). Only what gpulint reads is kept.
+# The factories, called by the C module as ruamel's classes are (positional arguments). Only what
+# gpulint reads is kept. The five made for every node take exactly the arguments the C module passes
+# and write their kind as a literal: a call with defaults to fill, or a global to load, costs more
+# (about a twentieth of their cost, once per event). Were the C module to pass other arguments, the
+# check below fails and ruamel's own events are converted instead.
 
-def scalar(anchor: Any, tag: Any, implicit: Any, value: Any, start_mark: Any = None, end_mark: Any = None,
-           style: Any = None, comment: Any = None) -> tuple:
-    return (SCALAR, start_mark, end_mark, anchor, tag, implicit, value, style)
-
-
-def mapping_start(anchor: Any, tag: Any, implicit: Any, start_mark: Any = None, end_mark: Any = None,
-                  flow_style: Any = None, comment: Any = None, nr_items: Any = None) -> tuple:
-    return (MAP_START, start_mark, end_mark, anchor, tag, implicit, flow_style)
+def scalar(anchor: Any, tag: Any, implicit: Any, value: Any, start_mark: Any, end_mark: Any, style: Any) -> tuple:
+    return (0, start_mark, end_mark, anchor, tag, implicit, value, style)   # SCALAR
 
 
-def sequence_start(anchor: Any, tag: Any, implicit: Any, start_mark: Any = None, end_mark: Any = None,
-                   flow_style: Any = None, comment: Any = None, nr_items: Any = None) -> tuple:
-    return (SEQ_START, start_mark, end_mark, anchor, tag, implicit, flow_style)
+def mapping_start(anchor: Any, tag: Any, implicit: Any, start_mark: Any, end_mark: Any, flow_style: Any) -> tuple:
+    return (1, start_mark, end_mark, anchor, tag, implicit, flow_style)   # MAP_START
 
 
-def mapping_end(start_mark: Any = None, end_mark: Any = None, comment: Any = None) -> tuple:
-    return (MAP_END, start_mark, end_mark)
+def sequence_start(anchor: Any, tag: Any, implicit: Any, start_mark: Any, end_mark: Any, flow_style: Any) -> tuple:
+    return (2, start_mark, end_mark, anchor, tag, implicit, flow_style)   # SEQ_START
 
 
-def sequence_end(start_mark: Any = None, end_mark: Any = None, comment: Any = None) -> tuple:
-    return (SEQ_END, start_mark, end_mark)
+def mapping_end(start_mark: Any, end_mark: Any) -> tuple:
+    return (3, start_mark, end_mark)   # MAP_END
+
+
+def sequence_end(start_mark: Any, end_mark: Any) -> tuple:
+    return (4, start_mark, end_mark)   # SEQ_END
 
 
 def alias(anchor: Any, start_mark: Any = None, end_mark: Any = None, style: Any = None, comment: Any = None) -> tuple:
@@ -122,26 +122,30 @@ class parsing:
 
     __slots__ = ()
 
+    # (The names are swapped by one update of the module's namespace, not a call of _swap: a
+    # window opens and closes for every few document chunks.)
     def __enter__(self) -> None:
         global _open
-        lean = _lean if _lean is not None else _check()
-        if lean:
+        if _lean if _lean is not None else _check():
             with _lock:
                 if _open == 0:
-                    _swap(_FACTORIES)
+                    _namespace.update(_FACTORIES)
                 _open += 1
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
         global _open
         if _lean:
             with _lock:
                 _open -= 1
                 if _open == 0:
-                    _swap(_ORIGINALS)
+                    _namespace.update(_ORIGINALS)
+
+
+_namespace = vars(_ruamel_yaml)
 
 
 def _swap(names: dict[str, Any]) -> None:
-    vars(_ruamel_yaml).update(names)   # (one call: a window opens and closes for every document chunk)
+    _namespace.update(names)
 
 
 # A fork (gpulint's index helper and --jobs workers fork while renders may be parsing in

@@ -8,8 +8,8 @@ Each document keeps its events, and the location tree (LocNode) is only built
 when a finding needs a position: most documents have none, so most scans never
 pay for it. A stream is cut into documents at `---`/`...` lines first (YAML
 forbids those markers at column 0 inside any scalar), which bounds memory to one
-document, gives each document its own raw text, and lets a parse error in one
-document leave the others scanned.
+document (or a few small ones, see BATCH_CHARS), gives each document its own raw
+text, and lets a parse error in one document leave the others scanned.
 """
 
 from __future__ import annotations
@@ -164,7 +164,8 @@ class Document:
 
     def reparsed(self) -> Document:
         """The document again, data included, from its text (see without_data)."""
-        docs, _is_json = _parse_any(self.text, self.line_offset, self._limits, keep=False)
+        with parsing():
+            docs, _is_json = _parse_any(self.text, self.line_offset, self._limits, keep=False)
         for tree, data, dups, content_start, raw in docs:
             if raw == self._raw:
                 return Document(self.index, data, self.text, self.line_offset, tree, dups, content_start,
@@ -468,11 +469,13 @@ def _build(next_event: Any, line_offset: int, keep: bool,
     count = 0        # nodes so far, aliases counted at their expanded size
     expanded = 0     # nodes added by aliases
     # The collection being read: its data, whether a mapping, the pending key
-    # (and its event), its event-tree node, pending merges, anchor and `count` at its start.
+    # (and its event), its event-tree node, pending merges, anchor and `count` at its start;
+    # and whether the next event is a mapping's key.
     cur: Any = None
     is_map = False
-    key: Any = _MISSING
+    key: Any = None
     key_ev: Any = None
+    wants_key = False
     node: list | None = None
     merges: list | None = None
     anchor: str | None = None
@@ -480,78 +483,83 @@ def _build(next_event: Any, line_offset: int, keep: bool,
     result: Any = None
     result_raw: Any = None
     first: Any = None
-
-    def fail(message: str, event: tuple, syntax: bool = True) -> LoadError:
-        m = event[START_MARK]
-        return LoadError(message, m.line + line_offset + 1, m.column + 1, syntax)
+    # Module constants as locals (a local is read faster than a global, once per event).
+    merge, resolve_start, str_tag = _MERGE, _RESOLVE_START, _STR_TAG
+    scalar_kind, map_start, seq_start, map_end, seq_end = SCALAR, MAP_START, SEQ_START, MAP_END, SEQ_END
+    f_kind, f_value, f_tag, f_style, f_implicit, f_anchor = KIND, VALUE, TAG, STYLE, IMPLICIT, ANCHOR
+    end_slot = _END
 
     while True:
         event = next_event()
-        kind = event[KIND]
-        if kind == SCALAR:
-            if is_map and key is _MISSING:
+        kind = event[f_kind]
+        if kind == scalar_kind:
+            if wants_key:
                 # A mapping key: Kubernetes keys are strings, taken verbatim.
-                key = event[VALUE]
-                if key == "<<" and event[STYLE] == "":
-                    key = _MERGE
+                key = event[f_value]
+                if key == "<<" and event[f_style] == "":
+                    key = merge
                 key_ev = event
+                wants_key = False
                 continue
-            value = event[VALUE]
-            tag = event[TAG]
+            value = event[f_value]
+            tag = event[f_tag]
             if tag is None or tag == "!":
-                if event[STYLE] == "" and event[IMPLICIT][0] and value[:1] in _RESOLVE_START:
+                if event[f_style] == "" and event[f_implicit][0] and value[:1] in resolve_start:
                     value = resolve_plain(value)
-            elif tag != _STR_TAG and (tag in _TYPED_TAGS or event[STYLE] == ""):
+            elif tag != str_tag and (tag in _TYPED_TAGS or event[f_style] == ""):
                 value = resolve_plain(value)
             # (other tags are ignored: the value is read as if untagged)
             raw: Any = event
             count += 1
-            if event[ANCHOR] is not None:
-                anchors[event[ANCHOR]] = (value, event, 1)
-        elif kind == MAP_START or kind == SEQ_START:
-            if is_map and key is _MISSING:
-                raise fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event)
+            if event[f_anchor] is not None:
+                anchors[event[f_anchor]] = (value, event, 1)
+        elif kind == map_start or kind == seq_start:
+            if wants_key:
+                raise _fail("complex (non-scalar) mapping keys are not valid in Kubernetes manifests", event,
+                            line_offset)
             if len(stack) >= max_depth:
-                raise fail(f"nesting deeper than {max_depth} levels (limit: --max-depth)", event, False)
+                raise _fail(f"nesting deeper than {max_depth} levels (limit: --max-depth)", event, line_offset,
+                            False)
             if cur is None:
                 first = event
             stack.append((cur, is_map, key, key_ev, node, merges, anchor, base))
-            is_map = kind == MAP_START
+            is_map = wants_key = kind == map_start
             cur = {} if is_map else []
-            key = _MISSING
             node = [event, None, False, None] if keep else None
             merges = None
-            anchor = event[ANCHOR]
+            anchor = event[f_anchor]
             if anchor is not None:
                 open_anchors.add(anchor)
             base = count
             count += 1
             continue
-        elif kind == MAP_END or kind == SEQ_END:
+        elif kind == map_end or kind == seq_end:
             value = cur
             raw = node
             if merges:
                 _apply_merges(cur, merges, node)
             if node is not None:
-                node[_END] = event
+                node[end_slot] = event
             if anchor is not None:
                 open_anchors.discard(anchor)
                 anchors[anchor] = (value, node, count - base)
             cur, is_map, key, key_ev, node, merges, anchor, base = stack.pop()
+            wants_key = False
         elif kind == ALIAS:
-            name = event[ANCHOR]
+            name = event[f_anchor]
             if name in open_anchors:
-                raise fail(f"recursive alias *{name} refers to a node that contains it", event)
+                raise _fail(f"recursive alias *{name} refers to a node that contains it", event, line_offset)
             if name not in anchors:
-                raise fail(f"alias *{name} refers to an undefined anchor", event)
+                raise _fail(f"alias *{name} refers to an undefined anchor", event, line_offset)
             value, raw, size = anchors[name]
             expanded += size
             count += size
             if expanded > max_expanded:
-                raise fail(f"alias expansion exceeds {max_expanded} nodes, a YAML bomb? "
-                           "(limit: --max-alias-nodes)", event, False)
-            if is_map and key is _MISSING:
-                raise fail("an alias used as a mapping key is not valid in Kubernetes manifests", event)
+                raise _fail(f"alias expansion exceeds {max_expanded} nodes, a YAML bomb? "
+                            "(limit: --max-alias-nodes)", event, line_offset, False)
+            if wants_key:
+                raise _fail("an alias used as a mapping key is not valid in Kubernetes manifests", event,
+                            line_offset)
         elif kind == DOC_END:
             return result, result_raw, (dups if keep else duplicates), first
         else:  # stream/document starts are not part of the node tree
@@ -559,7 +567,7 @@ def _build(next_event: Any, line_offset: int, keep: bool,
 
         if cur is None:  # the document's root
             result, result_raw = value, raw
-            if kind != MAP_END and kind != SEQ_END:
+            if kind != map_end and kind != seq_end:
                 first = event
             continue
         if not is_map:
@@ -567,23 +575,28 @@ def _build(next_event: Any, line_offset: int, keep: bool,
             if node is not None:
                 node.append(raw)
             continue
-        k = key
-        key = _MISSING
-        if k is _MERGE:
+        wants_key = True
+        if key is merge:
             if merges is None:
                 merges = []
             merges.append((value, raw))
             continue
-        if k in cur:
+        if key in cur:
             if node is None:
                 duplicates = True  # reported with positions when the tree is built
             else:
                 node[_DUPS] = True
                 dups.append((node, len(node), key_ev))
-        cur[k] = value
+        cur[key] = value
         if node is not None:
             node.append(key_ev)
             node.append(raw)
+
+
+def _fail(message: str, event: tuple, line_offset: int, syntax: bool = True) -> LoadError:
+    """A LoadError at `event`'s start."""
+    m = event[START_MARK]
+    return LoadError(message, m.line + line_offset + 1, m.column + 1, syntax)
 
 
 def _apply_merges(target: dict, merges: list, node: list | None) -> None:
@@ -799,10 +812,10 @@ _BOUNDARY_RE = re.compile(r"^(?:---(?=[ \t\r\n]|$)|\.\.\.[ \t]*(?:\r?\n|$))", re
 MAX_DIRECTIVES = 64
 
 
-def _boundaries(text: str, end: int) -> Iterator[re.Match]:
-    """`_BOUNDARY_RE.finditer(text, 0, end)`, found faster: the marker lines are
-    looked for with str.find (a regex scan tries every character) and checked
-    with the regex where they start."""
+def _boundaries(text: str, end: int) -> list[tuple[int, int]]:
+    """(start, end) of each match of `_BOUNDARY_RE.finditer(text, 0, end)`, found faster: the
+    marker lines are looked for with str.find (a regex scan tries every character), a `---`
+    found is checked by the character after it, a `...` with the regex."""
     starts = [0] if text.startswith(("---", "..."), 0, end) else []
     for needle in ("\n---", "\n..."):
         pos = text.find(needle, 0, end)
@@ -810,21 +823,40 @@ def _boundaries(text: str, end: int) -> Iterator[re.Match]:
             starts.append(pos + 1)
             pos = text.find(needle, pos + 1, end)
     starts.sort()
+    found = []
     last = 0
     for start in starts:
         if start < last:
             continue  # inside the previous match (finditer does not overlap)
-        match = _BOUNDARY_RE.match(text, start, end)
-        if match is not None:
+        if text.startswith("-", start):
+            last = start + 3
+            if last < end and text[last] not in " \t\r\n":
+                last = start
+                continue
+        else:
+            match = _BOUNDARY_RE.match(text, start, end)
+            if match is None:
+                continue
             last = match.end()
-            yield match
+        found.append((start, last))
+    return found
 
 
-def _cut(text: str, match: re.Match, floor: int) -> int:
-    """Where a boundary cuts `text`: after a `...` line, before a `---` line and its directives."""
-    if text.startswith(".", match.start()):
-        return match.end()
-    return _directives_start(text, match.start(), floor)
+def _cuts(text: str, end: int) -> list[int]:
+    """Where the boundaries of `text[:end]` cut it, in order: after a `...` line, before a `---`
+    line and its directives (none to look for in a text without `%`)."""
+    cuts = []
+    floor = 0
+    directives = "%" in text
+    for start, stop in _boundaries(text, end):
+        if text.startswith(".", start):
+            floor = stop
+        elif directives:
+            floor = _directives_start(text, start, floor)
+        else:
+            floor = start
+        cuts.append(floor)
+    return cuts
 
 
 def _directives_start(text: str, pos: int, floor: int) -> int:
@@ -843,8 +875,7 @@ def split_documents(text: str) -> Iterator[tuple[str, int]]:
     """Yield (document text, 0-based line of its first character)."""
     start = 0
     line = 0
-    for match in _boundaries(text, len(text)):
-        cut = _cut(text, match, start)
+    for cut in _cuts(text, len(text)):
         if cut > start:
             chunk = text[start:cut]
             yield chunk, line
@@ -871,8 +902,7 @@ def split_stream(blocks: Iterable[str]) -> Iterator[tuple[str, int]]:
         text = "".join(pending)
         end = text.rfind("\n") + 1
         start = 0
-        for match in _boundaries(text, end):
-            cut = _cut(text, match, start)
+        for cut in _cuts(text, end):
             pieces.append(text[start:cut])
             chunk = "".join(pieces)
             pieces = []
@@ -935,45 +965,89 @@ def load_stream(blocks: Iterable[str], limits: Limits = DEFAULT_LIMITS, unrender
     return _load_chunks(chunks, limits, unrendered, only, strict_json, first_index=first_index)
 
 
+# The chunks of a text are parsed a batch at a time, in one parsing window (opening and closing one
+# costs about a twentieth of a small document's parse), and their documents handed on after it
+# closes: about this many characters of text are parsed ahead of the caller. Not more: documents
+# held longer are walked by the garbage collector's young-generation passes (a batch of 64K
+# characters cost more than its windows saved).
+BATCH_CHARS = 1 << 13
+
+
 def _load_chunks(chunks: Iterable[tuple[str, int]], limits: Limits, unrendered: bool,
                  only: tuple[str, ...], strict_json: bool = False, record: ParsedChunks | None = None,
                  parsed: ParsedChunks | None = None, first_index: int = 0) -> Iterator[Document | LoadError]:
     index = first_index
+    for batch in _batches(chunks, only):
+        loaded = _load_batch(batch, limits, unrendered, strict_json, record, parsed)
+        loaded.reverse()
+        while loaded:   # (each chunk's documents let go of once handed on, not at the batch's end)
+            error, docs, text, line_offset, is_json, placeholders = loaded.pop()
+            if error is not None:
+                yield error
+            for tree, data, dups, content_start, raw in docs:
+                yield Document(index, data, text, line_offset, tree, dups, content_start,
+                               limits=limits, raw=raw, is_json=is_json, placeholders=placeholders)
+                index += 1
+
+
+def _batches(chunks: Iterable[tuple[str, int]], only: tuple[str, ...]) -> Iterator[list[tuple[str, int]]]:
+    """The chunks to parse (those that hold a word of `only`, when given), in lists of about
+    BATCH_CHARS characters (at least one chunk each)."""
+    batch: list[tuple[str, int]] = []
+    size = 0
     for chunk, line_offset in chunks:
-        if only and not any(word in chunk for word in only):
-            continue
+        if only:
+            for word in only:
+                if word in chunk:
+                    break
+            else:
+                continue
         if chunk.startswith("...") and not chunk[3:].strip():
             continue  # a bare document end marker: valid YAML 1.2 that libyaml refuses
-        placeholders: tuple[Span, ...] = ()
-        text = chunk
-        try:
-            done = parsed.pop(line_offset, None) if parsed else None
-            if done is not None:
-                docs, is_json = done
-            else:
-                docs, is_json = _parse_any(chunk, line_offset, limits, keep=record is None)
-                if record is not None:
-                    record[line_offset] = (docs, is_json)
-        except LoadError as error:
-            error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
-            docs, text, is_json, placeholders, error = _recover(error, chunk, line_offset, limits, unrendered,
-                                                                strict_json)
-            yield error
-        else:
-            where = _json_error(chunk) if strict_json and not is_json else None
-            if where is not None:
-                line, column, reason = where
-                strict = LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as YAML)",
-                                   line_offset + line + 1, column + 1, syntax=True)
-                from gpulint.load import sniff
+        batch.append((chunk, line_offset))
+        size += len(chunk)
+        if size >= BATCH_CHARS:
+            yield batch
+            batch = []
+            size = 0
+    if batch:
+        yield batch
 
-                strict.kubernetes = sniff.looks_like_kubernetes(chunk)
-                strict.jsonc = True  # read all the same: the documents follow
-                yield strict
-        for tree, data, dups, content_start, raw in docs:
-            yield Document(index, data, text, line_offset, tree, dups, content_start,
-                           limits=limits, raw=raw, is_json=is_json, placeholders=placeholders)
-            index += 1
+
+def _load_batch(batch: list[tuple[str, int]], limits: Limits, unrendered: bool, strict_json: bool,
+                record: ParsedChunks | None, parsed: ParsedChunks | None) -> list[tuple]:
+    """(error to report first or None, documents, the text they were read from, its line offset,
+    whether read as JSON, template placeholders) of each chunk of `batch`, parsed in one window."""
+    out = []
+    with parsing():
+        for chunk, line_offset in batch:
+            placeholders: tuple[Span, ...] = ()
+            text = chunk
+            problem: LoadError | None = None
+            try:
+                done = parsed.pop(line_offset, None) if parsed else None
+                if done is not None:
+                    docs, is_json = done
+                else:
+                    docs, is_json = _parse_any(chunk, line_offset, limits, keep=record is None)
+                    if record is not None:
+                        record[line_offset] = (docs, is_json)
+            except LoadError as error:
+                error.__traceback__ = None  # keeps no parser or chunk alive while the caller holds it
+                docs, text, is_json, placeholders, problem = _recover(error, chunk, line_offset, limits, unrendered,
+                                                                      strict_json)
+            else:
+                where = _json_error(chunk) if strict_json and not is_json else None
+                if where is not None:
+                    line, column, reason = where
+                    problem = LoadError(f"invalid JSON: {reason}; kubectl rejects it (gpulint checked it read as "
+                                        "YAML)", line_offset + line + 1, column + 1, syntax=True)
+                    from gpulint.load import sniff
+
+                    problem.kubernetes = sniff.looks_like_kubernetes(chunk)
+                    problem.jsonc = True  # read all the same: the documents follow
+            out.append((problem, docs, text, line_offset, is_json, placeholders))
+    return out
 
 
 def _recover(error: LoadError, chunk: str, line_offset: int, limits: Limits, unrendered: bool,
@@ -1055,12 +1129,13 @@ _Parsed = tuple  # (event tree or None, data, duplicates, offset of the first no
 
 
 def _parse_any(chunk: str, line_offset: int, limits: Limits, keep: bool = True) -> tuple[list[_Parsed], bool]:
-    """Documents of `chunk` as YAML, or as JSON where libyaml rejects valid JSON; and which.
+    """Documents of `chunk` as YAML, or as JSON where libyaml rejects valid JSON; and which
+    (inside `parsing()`).
 
     `keep`: whether to keep event trees (documents up to KEEP_EVENTS_MAX)."""
     keep = keep and len(chunk) <= KEEP_EVENTS_MAX
     try:
-        return _parse_chunk(chunk, line_offset, limits, keep), False
+        return _read_chunk(chunk, line_offset, limits, keep), False
     except LoadError as error:
         # libyaml rejected it: JSON is rare, and read only then
         from gpulint.load import jsonload
@@ -1090,19 +1165,29 @@ def _parse_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None
     finding needs positions. The raw index counts empty documents too, to find
     the document again.
     """
+    with parsing():
+        return _read_chunk(chunk, line_offset, limits, keep)
+
+
+def _read_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None = None) -> list[_Parsed]:
+    """`_parse_chunk` inside a parsing window already open."""
     if "%" in chunk:
         _check_directives(chunk, line_offset)
     if keep is None:
         keep = len(chunk) <= KEEP_EVENTS_MAX
     out = []
     try:
-        with parsing():
-            next_event = event_reader(chunk)
-            for raw in _starts(next_event):
+        next_event = event_reader(chunk)
+        raw = 0   # the index of each document of the stream, once its start is read
+        while True:
+            kind = next_event()[KIND]
+            if kind == DOC_START:
                 data, tree, dups, first = _build(next_event, line_offset, keep, limits)
                 if data is not None and not _is_empty(first):
                     out.append((tree, data, dups, first[START_MARK].index, raw))
-        return out
+                raw += 1
+            elif kind == STREAM_END:
+                return out
     except LoadError:
         raise
     except Exception as error:  # the C parser raises ruamel's MarkedYAMLError or ReaderError
@@ -1120,7 +1205,7 @@ def event_reader(text: str) -> Any:
     positions as editors count lines: when `text` holds NEL, LS or PS, every mark's line and
     column is computed again from its offset."""
     get_event = ev.reader(text)
-    if not any(char in text for char in _ODD_BREAKS):
+    if "\x85" not in text and "\u2028" not in text and "\u2029" not in text:   # (_ODD_BREAKS)
         return get_event
     mark = _Relines(text).mark
 
