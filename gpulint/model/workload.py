@@ -496,22 +496,8 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
     # (An absent mapping or list is no problem: taken as empty without asking `problems`.)
     if type(raw) is not dict:
         raw = {} if raw is None else problems.expect(raw, dict, path, "resources") or {}
-    # (The usual sections, absent or holding only quantities, are read here, without a call:
-    # `issuperset(map(type, ...))` is the loop of _quantities in C.)
-    limits, null_limits = raw.get("limits"), ()
-    if limits is None:
-        limits = {}
-    elif type(limits) is dict and _QUANTITY_TYPES.issuperset(map(type, limits.values())):
-        limits = dict(limits)
-    else:
-        limits, null_limits = _quantities(limits, path, "limits", problems)
-    requests, null_requests = raw.get("requests"), ()
-    if requests is None:
-        requests = {}
-    elif type(requests) is dict and _QUANTITY_TYPES.issuperset(map(type, requests.values())):
-        requests = dict(requests)
-    else:
-        requests, null_requests = _quantities(requests, path, "requests", problems)
+    limits, null_limits = _quantities(raw.get("limits"), path, "limits", problems)
+    requests, null_requests = _quantities(raw.get("requests"), path, "requests", problems)
     claims = raw.get("claims")
     if type(claims) is not list:
         claims = [] if claims is None else problems.expect(claims, list, path + ("claims",), "resources.claims") or []
@@ -523,8 +509,13 @@ _STR_TYPE = frozenset({str})
 
 
 def _quantities(section: Any, path: tuple, key: str, problems: Problems) -> tuple[dict, tuple]:
-    """`resources.<key>` (present, and not only quantities: see _resources): its quantities by
-    name, and the names written without a value."""
+    """`resources.<key>`: its quantities by name, and the names written without a value."""
+    # (The usual sections, absent or holding only quantities, first: `issuperset(map(type, ...))` is
+    # the loop below in C.)
+    if section is None:
+        return {}, ()
+    if type(section) is dict and _QUANTITY_TYPES.issuperset(map(type, section.values())):
+        return dict(section), ()
     if type(section) is not dict:
         problems.expect(section, dict, path + (key,), f"resources.{key}")
         return {}, ()
