@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 
-IMPORT_GC_THRESHOLD = 200_000   # (scancmd keeps it, GC_THRESHOLD, for the scan itself)
+from gpulint.cli import GC_THRESHOLD
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
 
         # Importing the scan makes tens of thousands of objects and no garbage: at the
         # default threshold the collector walked them about thirty times first.
-        gc.set_threshold(max(gc.get_threshold()[0], IMPORT_GC_THRESHOLD))
+        gc.set_threshold(max(gc.get_threshold()[0], GC_THRESHOLD))
         from gpulint.cli.scancmd import main as scan_main
 
         code = scan_main(args[1:])

@@ -12,22 +12,13 @@ import os
 import sys
 from typing import Any
 
+from gpulint.cli import GC_THRESHOLD
 from gpulint.cli.scanargs import HelpShown, UsageError
 from gpulint.lazypattern import lazy
 from gpulint.results.inputkind import InputKind
 from gpulint.scan.request import RequestError, ScanOutcome, ScanRequest, fails
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-# A scan makes millions of small objects and no reference cycles worth collecting
-# (documents are freed by reference counting once scanned): at the default
-# threshold (700) the cyclic collector ran over them thousands of times for
-# nothing, about a fifth of a large scan's time; at 10,000 still 2-3 % of a cold
-# scan (a collection walks every young object, ~2-6 ms each). The collector counts
-# objects made minus objects freed, and a scan's net growth (its index, findings,
-# report) stays under 200,000 up to 20,000 documents: no collection runs, and peak
-# RSS is unchanged (1k to 20k documents, and the 200 MB stream: 277 -> 274 MB).
-# Cyclic garbage can build up to that many objects before it is collected.
-GC_THRESHOLD = 200_000
 _ANSI_RE = lazy(r"\033\[[;?0-9]*[a-zA-Z]")
 _BUG = "this is a bug; please report it at https://github.com/gpulint/gpulint/issues"
 
