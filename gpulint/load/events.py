@@ -122,14 +122,12 @@ class parsing:
 
     __slots__ = ()
 
-    # (The names are swapped by one update of the module's namespace, not a call of _swap: a
-    # window opens and closes for every few document chunks.)
     def __enter__(self) -> None:
         global _open
         if _lean if _lean is not None else _check():
             with _lock:
                 if _open == 0:
-                    _namespace.update(_FACTORIES)
+                    _swap(_FACTORIES)
                 _open += 1
 
     def __exit__(self, kind: object, error: object, trace: object) -> None:
@@ -138,14 +136,14 @@ class parsing:
             with _lock:
                 _open -= 1
                 if _open == 0:
-                    _namespace.update(_ORIGINALS)
+                    _swap(_ORIGINALS)
 
 
 _namespace = vars(_ruamel_yaml)
 
 
 def _swap(names: dict[str, Any]) -> None:
-    _namespace.update(names)
+    _namespace.update(names)   # (one call: a window opens and closes for every batch of chunks)
 
 
 # A fork (gpulint's index helper and --jobs workers fork while renders may be parsing in
