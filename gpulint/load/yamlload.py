@@ -1194,10 +1194,14 @@ def _read_chunk(chunk: str, line_offset: int, limits: Limits, keep: bool | None 
         raise _as_load_error(error, chunk, line_offset) from None
 
 
-# Characters YAML 1.1 (hence libyaml) counts as line breaks and editors do not: inside a
-# quoted value they would shift every later line number.
-_ODD_BREAKS = ("\x85", "\u2028", "\u2029")
 _BREAK_RE = lazy(r"\r\n?|\n")
+
+
+def _holds_odd_breaks(text: str) -> bool:
+    """Whether `text` holds a character YAML 1.1 (hence libyaml) counts as a line break and editors
+    do not (NEL, LS, PS): inside a quoted value it would shift every later line number. (Three
+    searches, no generator: asked of every chunk.)"""
+    return "\x85" in text or "\u2028" in text or "\u2029" in text
 
 
 def event_reader(text: str) -> Any:
@@ -1205,7 +1209,7 @@ def event_reader(text: str) -> Any:
     positions as editors count lines: when `text` holds NEL, LS or PS, every mark's line and
     column is computed again from its offset."""
     get_event = ev.reader(text)
-    if "\x85" not in text and "\u2028" not in text and "\u2029" not in text:   # (_ODD_BREAKS)
+    if not _holds_odd_breaks(text):
         return get_event
     mark = _Relines(text).mark
 
@@ -1259,27 +1263,13 @@ def _check_directives(chunk: str, line_offset: int) -> None:
 
 
 def _tree_of(text: str, raw: int, line_offset: int, limits: Limits) -> tuple[Any, list]:
-    """The event tree and repeated keys of document `raw` of `text`, parsed again."""
+    """The event tree and repeated keys of document `raw` of `text`, parsed again (a document's
+    text is its chunk: the others of it, if any, are few and small)."""
     with parsing():
-        next_event = event_reader(text)
-        for index in _starts(next_event):
-            _data, tree, dups, _first = _build(next_event, line_offset, index == raw, limits)
+        for tree, _data, dups, _start, index in _read_chunk(text, line_offset, limits, keep=True):
             if index == raw:
-                return tree, dups  # type: ignore[return-value]
+                return tree, dups
     raise LookupError(f"document {raw} vanished on a second parse")
-
-
-def _starts(next_event: Any) -> Iterator[int]:
-    """The index of each document of a stream once its start is read (the caller then reads the
-    document from `next_event`, up to its end)."""
-    raw = 0
-    while True:
-        kind = next_event()[KIND]
-        if kind == DOC_START:
-            yield raw
-            raw += 1
-        elif kind == STREAM_END:
-            return
 
 
 def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:
@@ -1297,7 +1287,7 @@ def _as_load_error(error: Exception, chunk: str, line_offset: int) -> LoadError:
                          line + line_offset + 1, column + 1, syntax=True)
     problem_mark = getattr(error, "problem_mark", None)
     context_mark = getattr(error, "context_mark", None)
-    if any(char in chunk for char in _ODD_BREAKS):
+    if _holds_odd_breaks(chunk):
         relines = _Relines(chunk)
         problem_mark, context_mark = relines.mark(problem_mark), relines.mark(context_mark)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
