@@ -468,12 +468,8 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
     if privileged is not None and type(privileged) is not bool:
         privileged = problems.expect(privileged, bool, path + ("securityContext", "privileged"), "privileged")
 
-    command = data.get("command")
-    if command is not None:   # (absent: no call)
-        command = _string_list(command, path, "command", problems)
-    args = data.get("args")
-    if args is not None:
-        args = _string_list(args, path, "args", problems)
+    command = _string_list(data.get("command"), path, "command", problems)
+    args = _string_list(data.get("args"), path, "args", problems)
     execs, scripts = _execs(data, path, command, args, problems, script_origin)
 
     mounts: list[VolumeMount] = []
