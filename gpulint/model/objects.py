@@ -10,10 +10,10 @@ annotation are recorded so findings can point back at the file a human edits.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 from gpulint.load.yamlload import Document
+from gpulint.record import record
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 # The kind of a component read from a values file whose chart is not in the scanned tree (valuesfile.py).
@@ -24,14 +24,21 @@ _SOURCE_RE = re.compile(r"^# Source: *(\S[^\n]*)", re.M)
 
 # Not frozen, as the model's views (model/workload.py): one per object of a scan; hashable by
 # value as before.
-@dataclass(repr=False, unsafe_hash=True)
+@record(eq=True, hash=True)
 class ObjectRef:
     """Identity of an object, as shown in messages and output."""
 
+    __slots__ = ("api_version", "kind", "name", "namespace")
     api_version: str
     kind: str
     name: str
     namespace: str | None
+
+    def __init__(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
+        self.api_version = api_version
+        self.kind = kind
+        self.name = name
+        self.namespace = namespace
 
     def describe(self) -> str:
         if self.kind == HELM_VALUES_KIND and not self.api_version:
@@ -40,10 +47,11 @@ class ObjectRef:
         return f"{self.kind} {ns}{self.name}"
 
 
-@dataclass(repr=False, eq=False)
+@record
 class KubeObject:
     """One Kubernetes object inside a document (the document itself or a List item)."""
 
+    __slots__ = ("file", "doc", "base", "data", "ref", "template", "origin", "patch_of")
     file: str              # path as given on the command line
     doc: Document
     base: tuple            # path of the object inside doc.data
@@ -54,7 +62,18 @@ class KubeObject:
     # For a pod-spec patch parsed from a string (gpulint.model.podpatch): the object holding
     # the string, the string's document path there, and whether the patch's positions are the
     # file's own (a literal block, a one-line string without escapes).
-    patch_of: "tuple[KubeObject, tuple, bool] | None" = None
+    patch_of: "tuple[KubeObject, tuple, bool] | None"
+
+    def __init__(self, file: str, doc: Document, base: tuple, data: dict, ref: ObjectRef, template: str | None,
+                 origin: dict | None, patch_of: "tuple[KubeObject, tuple, bool] | None" = None) -> None:
+        self.file = file
+        self.doc = doc
+        self.base = base
+        self.data = data
+        self.ref = ref
+        self.template = template
+        self.origin = origin
+        self.patch_of = patch_of
 
     def path(self, *items: Any) -> tuple:
         """Document path of a path inside this object."""
