@@ -49,7 +49,7 @@ def fields(obj_or_cls: Any) -> tuple[str, ...]:
     return cls.__record_fields__   # type: ignore[no-any-return]
 
 
-def replace(obj: _T, **changes: Any) -> _T:
+def replace(obj: _T, /, **changes: Any) -> _T:
     """A new record like `obj` with `changes` (made through its `__init__`, by field name)."""
     cls = type(obj)
     names = cls.__record_fields__   # type: ignore[attr-defined]

@@ -111,6 +111,18 @@ def test_replace_makes_a_new_record_through_init() -> None:
         replace(p, w=1)
 
 
+@record
+class Holder:
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+
+def test_replace_takes_any_field_name() -> None:
+    assert replace(Holder(1), obj=2).obj == 2   # (replace's own parameter is positional-only)
+
+
 @pytest.mark.parametrize("value", [Point(1, 2), Point3(1, 2, 3), Named("a", [1]), Keyed(3, 4)])
 def test_pickle_and_copy_keep_every_field(value: object) -> None:
     for again in (pickle.loads(pickle.dumps(value)), copy.copy(value), copy.deepcopy(value)):
