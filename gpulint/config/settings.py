@@ -13,14 +13,13 @@ import fnmatch
 import functools
 import os
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from gpulint.api import Rule, Severity
 from gpulint.config.render import ChartValues, ConfiguredChart
 from gpulint.knowledge.gpu import DEFAULT_SETTINGS
 from gpulint.lazypattern import lazy
-from gpulint.setonce import frozen_dataclass
+from gpulint.record import record, set_field
 
 if TYPE_CHECKING:  # imported where a configuration file is read: a plain scan needs none of it
     from pathlib import Path
@@ -34,13 +33,20 @@ EXEMPTION_MATCHERS = ("path", "namespace", "kind", "name", "container", "image")
 Locator = Callable[[tuple, bool], "tuple[int, int] | None"]
 
 
-@frozen_dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class ConfigProblem:
     """A configuration error at file:line:column."""
+    __slots__ = ("file", "line", "column", "message")
     file: str
     line: int | None
     column: int | None
     message: str
+
+    def __init__(self, file: str, line: int | None, column: int | None, message: str) -> None:
+        set_field(self, "file", file)
+        set_field(self, "line", line)
+        set_field(self, "column", column)
+        set_field(self, "message", message)
 
     def __str__(self) -> str:
         where = self.file
@@ -59,49 +65,100 @@ class ConfigError(Exception):
         super().__init__("\n".join(str(p) for p in problems))
 
 
-@dataclass(repr=False, eq=False)
+@record
 class RuleConfig:
     """The configuration of one rule (None: not set)."""
-    severity: Severity | None = None
-    enabled: bool | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("severity", "enabled", "options")
+    severity: Severity | None
+    enabled: bool | None
+    options: dict[str, Any]
+
+    def __init__(self, severity: Severity | None = None, enabled: bool | None = None,
+                 options: dict[str, Any] | None = None) -> None:
+        self.severity = severity
+        self.enabled = enabled
+        self.options = {} if options is None else options
 
 
-@frozen_dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class Exemption:
     """Findings a project accepts, and why. A matcher left out matches anything."""
 
+    __slots__ = ("reason", "rules", "path", "namespace", "kind", "name", "container", "image")
     reason: str
-    rules: frozenset[str] | None = None          # rule ids; None: every rule
-    path: tuple[str, ...] | None = None          # globs matched as `exclude` is (see path_matches)
-    namespace: tuple[str, ...] | None = None     # globs, any may match
-    kind: tuple[str, ...] | None = None
-    name: tuple[str, ...] | None = None
-    container: tuple[str, ...] | None = None
-    image: tuple[str, ...] | None = None
+    rules: frozenset[str] | None          # rule ids; None: every rule
+    path: tuple[str, ...] | None          # globs matched as `exclude` is (see path_matches)
+    namespace: tuple[str, ...] | None     # globs, any may match
+    kind: tuple[str, ...] | None
+    name: tuple[str, ...] | None
+    container: tuple[str, ...] | None
+    image: tuple[str, ...] | None
+
+    def __init__(self, reason: str, rules: frozenset[str] | None = None, path: tuple[str, ...] | None = None,
+                 namespace: tuple[str, ...] | None = None, kind: tuple[str, ...] | None = None,
+                 name: tuple[str, ...] | None = None, container: tuple[str, ...] | None = None,
+                 image: tuple[str, ...] | None = None) -> None:
+        set_field(self, "reason", reason)
+        set_field(self, "rules", rules)
+        set_field(self, "path", path)
+        set_field(self, "namespace", namespace)
+        set_field(self, "kind", kind)
+        set_field(self, "name", name)
+        set_field(self, "container", container)
+        set_field(self, "image", image)
 
 
-@dataclass(repr=False, eq=False)
+@record
 class ProjectConfig:
     """The project's configuration file, read (or the defaults)."""
-    file: Path | None = None                     # None: no configuration, defaults
-    root: str | Path = field(default_factory=os.getcwd)  # relative paths are relative to this
-    select: list[str] | None = None
-    extend_select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    rules: dict[str, RuleConfig] = field(default_factory=dict)   # by rule id
-    settings: dict[str, list[str]] = field(default_factory=dict)  # every shared setting, resolved
-    exclude: list[str] = field(default_factory=list)
-    fail_on: str | None = None
-    exemptions: list[Exemption] = field(default_factory=list)
-    baseline: Path | None = None
-    charts: list[ConfiguredChart] = field(default_factory=list)  # extra renders of Helm charts
-    render_timeout: int | None = None            # seconds per helm/kustomize run
-    kube_version: str | None = None              # the Kubernetes version charts are rendered for
-    fix: bool = False                            # `--fix` by default
-    unsafe_fixes: bool = False                   # `--unsafe-fixes` by default
-    fixable: list[str] | None = None             # rule codes whose fixes may apply (None: all)
-    unfixable: list[str] = field(default_factory=list)
+    __slots__ = ("file", "root", "select", "extend_select", "ignore", "rules", "settings", "exclude", "fail_on",
+                 "exemptions", "baseline", "charts", "render_timeout", "kube_version", "fix", "unsafe_fixes",
+                 "fixable", "unfixable")
+    file: Path | None                   # None: no configuration, defaults
+    root: str | Path                    # relative paths are relative to this (default: the working directory)
+    select: list[str] | None
+    extend_select: list[str]
+    ignore: list[str]
+    rules: dict[str, RuleConfig]        # by rule id
+    settings: dict[str, list[str]]      # every shared setting, resolved
+    exclude: list[str]
+    fail_on: str | None
+    exemptions: list[Exemption]
+    baseline: Path | None
+    charts: list[ConfiguredChart]       # extra renders of Helm charts
+    render_timeout: int | None          # seconds per helm/kustomize run
+    kube_version: str | None            # the Kubernetes version charts are rendered for
+    fix: bool                           # `--fix` by default
+    unsafe_fixes: bool                  # `--unsafe-fixes` by default
+    fixable: list[str] | None           # rule codes whose fixes may apply (None: all)
+    unfixable: list[str]
+
+    def __init__(self, file: Path | None = None, root: str | Path | None = None, select: list[str] | None = None,
+                 extend_select: list[str] | None = None, ignore: list[str] | None = None,
+                 rules: dict[str, RuleConfig] | None = None, settings: dict[str, list[str]] | None = None,
+                 exclude: list[str] | None = None, fail_on: str | None = None,
+                 exemptions: list[Exemption] | None = None, baseline: Path | None = None,
+                 charts: list[ConfiguredChart] | None = None, render_timeout: int | None = None,
+                 kube_version: str | None = None, fix: bool = False, unsafe_fixes: bool = False,
+                 fixable: list[str] | None = None, unfixable: list[str] | None = None) -> None:
+        self.file = file
+        self.root = os.getcwd() if root is None else root
+        self.select = select
+        self.extend_select = [] if extend_select is None else extend_select
+        self.ignore = [] if ignore is None else ignore
+        self.rules = {} if rules is None else rules
+        self.settings = {} if settings is None else settings
+        self.exclude = [] if exclude is None else exclude
+        self.fail_on = fail_on
+        self.exemptions = [] if exemptions is None else exemptions
+        self.baseline = baseline
+        self.charts = [] if charts is None else charts
+        self.render_timeout = render_timeout
+        self.kube_version = kube_version
+        self.fix = fix
+        self.unsafe_fixes = unsafe_fixes
+        self.fixable = fixable
+        self.unfixable = [] if unfixable is None else unfixable
 
     def excludes(self, path: Path) -> bool:
         """Whether an `exclude` glob matches `path` (or a directory holding it).

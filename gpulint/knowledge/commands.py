@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from dataclasses import dataclass
 from typing import Iterator
 
 from gpulint.api import TextAt, ValueAt, Where
@@ -34,21 +33,31 @@ from gpulint.model.shell import (
     script_arguments,
 )
 from gpulint.model.workload import Container, PodSpec, Workload
+from gpulint.record import record, set_field
 
 _SCRIPT_SUFFIXES = (".sh", ".bash")
 _CONFIG_VOLUME_KINDS = frozenset({"configMap", "secret", "projected"})  # the kinds `_config_refs` reads
 
 
 # Not frozen, as the model's views (model/workload.py): one per command of every container.
-@dataclass(repr=False, eq=False)
+@record
 class RunCommand:
     """One command: its argv from the program name on, and where it is written."""
 
+    __slots__ = ("argv", "where", "source", "origin", "located_in")
     argv: tuple[str, ...]          # wrappers (`sudo`, `env X=1`...) and assignments skipped
     where: Where
     source: tuple                  # identifies the argv or script it is in
     origin: str                    # "command", "lifecycle.postStart", "script", "ConfigMap app/run.sh"...
-    located_in: KubeObject | None = None   # the ConfigMap/Secret, for mounted scripts
+    located_in: KubeObject | None  # the ConfigMap/Secret, for mounted scripts
+
+    def __init__(self, argv: tuple[str, ...], where: Where, source: tuple, origin: str,
+                 located_in: KubeObject | None = None) -> None:
+        self.argv = argv
+        self.where = where
+        self.source = source
+        self.origin = origin
+        self.located_in = located_in
 
     @property
     def name(self) -> str:
@@ -64,13 +73,19 @@ class RunCommand:
         return f"in {self.origin}"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class MountedFile:
     """A ConfigMap/Secret key as a file in a container."""
 
+    __slots__ = ("path", "entry", "source")
     path: str                      # path inside the container
     entry: ConfigEntry
     source: ConfigSource
+
+    def __init__(self, path: str, entry: ConfigEntry, source: ConfigSource) -> None:
+        set_field(self, "path", path)
+        set_field(self, "entry", entry)
+        set_field(self, "source", source)
 
 
 @functools.lru_cache(maxsize=512)

@@ -11,12 +11,12 @@ such as NVIDIA_VISIBLE_DEVICES and on which sources cannot be checked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpulint.knowledge.envexpand import expanded_value
 from gpulint.lazypattern import lazy
 from gpulint.model.workload import Container, EnvFrom, EnvVar, PodSpec
+from gpulint.record import record, set_field
 
 if TYPE_CHECKING:
     from gpulint.model.index import ConfigIndex, ConfigSource
@@ -31,20 +31,35 @@ _FIELD_RE = lazy(r"metadata\.(annotations|labels)\[['\"]?([^'\"\]]+)['\"]?\]\Z")
 
 # Not frozen, as the model's views (model/workload.py): built per container and variable asked
 # about; compared by identity, as those are.
-@dataclass(repr=False, eq=False)
+@record
 class EnvSetting:
     """What sets the variable, and its value when the scan shows it."""
 
+    __slots__ = ("via", "value", "path", "origin", "var", "env_from", "ref_kind", "source", "key", "secret")
     via: str                         # LITERAL, VALUE_FROM or ENV_FROM
     value: str | None                # the effective value, None when the scan cannot tell
     path: tuple                      # the env entry or envFrom entry that sets it
     origin: str                      # human description: 'ConfigMap "gpu-env" key "X"', 'fieldRef ...'
-    var: EnvVar | None = None
-    env_from: EnvFrom | None = None
-    ref_kind: str | None = None            # "configMap"/"secret" when it references one
-    source: "ConfigSource | None" = None   # that ConfigMap/Secret, when it is in the scan
-    key: str | None = None                 # its key
-    secret: bool = False                   # the value comes from a Secret (keep it out of messages)
+    var: EnvVar | None
+    env_from: EnvFrom | None
+    ref_kind: str | None             # "configMap"/"secret" when it references one
+    source: "ConfigSource | None"    # that ConfigMap/Secret, when it is in the scan
+    key: str | None                  # its key
+    secret: bool                     # the value comes from a Secret (keep it out of messages)
+
+    def __init__(self, via: str, value: str | None, path: tuple, origin: str, var: EnvVar | None = None,
+                 env_from: EnvFrom | None = None, ref_kind: str | None = None, source: "ConfigSource | None" = None,
+                 key: str | None = None, secret: bool = False) -> None:
+        self.via = via
+        self.value = value
+        self.path = path
+        self.origin = origin
+        self.var = var
+        self.env_from = env_from
+        self.ref_kind = ref_kind
+        self.source = source
+        self.key = key
+        self.secret = secret
 
     @property
     def external(self) -> bool:
@@ -52,11 +67,16 @@ class EnvSetting:
         return self.ref_kind is not None and self.source is None
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class EnvResolution:
     """What sets an environment variable, as far as the scan can see."""
+    __slots__ = ("setting", "unverifiable")
     setting: EnvSetting | None               # None: nothing the scan can see sets the variable
-    unverifiable: tuple[EnvFrom, ...] = ()   # envFrom sources outside the scan that could still set it
+    unverifiable: tuple[EnvFrom, ...]        # envFrom sources outside the scan that could still set it
+
+    def __init__(self, setting: EnvSetting | None, unverifiable: tuple[EnvFrom, ...] = ()) -> None:
+        set_field(self, "setting", setting)
+        set_field(self, "unverifiable", unverifiable)
 
     @property
     def known_unset(self) -> bool:

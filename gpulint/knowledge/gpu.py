@@ -9,7 +9,6 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from gpulint.knowledge.envexpand import expanded_value
@@ -24,7 +23,7 @@ from gpulint.knowledge.vendors import (
     other_vendor_resource,
 )
 from gpulint.lazypattern import glob_matches, lazy
-from gpulint.setonce import frozen_dataclass
+from gpulint.record import record, set_field
 
 _T = TypeVar("_T")
 
@@ -594,14 +593,21 @@ def accelerator_fix(workload: Workload, settings: Mapping[str, Any], index: Conf
 # --- images that default NVIDIA_VISIBLE_DEVICES ------------------------------
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class ImageRef:
     """An image reference split the way registries read it."""
 
+    __slots__ = ("registry", "repository", "tag", "digest")
     registry: str            # "docker.io" for Docker Hub, whatever its spelling
     repository: str          # "nvidia/cuda", "library/ubuntu"
     tag: str | None          # None when absent
     digest: str | None       # "sha256:..." when pinned
+
+    def __init__(self, registry: str, repository: str, tag: str | None, digest: str | None) -> None:
+        set_field(self, "registry", registry)
+        set_field(self, "repository", repository)
+        set_field(self, "tag", tag)
+        set_field(self, "digest", digest)
 
     @property
     def name(self) -> str:
@@ -658,7 +664,7 @@ def normalize_image(image: str) -> str:
     return str(ref) if ref is not None else image.strip()
 
 
-@frozen_dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class ImageRule:
     """What an image family sets NVIDIA_VISIBLE_DEVICES to, and why we believe it.
 
@@ -667,11 +673,20 @@ class ImageRule:
     is unknown (pinned by digest only) matches only rules without tag globs.
     """
 
+    __slots__ = ("match", "sets", "source", "tags", "except_tags")
     match: str        # glob over registry/repository (Docker Hub images get docker.io/)
     sets: str         # "all" or "void": what the image sets NVIDIA_VISIBLE_DEVICES to
     source: str       # why we believe it
-    tags: tuple[str, ...] = ()
-    except_tags: tuple[str, ...] = ()
+    tags: tuple[str, ...]
+    except_tags: tuple[str, ...]
+
+    def __init__(self, match: str, sets: str, source: str, tags: tuple[str, ...] = (),
+                 except_tags: tuple[str, ...] = ()) -> None:
+        set_field(self, "match", match)
+        set_field(self, "sets", sets)
+        set_field(self, "source", source)
+        set_field(self, "tags", tags)
+        set_field(self, "except_tags", except_tags)
 
     def matches(self, ref: ImageRef) -> bool:
         if not glob_matches(ref.name, self.match):

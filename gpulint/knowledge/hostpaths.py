@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
 
 from gpulint.lazypattern import lazy
 from gpulint.model.workload import Container, PodSpec, Volume, VolumeMount, Workload
+from gpulint.record import record
 
 
 def normalize(path: str) -> str:
@@ -220,14 +220,23 @@ def is_driver_tree(path: str) -> bool:
 # --- volumes and mounts ----------------------------------------------------------
 
 
-@dataclass(repr=False, eq=False)
+@record
 class HostPathVolume:
     """A hostPath volume of a workload and every container that mounts it."""
 
+    __slots__ = ("volume", "host_path", "mounts", "pods")
     volume: Volume
     host_path: str                                   # normalised
-    mounts: list[tuple[PodSpec, Container, VolumeMount]] = field(default_factory=list)
-    pods: list[PodSpec] = field(default_factory=list)  # pod specs that declare it
+    mounts: list[tuple[PodSpec, Container, VolumeMount]]
+    pods: list[PodSpec]                              # pod specs that declare it
+
+    def __init__(self, volume: Volume, host_path: str,
+                 mounts: list[tuple[PodSpec, Container, VolumeMount]] | None = None,
+                 pods: list[PodSpec] | None = None) -> None:
+        self.volume = volume
+        self.host_path = host_path
+        self.mounts = [] if mounts is None else mounts
+        self.pods = [] if pods is None else pods
 
 
 def host_path_volumes(workload: Workload) -> list[HostPathVolume]:

@@ -22,7 +22,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from gpulint.lazypattern import lazy
-from gpulint.setonce import frozen_dataclass
+from gpulint.record import record, set_field
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -131,11 +131,16 @@ MSG_NEGATIVE = "must be greater than or equal to 0"
 MSG_INTEGER = "must be an integer"
 
 
-@frozen_dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class QuantityIssue:
     """What is wrong with an extended resource quantity."""
+    __slots__ = ("kind", "amount")
     kind: str                # MISSING, UNPARSABLE, NEGATIVE or FRACTIONAL
     amount: Decimal | None   # the parsed value, when there is one
+
+    def __init__(self, kind: str, amount: Decimal | None) -> None:
+        set_field(self, "kind", kind)
+        set_field(self, "amount", amount)
 
 
 def extended_resource_issue(value: object) -> QuantityIssue | None:

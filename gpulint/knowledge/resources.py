@@ -9,7 +9,6 @@ The known names are the `gpu-resources` setting (POLICY.md §5, configurable);
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from gpulint.knowledge.gpu import (
@@ -24,7 +23,7 @@ from gpulint.knowledge.gpu import (
 )
 from gpulint.knowledge.vendors import other_vendor_resource
 from gpulint.lazypattern import lazy
-from gpulint.setonce import frozen_dataclass
+from gpulint.record import record, set_field
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -45,26 +44,42 @@ _DNS_SUBDOMAIN_RE = lazy(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0
 _QUALIFIED_NAME_RE = lazy(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 
 
-@frozen_dataclass(frozen=True, repr=False)
+# Compared by the configured names only; the compiled globs and the answers are not compared.
+@record(eq=True, frozen=True, compare=("gpu", "overcommittable", "concrete"))
 class ResourceNames:
     """The configured GPU resource names, compiled once per distinct configuration."""
 
+    __slots__ = ("gpu", "overcommittable", "concrete", "_gpu_re", "_over_re", "_validated", "_known",
+                 "_unknown_gpu", "_written", "_hash")
     gpu: tuple[str, ...]              # `gpu-resources` globs
     overcommittable: tuple[str, ...]  # `overcommittable-resources` globs
     concrete: tuple[str, ...]         # plain names among both (candidates for suggestions)
-    _gpu_re: Globs | None = field(repr=False, compare=False, default=None)
-    _over_re: Globs | None = field(repr=False, compare=False, default=None)
+    _gpu_re: Globs | None
+    _over_re: Globs | None
     # Answers per resource name: a scan asks about the same few names in every container.
-    _validated: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
-    _known: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
-    _unknown_gpu: dict[str, bool] = field(repr=False, compare=False, default_factory=dict)
+    _validated: dict[str, bool]
+    _known: dict[str, bool]
+    _unknown_gpu: dict[str, bool]
     # Answers per container's resource names together (most containers write the same
     # few, `cpu` and `memory`): whether any is validated, whether any is unknown but GPU-like.
-    _written: dict[tuple, tuple[bool, bool]] = field(repr=False, compare=False, default_factory=dict)
-    _hash: int = field(init=False, repr=False, compare=False, default=0)
+    _written: dict[tuple, tuple[bool, bool]]
+    _hash: int                        # not a parameter: computed from the names
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.gpu, self.overcommittable, self.concrete)))
+    def __init__(self, gpu: tuple[str, ...], overcommittable: tuple[str, ...], concrete: tuple[str, ...],
+                 _gpu_re: Globs | None = None, _over_re: Globs | None = None,
+                 _validated: dict[str, bool] | None = None, _known: dict[str, bool] | None = None,
+                 _unknown_gpu: dict[str, bool] | None = None,
+                 _written: dict[tuple, tuple[bool, bool]] | None = None) -> None:
+        set_field(self, "gpu", gpu)
+        set_field(self, "overcommittable", overcommittable)
+        set_field(self, "concrete", concrete)
+        set_field(self, "_gpu_re", _gpu_re)
+        set_field(self, "_over_re", _over_re)
+        set_field(self, "_validated", {} if _validated is None else _validated)
+        set_field(self, "_known", {} if _known is None else _known)
+        set_field(self, "_unknown_gpu", {} if _unknown_gpu is None else _unknown_gpu)
+        set_field(self, "_written", {} if _written is None else _written)
+        set_field(self, "_hash", hash((gpu, overcommittable, concrete)))
 
     def __hash__(self) -> int:
         # Computed once: names key per-container memos and caches, asked per container.
@@ -255,14 +270,21 @@ def _repaired_globs(lower: str, names: ResourceNames) -> tuple[str, ...]:
 # --- values the sharing schedulers accept ------------------------------------
 
 
-@frozen_dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class ShareRange:
     """Values a GPU-share resource accepts besides 0 (which requests nothing)."""
 
+    __slots__ = ("minimum", "maximum", "step", "what")
     minimum: int
     maximum: int
     step: int
     what: str
+
+    def __init__(self, minimum: int, maximum: int, step: int, what: str) -> None:
+        set_field(self, "minimum", minimum)
+        set_field(self, "maximum", maximum)
+        set_field(self, "step", step)
+        set_field(self, "what", what)
 
     def accepts(self, amount: Decimal) -> bool:
         if amount == 0:
@@ -291,23 +313,36 @@ REQUESTS = "requests"
 
 # Entry and Pair are not frozen, as the model's views (model/workload.py): built per container;
 # compared by identity, as those are.
-@dataclass(repr=False, eq=False)
+@record
 class Entry:
     """One resource as written in a container's limits or requests."""
 
+    __slots__ = ("name", "section", "value", "path")
     name: str
     section: str        # LIMITS or REQUESTS
     value: object       # the quantity as written; None for a key without a value
     path: tuple         # document path of the key
 
+    def __init__(self, name: str, section: str, value: object, path: tuple) -> None:
+        self.name = name
+        self.section = section
+        self.value = value
+        self.path = path
 
-@dataclass(repr=False, eq=False)
+
+@record
 class Pair:
     """A resource's limit and request entries (either may be absent)."""
 
+    __slots__ = ("name", "limit", "request")
     name: str
     limit: Entry | None
     request: Entry | None
+
+    def __init__(self, name: str, limit: Entry | None, request: Entry | None) -> None:
+        self.name = name
+        self.limit = limit
+        self.request = request
 
 
 def entries(container: "Container") -> list[Entry]:

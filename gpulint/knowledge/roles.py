@@ -38,15 +38,20 @@ from gpulint.knowledge.gpu import gpu_node_targeting, pod_requests_gpu
 from gpulint.knowledge.hostpaths import is_driver_tree, is_within, normalize
 from gpulint.lazypattern import lazy
 from gpulint.model.workload import PodSpec, Workload
-from gpulint.setonce import frozen_dataclass
+from gpulint.record import record, set_field
 
 
-@frozen_dataclass(frozen=True, repr=False)
+@record(eq=True, frozen=True)
 class Role:
     """What a pod is recognised as, and the evidence that shows it."""
 
+    __slots__ = ("name", "evidence")
     name: SystemRole          # what rules name in `exempt_roles`
     evidence: str             # "its kubelet device-plugin mount"
+
+    def __init__(self, name: SystemRole, evidence: str) -> None:
+        set_field(self, "name", name)
+        set_field(self, "evidence", evidence)
 
     @property
     def reason(self) -> str:

@@ -6,25 +6,32 @@ themselves (GPU090, GPU091).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator
 
 from gpulint.lazypattern import lazy
 from gpulint.model.workload import PodSpec, Workload
+from gpulint.record import record, set_field
 
 IGNORE = "gpulint.io/ignore"
 IGNORE_REASON = "gpulint.io/ignore-reason"
 _SPLIT_RE = lazy(r"[\s,]+")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class AnnotationIgnore:
     """One `gpulint.io/ignore` annotation and where it is written."""
 
+    __slots__ = ("codes", "reason", "annotations_path", "pod")
     codes: tuple[str, ...]
     reason: str                   # "" when missing or blank
     annotations_path: tuple       # document path of the annotations mapping
     pod: PodSpec | None           # None: on the workload itself
+
+    def __init__(self, codes: tuple[str, ...], reason: str, annotations_path: tuple, pod: PodSpec | None) -> None:
+        set_field(self, "codes", codes)
+        set_field(self, "reason", reason)
+        set_field(self, "annotations_path", annotations_path)
+        set_field(self, "pod", pod)
 
     @property
     def key_path(self) -> tuple:

@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass
 from typing import Iterator
 
 from gpulint.load.yamlload import Document
 from gpulint.model.objects import KubeObject, ObjectRef, objects_in
-from gpulint.setonce import frozen_dataclass
+from gpulint.record import record, set_field
 
 
-@dataclass(repr=False, eq=False)
+@record
 class ConfigEntry:
     """One key of a ConfigMap or Secret."""
 
+    __slots__ = ("key", "value", "path")
     key: str
     value: str | None        # decoded text (Secret `data` is base64), None if not text
     path: tuple              # document path of the value in `obj`
+
+    def __init__(self, key: str, value: str | None, path: tuple) -> None:
+        self.key = key
+        self.value = value
+        self.path = path
 
 
 # The largest document text whose object `ConfigSource(keep=True)` keeps whole (see there).
@@ -166,20 +171,30 @@ def _device_classes(obj: KubeObject) -> tuple[str, ...]:
     return tuple(found)
 
 
-@frozen_dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class ClaimSource:
     """What the index keeps of a DRA ResourceClaim or ResourceClaimTemplate: its device classes."""
 
+    __slots__ = ("ref", "classes")
     ref: ObjectRef
     classes: tuple[str, ...]
 
+    def __init__(self, ref: ObjectRef, classes: tuple[str, ...]) -> None:
+        set_field(self, "ref", ref)
+        set_field(self, "classes", classes)
 
-@frozen_dataclass(frozen=True, eq=False)
+
+@record(frozen=True, repr=True)
 class ExtendedResourceSource:
     """What the index keeps of a DRA DeviceClass that declares an extended resource name (KEP-5004)."""
 
+    __slots__ = ("ref", "name")
     ref: ObjectRef
     name: str
+
+    def __init__(self, ref: ObjectRef, name: str) -> None:
+        set_field(self, "ref", ref)
+        set_field(self, "name", name)
 
 
 def source_of(obj: KubeObject, keep: bool = False) -> "ConfigSource | ClaimSource | ExtendedResourceSource | None":

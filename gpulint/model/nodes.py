@@ -7,16 +7,18 @@ Values of the wrong type are recorded as TypeProblems (GPU000) and left out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from gpulint.model.objects import KubeObject
 from gpulint.model.workload import Problems
+from gpulint.record import record, set_field
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class NodeView:
     """A Node object as the node rules read it."""
+    __slots__ = ("name", "labels", "labels_path", "provider_id", "has_status", "capacity", "allocatable",
+                 "status_path")
     name: str
     labels: dict[str, Any]           # label key -> value as written
     labels_path: tuple               # metadata.labels (may not exist)
@@ -25,6 +27,18 @@ class NodeView:
     capacity: dict[str, Any] | None  # status.capacity, None when absent
     allocatable: dict[str, Any] | None
     status_path: tuple
+
+    def __init__(self, name: str, labels: dict[str, Any], labels_path: tuple, provider_id: str | None,
+                 has_status: bool, capacity: dict[str, Any] | None, allocatable: dict[str, Any] | None,
+                 status_path: tuple) -> None:
+        set_field(self, "name", name)
+        set_field(self, "labels", labels)
+        set_field(self, "labels_path", labels_path)
+        set_field(self, "provider_id", provider_id)
+        set_field(self, "has_status", has_status)
+        set_field(self, "capacity", capacity)
+        set_field(self, "allocatable", allocatable)
+        set_field(self, "status_path", status_path)
 
     def label_path(self, key: str) -> tuple:
         return self.labels_path + (key,)

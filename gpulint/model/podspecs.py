@@ -27,13 +27,13 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-import dataclasses
 import functools
 
 from gpulint.model.nodes import is_node, node_view
 from gpulint.model.objects import HELM_VALUES_KIND, KubeObject
 from gpulint.model.podpatch import patch_object
 from gpulint.model.workload import Container, PodSpec, Problems, Resources, Workload, at_path as _at, build_pod_spec
+from gpulint.record import replace
 
 KNOWN_KINDS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),
@@ -450,8 +450,8 @@ def _merge(base: Container, patch: Container, obj: KubeObject) -> None:
         base.memo.clear()
     merged = _merged_resources(patch.resources, base.resources)
     if merged is not None:
-        patch.resources = dataclasses.replace(merged, limits={**merged.limits, **patch.resources.limits},
-                                              requests={**merged.requests, **patch.resources.requests})
+        patch.resources = replace(merged, limits={**merged.limits, **patch.resources.limits},
+                                  requests={**merged.requests, **patch.resources.requests})
         patch.memo.clear()
 
 
@@ -462,4 +462,4 @@ def _merged_resources(into: Resources, extra: Resources) -> Resources | None:
     claims = into.claims + [c for c in extra.claims if c not in into.claims]
     if limits == into.limits and requests == into.requests and claims == into.claims:
         return None
-    return dataclasses.replace(into, limits=limits, requests=requests, claims=claims)
+    return replace(into, limits=limits, requests=requests, claims=claims)

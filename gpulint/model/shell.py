@@ -15,8 +15,9 @@ nested scripts: their commands are returned too, with offsets in the outer text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Iterator, Sequence
+
+from gpulint.record import record, set_field
 
 # Shells whose `-c STRING` is a script (busybox is a wrapper: `busybox sh -c`).
 SHELL_NAMES = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh", "mksh", "yash", "posh"})
@@ -37,23 +38,36 @@ def basename(path: str) -> str:
     return path.rpartition("/")[2]
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class Word:
     """One word of a command, quotes removed; `$x`, `$(...)` are kept as written."""
 
+    __slots__ = ("text", "start", "end", "positions", "assignment")
     text: str
     start: int                 # offset of the word's first character in the script text
     end: int                   # offset just after its last character
-    positions: tuple[int, ...] = field(repr=False)  # script offset of each character of `text`
-    assignment: bool = False   # `NAME=value` written without quotes in the name part
+    positions: tuple[int, ...]  # script offset of each character of `text`
+    assignment: bool           # `NAME=value` written without quotes in the name part
+
+    def __init__(self, text: str, start: int, end: int, positions: tuple[int, ...], assignment: bool = False) -> None:
+        set_field(self, "text", text)
+        set_field(self, "start", start)
+        set_field(self, "end", end)
+        set_field(self, "positions", positions)
+        set_field(self, "assignment", assignment)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class Command:
     """A simple command: its words, redirections removed."""
 
+    __slots__ = ("words", "depth")
     words: tuple[Word, ...]
-    depth: int = 0             # 0 at top level, +1 per nested script
+    depth: int                 # 0 at top level, +1 per nested script
+
+    def __init__(self, words: tuple[Word, ...], depth: int = 0) -> None:
+        set_field(self, "words", words)
+        set_field(self, "depth", depth)
 
     @property
     def start(self) -> int:
@@ -191,21 +205,34 @@ def script_arguments(words: Sequence[str]) -> list[int]:
 # --- lexer -------------------------------------------------------------------
 
 
-@dataclass(repr=False, eq=False)
+@record
 class _Token:
     """One lexical token of a command text."""
+    __slots__ = ("kind", "value", "start", "word")
     kind: str                  # "word", "op", "redir", "newline", "skip"
     value: str
     start: int
-    word: Word | None = None
+    word: Word | None
+
+    def __init__(self, kind: str, value: str, start: int, word: Word | None = None) -> None:
+        self.kind = kind
+        self.value = value
+        self.start = start
+        self.word = word
 
 
-@dataclass(repr=False, eq=False)
+@record
 class _HereDoc:
     """A here-document whose body starts after the current line."""
+    __slots__ = ("delimiter", "strip_tabs", "body")
     delimiter: str
     strip_tabs: bool
-    body: tuple[int, int] | None = None   # local offsets of the body
+    body: tuple[int, int] | None   # local offsets of the body
+
+    def __init__(self, delimiter: str, strip_tabs: bool, body: tuple[int, int] | None = None) -> None:
+        self.delimiter = delimiter
+        self.strip_tabs = strip_tabs
+        self.body = body
 
 
 class _Lexer:

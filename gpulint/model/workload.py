@@ -9,12 +9,11 @@ GPU000 (a typo in a type can hide a bypass, so it must be visible).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from gpulint.model.objects import KubeObject, ObjectRef
 from gpulint.model.shell import basename
-from gpulint.setonce import frozen_dataclass
+from gpulint.record import record, set_field
 
 SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh", "ksh", "busybox"})
 
@@ -23,12 +22,17 @@ ROLE_INIT = "init"
 ROLE_EPHEMERAL = "ephemeral"
 
 
-@frozen_dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class TypeProblem:
     """A field whose value has the wrong type; reported as GPU000."""
 
+    __slots__ = ("path", "message")
     path: tuple
     message: str
+
+    def __init__(self, path: tuple, message: str) -> None:
+        set_field(self, "path", path)
+        set_field(self, "message", message)
 
 
 class Problems(list):
@@ -58,38 +62,62 @@ def _type_name(kind: type | tuple) -> str:
 # frozen: a frozen class's __init__ sets each field through object.__setattr__ (about three
 # times the cost; -1.7 % of a cold scan's instructions). Nothing assigns to them once built
 # (rules only read views). Like most classes of the scan path they are compared by identity
-# (`eq=False`): nothing compares or hashes them by value, and every generated method is
-# compiled at start-up (see docs/performance.md).
-@dataclass(repr=False, eq=False)
+# (records without `eq`): nothing compares or hashes them by value.
+@record
 class EnvVar:
     """One entry of a container's `env`."""
+    __slots__ = ("name", "value", "value_from", "path")
     name: str
     value: Any               # the literal value (str in valid manifests), None when absent
     value_from: dict | None  # valueFrom, when set
     path: tuple              # the list entry
 
+    def __init__(self, name: str, value: Any, value_from: dict | None, path: tuple) -> None:
+        self.name = name
+        self.value = value
+        self.value_from = value_from
+        self.path = path
 
-@dataclass(repr=False, eq=False)
+
+@record
 class EnvFrom:
     """One entry of a container's `envFrom`."""
+    __slots__ = ("source", "name", "prefix", "optional", "path")
     source: str              # "configMap" or "secret"
     name: str
     prefix: str
     optional: bool
     path: tuple              # the list entry
 
+    def __init__(self, source: str, name: str, prefix: str, optional: bool, path: tuple) -> None:
+        self.source = source
+        self.name = name
+        self.prefix = prefix
+        self.optional = optional
+        self.path = path
 
-@dataclass(repr=False, eq=False)
+
+@record
 class Resources:
     """A container's `resources`."""
+    __slots__ = ("limits", "requests", "claims", "path", "null_limits", "null_requests")
     limits: dict             # resource name -> quantity as written
     requests: dict
     claims: list
     path: tuple              # the `resources` mapping (may not exist)
     # Names written without a value (`nvidia.com/gpu:`, e.g. an unfilled template
     # placeholder): kept apart so `limits`/`requests` hold only quantities.
-    null_limits: tuple = ()
-    null_requests: tuple = ()
+    null_limits: tuple
+    null_requests: tuple
+
+    def __init__(self, limits: dict, requests: dict, claims: list, path: tuple, null_limits: tuple = (),
+                 null_requests: tuple = ()) -> None:
+        self.limits = limits
+        self.requests = requests
+        self.claims = claims
+        self.path = path
+        self.null_limits = null_limits
+        self.null_requests = null_requests
 
     def limits_path(self, name: str | None = None) -> tuple:
         return self.path + (("limits", name) if name is not None else ("limits",))
@@ -98,41 +126,68 @@ class Resources:
         return self.path + (("requests", name) if name is not None else ("requests",))
 
 
-@dataclass(repr=False, eq=False)
+@record
 class Exec:
     """An argv the container runs: its main process, a hook or an exec probe."""
 
+    __slots__ = ("argv", "paths", "origin")
     argv: tuple              # strings only
     paths: tuple             # document path of each argv element
     origin: str              # "command", "lifecycle.postStart", "livenessProbe", "script", ...
 
+    def __init__(self, argv: tuple, paths: tuple, origin: str) -> None:
+        self.argv = argv
+        self.paths = paths
+        self.origin = origin
 
-@dataclass(repr=False, eq=False)
+
+@record
 class Script:
     """Shell (or other) source text run by the container, e.g. `sh -c '<text>'`."""
 
+    __slots__ = ("text", "path", "origin", "interpreter")
     text: str
     path: tuple              # the string scalar holding the text
     origin: str
     interpreter: str         # "sh", "bash", "python", ... ("" when unknown)
 
+    def __init__(self, text: str, path: tuple, origin: str, interpreter: str) -> None:
+        self.text = text
+        self.path = path
+        self.origin = origin
+        self.interpreter = interpreter
 
-@dataclass(repr=False, eq=False)
+
+@record
 class VolumeMount:
     """One entry of a container's `volumeMounts`."""
+    __slots__ = ("name", "mount_path", "path", "read_only")
     name: str
     mount_path: str
     path: tuple
-    read_only: bool = False  # `readOnly: true`: the container cannot write below mount_path
+    read_only: bool          # `readOnly: true`: the container cannot write below mount_path
+
+    def __init__(self, name: str, mount_path: str, path: tuple, read_only: bool = False) -> None:
+        self.name = name
+        self.mount_path = mount_path
+        self.path = path
+        self.read_only = read_only
 
 
-@dataclass(repr=False, eq=False)
+@record
 class Volume:
     """One entry of a pod spec's `volumes`."""
+    __slots__ = ("name", "kind", "source", "path")
     name: str
     kind: str                # "hostPath", "configMap", "secret", "emptyDir", ... ("" when none)
     source: dict             # the volume source mapping
     path: tuple              # the list entry
+
+    def __init__(self, name: str, kind: str, source: dict, path: tuple) -> None:
+        self.name = name
+        self.kind = kind
+        self.source = source
+        self.path = path
 
     @property
     def host_path(self) -> str | None:
@@ -146,9 +201,12 @@ class Volume:
         return self.path + ("hostPath", "path")
 
 
-@dataclass(repr=False, eq=False)
+@record
 class Container:
     """A container (or init or ephemeral container) as the rules read it."""
+    __slots__ = ("role", "name", "image", "env", "env_from", "resources", "privileged", "security_context",
+                 "command", "args", "execs", "scripts", "volume_mounts", "path", "memo", "origin", "image_at",
+                 "image_origin", "patches", "patched", "resources_from")
     role: str
     name: str
     image: str | None
@@ -165,21 +223,49 @@ class Container:
     path: tuple
     # Facts derived from the container that several rules ask for (its commands,
     # its resource entries...), computed once by the helper that owns each key.
-    memo: dict = field(default_factory=dict, repr=False, compare=False)
+    memo: dict
     # The object whose document `path` refers to when it is not the workload's own (the
     # string of a pod-spec patch, parsed as a document: gpulint.model.podpatch).
-    origin: Any = field(default=None, repr=False, compare=False)
+    origin: Any
     # Where the image comes from when it is not this mapping's `image` (a custom-resource
     # component running its resource's image, a patch container its base container's).
-    image_at: tuple | None = None
-    image_origin: Any = field(default=None, repr=False, compare=False)
+    image_at: tuple | None
+    image_origin: Any
     # Containers of pod-spec patches merged into this one by name (their env applies too),
     # and for a patch container, the container it patches.
-    patches: list = field(default_factory=list, repr=False, compare=False)
-    patched: Any = field(default=None, repr=False, compare=False)
+    patches: list
+    patched: Any
     # Who decides the container's resources when its own are only defaults ("" when it does):
     # a KServe serving runtime's `kserve-container` runs with the InferenceService's.
-    resources_from: str = ""
+    resources_from: str
+
+    def __init__(self, role: str, name: str, image: str | None, env: list[EnvVar], env_from: list[EnvFrom],
+                 resources: Resources, privileged: bool | None, security_context: dict, command: list | None,
+                 args: list | None, execs: list[Exec], scripts: list[Script], volume_mounts: list[VolumeMount],
+                 path: tuple, memo: dict | None = None, origin: Any = None, image_at: tuple | None = None,
+                 image_origin: Any = None, patches: list | None = None, patched: Any = None,
+                 resources_from: str = "") -> None:
+        self.role = role
+        self.name = name
+        self.image = image
+        self.env = env
+        self.env_from = env_from
+        self.resources = resources
+        self.privileged = privileged
+        self.security_context = security_context
+        self.command = command
+        self.args = args
+        self.execs = execs
+        self.scripts = scripts
+        self.volume_mounts = volume_mounts
+        self.path = path
+        self.memo = {} if memo is None else memo
+        self.origin = origin
+        self.image_at = image_at
+        self.image_origin = image_origin
+        self.patches = [] if patches is None else patches
+        self.patched = patched
+        self.resources_from = resources_from
 
     def key_path(self, *items: Any) -> tuple:
         return self.path + items
@@ -202,9 +288,12 @@ class Container:
         return found
 
 
-@dataclass(repr=False, eq=False)
+@record
 class PodSpec:
     """A pod spec and its containers as the rules read them."""
+    __slots__ = ("path", "label", "host_pid", "host_network", "host_ipc", "runtime_class_name", "node_selector",
+                 "affinity", "tolerations", "volumes", "annotations", "labels", "metadata_path", "resource_claims",
+                 "containers", "raw", "operator_resources", "operator_resources_path")
     path: tuple                       # the pod spec mapping (or Argo template)
     label: str                        # human description, e.g. "spec.template.spec"
     host_pid: bool
@@ -220,12 +309,36 @@ class PodSpec:
     metadata_path: tuple | None       # pod template metadata, when there is one
     resource_claims: list
     containers: list[Container]
-    raw: dict = field(repr=False, default_factory=dict)
+    raw: dict
     # Resources a custom resource declares for the component whose pods its operator
     # creates (`services.<name>.resources.limits.gpu`, `resourcesPerNode`), name -> quantity
     # as written, limits and requests together; the operator puts them on the containers.
-    operator_resources: dict = field(default_factory=dict)
-    operator_resources_path: tuple | None = None
+    operator_resources: dict
+    operator_resources_path: tuple | None
+
+    def __init__(self, path: tuple, label: str, host_pid: bool, host_network: bool, host_ipc: bool,
+                 runtime_class_name: str | None, node_selector: dict, affinity: dict, tolerations: list,
+                 volumes: list[Volume], annotations: dict, labels: dict, metadata_path: tuple | None,
+                 resource_claims: list, containers: list[Container], raw: dict | None = None,
+                 operator_resources: dict | None = None, operator_resources_path: tuple | None = None) -> None:
+        self.path = path
+        self.label = label
+        self.host_pid = host_pid
+        self.host_network = host_network
+        self.host_ipc = host_ipc
+        self.runtime_class_name = runtime_class_name
+        self.node_selector = node_selector
+        self.affinity = affinity
+        self.tolerations = tolerations
+        self.volumes = volumes
+        self.annotations = annotations
+        self.labels = labels
+        self.metadata_path = metadata_path
+        self.resource_claims = resource_claims
+        self.containers = containers
+        self.raw = {} if raw is None else raw
+        self.operator_resources = {} if operator_resources is None else operator_resources
+        self.operator_resources_path = operator_resources_path
 
     def volume(self, name: str) -> Volume | None:
         for volume in self.volumes:
@@ -237,19 +350,29 @@ class PodSpec:
         return self.path + (name,)
 
 
-@dataclass(repr=False, eq=False)
+@record
 class Workload:
     """An object as rules see it: its pod specs, or for a Node (no pod specs) its `node` view."""
 
+    __slots__ = ("obj", "pod_specs", "problems", "node", "_pairs", "memo")
     obj: KubeObject
     pod_specs: list[PodSpec]
     problems: list[TypeProblem]
-    node: Any = None  # gpulint.model.nodes.NodeView for a Node object
+    node: Any         # gpulint.model.nodes.NodeView for a Node object
     # (pod, container) pairs, listed once: every rule walks them.
-    _pairs: list[tuple[PodSpec, Container]] | None = field(default=None, repr=False, compare=False)
+    _pairs: list[tuple[PodSpec, Container]] | None
     # Facts derived from the workload that are asked for per finding (its ignore
     # annotations...), computed once by the helper that owns each key.
-    memo: dict = field(default_factory=dict, repr=False, compare=False)
+    memo: dict
+
+    def __init__(self, obj: KubeObject, pod_specs: list[PodSpec], problems: list[TypeProblem], node: Any = None,
+                 _pairs: list[tuple[PodSpec, Container]] | None = None, memo: dict | None = None) -> None:
+        self.obj = obj
+        self.pod_specs = pod_specs
+        self.problems = problems
+        self.node = node
+        self._pairs = _pairs
+        self.memo = {} if memo is None else memo
 
     @property
     def ref(self) -> ObjectRef:
