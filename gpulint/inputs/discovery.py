@@ -86,7 +86,8 @@ class Discovery:
     # (path, reason) of what was left out on purpose (excludes, special files), for --verbose
     skipped: list[tuple[str, str]]
 
-    def __init__(self, inputs: list[Input], missing: list[str], skipped: list[tuple[str, str]] | None = None) -> None:
+    def __init__(self, inputs: list[Input], missing: list[str],
+                 skipped: list[tuple[str, str]] | None = None) -> None:
         self.inputs = inputs
         self.missing = missing
         self.skipped = [] if skipped is None else skipped
