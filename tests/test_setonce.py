@@ -118,11 +118,10 @@ def test_eq_false_compares_by_identity_and_an_own_hash_is_kept() -> None:
     ExtendedResourceSource(ObjectRef("resource.k8s.io/v1", "DeviceClass", "d", None), "example.com/gpu"),
 ], ids=lambda made: type(made).__name__)
 def test_the_classes_made_so_refuse_assignment(made: object) -> None:
-    # Most are records now (gpulint/record.py), refusing with its error; the rest frozen dataclasses.
-    if hasattr(type(made), "__record_fields__"):
-        name, refused = record.fields(made)[0], record.FrozenInstanceError
-    else:
-        name, refused = dataclasses.fields(made)[0].name, dataclasses.FrozenInstanceError  # type: ignore[arg-type]
+    # (some of these classes are gpulint.record records now, the others still dataclasses)
+    is_record = hasattr(type(made), "__record_fields__")
+    name = record.fields(made)[0] if is_record else dataclasses.fields(made)[0].name   # type: ignore[arg-type]
+    refused = record.FrozenInstanceError if is_record else dataclasses.FrozenInstanceError
     before = getattr(made, name)
     with pytest.raises(refused):
         setattr(made, name, before)

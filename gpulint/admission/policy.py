@@ -15,7 +15,6 @@ the rest, as the linter does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from gpulint.admission.exemptions import (
@@ -27,6 +26,7 @@ from gpulint.admission.exemptions import (
 from gpulint.api import Admission, Rule, Severity
 from gpulint.config.settings import Exemption
 from gpulint.knowledge.celforms import POD_KINDS, cel_string, has_pod_spec, knowledge, shared_variables
+from gpulint.record import record, set_field
 from gpulint.suppress.systemcomponents import SystemComponent
 
 NAME = "gpulint-gpu-scheduling"
@@ -43,27 +43,47 @@ RESOURCE_RULES = (
 )
 
 
-@dataclass(frozen=True)
+@record(eq=True, frozen=True, repr=True)
 class Exported:
     """A rule as exported: its form and severity."""
 
+    __slots__ = ("rule", "form", "severity")
     rule: Rule
     form: Admission
     severity: Severity
 
+    def __init__(self, rule: Rule, form: Admission, severity: Severity) -> None:
+        set_field(self, "rule", rule)
+        set_field(self, "form", form)
+        set_field(self, "severity", severity)
 
-@dataclass
+
+@record(eq=True, repr=True)
 class Plan:
     """What the export is made from: the configuration in force."""
 
+    __slots__ = ("rules", "options", "severities", "settings", "exemptions", "components", "roles", "fail_on")
     rules: Sequence[Rule]                                 # the enabled rules
-    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)   # per rule id, configured
-    severities: Mapping[str, Severity] = field(default_factory=dict)
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    exemptions: Sequence[Exemption] = ()
-    components: Sequence[SystemComponent] = ()            # the allowlist in force
-    roles: bool = True                                    # recognition by role (default exemptions)
-    fail_on: str = "warning"
+    options: Mapping[str, Mapping[str, Any]]              # per rule id, configured
+    severities: Mapping[str, Severity]
+    settings: Mapping[str, Any]
+    exemptions: Sequence[Exemption]
+    components: Sequence[SystemComponent]                 # the allowlist in force
+    roles: bool                                           # recognition by role (default exemptions)
+    fail_on: str
+
+    def __init__(self, rules: Sequence[Rule], options: Mapping[str, Mapping[str, Any]] | None = None,
+                 severities: Mapping[str, Severity] | None = None, settings: Mapping[str, Any] | None = None,
+                 exemptions: Sequence[Exemption] = (), components: Sequence[SystemComponent] = (),
+                 roles: bool = True, fail_on: str = "warning") -> None:
+        self.rules = rules
+        self.options = {} if options is None else options
+        self.severities = {} if severities is None else severities
+        self.settings = {} if settings is None else settings
+        self.exemptions = exemptions
+        self.components = components
+        self.roles = roles
+        self.fail_on = fail_on
 
     def exported(self) -> list[Exported]:
         out = []

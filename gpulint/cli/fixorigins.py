@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gpulint.inputs.discovery import Input
+from gpulint.record import replace
 from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
 from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanResult
@@ -197,7 +198,7 @@ class _Builds:
             with private_copy(target.repository, copied, files) as root:
                 for item, key in todo:
                     rel = os.path.relpath(real_path(Path(item.real)), target.repository)   # type: ignore[arg-type]
-                    copy = dataclasses.replace(item, real=str(root / rel))
+                    copy = replace(item, real=str(root / rel))
                     reports[item.display] = self._done[key] = scan_input(copy, self.config, self.index, fresh,
                                                                          self.contexts)
         for item in target.plain:

@@ -10,20 +10,26 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
 
 from gpulint.load.decode import BINARY_SNIFF, detect_encoding, normalise
+from gpulint.record import record, set_field
 
 
 class NotFixable(Exception):
     """The file cannot be edited in place (the reason is the message)."""
 
 
-@dataclass(frozen=True)
+@record(eq=True, frozen=True, repr=True)
 class Source:
+    __slots__ = ("text", "encoding", "bom")
     text: str
     encoding: str
     bom: bytes
+
+    def __init__(self, text: str, encoding: str, bom: bytes) -> None:
+        set_field(self, "text", text)
+        set_field(self, "encoding", encoding)
+        set_field(self, "bom", bom)
 
     @classmethod
     def of(cls, data: bytes) -> "Source":

@@ -14,10 +14,10 @@ says which findings are of such rules; the fix is then left out with a note.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from gpulint.fix.textedits import Lines, apply, disjoint
+from gpulint.record import record
 from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
 
 MAX_ROUNDS = 10
@@ -37,14 +37,24 @@ class _Conflict(_Problem):
     bug = False
 
 
-@dataclass
+@record(eq=True, repr=("text", "report", "fixed", "errors", "notes"))
 class Outcome:
+    __slots__ = ("text", "report", "fixed", "errors", "notes", "verify")
     text: str
     report: FileReport                 # the scan of `text`
-    fixed: int = 0                     # fixes applied
-    errors: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)   # fixes left out for an opt-in rule's sake
-    verify: "Verify | None" = field(default=None, repr=False)
+    fixed: int                         # fixes applied
+    errors: list[str]
+    notes: list[str]                   # fixes left out for an opt-in rule's sake
+    verify: "Verify | None"            # (not in the repr)
+
+    def __init__(self, text: str, report: FileReport, fixed: int = 0, errors: list[str] | None = None,
+                 notes: list[str] | None = None, verify: "Verify | None" = None) -> None:
+        self.text = text
+        self.report = report
+        self.fixed = fixed
+        self.errors = [] if errors is None else errors
+        self.notes = [] if notes is None else notes
+        self.verify = verify
 
 
 def identity(finding: Finding) -> tuple:

@@ -26,7 +26,6 @@ ignored files and symlinks out of it left out) to find its kustomizations.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from gpulint.inputs.discovery import (
@@ -39,6 +38,7 @@ from gpulint.inputs.discovery import (
     _walk,
     discover,
 )
+from gpulint.record import record
 from gpulint.results.inputkind import InputKind
 
 if TYPE_CHECKING:
@@ -47,14 +47,19 @@ if TYPE_CHECKING:
 NOT_READ = "changed, but read by no chart or kustomization, and not a manifest or Dockerfile"
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Changed:
     """What to scan for the changed files, and which findings of the builds to keep."""
 
+    __slots__ = ("discovery", "focus")
     discovery: Discovery
     # Display of a kustomization built for changed files -> the real paths of those files whose
     # findings are kept; None: all of its findings (a changed file no finding can point at).
-    focus: dict[str, set[str] | None] = field(default_factory=dict)
+    focus: dict[str, set[str] | None]
+
+    def __init__(self, discovery: Discovery, focus: dict[str, set[str] | None] | None = None) -> None:
+        self.discovery = discovery
+        self.focus = {} if focus is None else focus
 
 
 def discover_changed(paths: list[str], exclude: tuple[str, ...] = (),

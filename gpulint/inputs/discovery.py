@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from gpulint.inputs.helmscripts import is_script
 from gpulint.load.filenames import is_dockerfile
+from gpulint.record import record, replace, set_field
 from gpulint.results.inputkind import InputKind
-from gpulint.setonce import frozen_dataclass
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,39 +44,53 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 KERNEL_FS = ("/proc", "/sys", "/dev")
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class Input:
     """One thing to scan. `display` is the path as the user wrote it (or '-')."""
 
+    __slots__ = ("display", "kind", "real", "target", "values", "values_role")
     display: str
     kind: InputKind
     # The file or directory (None for stdin): a string, so that a plain scan never
     # imports pathlib (with urllib.parse and ipaddress, 2 ms of a one-file scan's 40).
-    real: str | None = None
+    real: str | None
     # "not-followed": the symlink's own text (as readlink gives it; None for a kernel
     # filesystem directory that is no symlink). It is in the repository: showing it
     # reveals nothing of the host.
-    target: str | None = None
+    target: str | None
     # A chart's render besides its defaults (ci/*-values.yaml, a configured `charts:`
     # entry): see with_chart_values. None for the defaults and for other kinds.
-    values: ChartValues | None = None
+    values: ChartValues | None
     # "values": a values file a script in the tree passes to helm (helmscripts.py), checked by the
     # shape of its containers whatever its name (and through the render, for a chart of the tree);
     # "" otherwise.
-    values_role: str = ""
+    values_role: str
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.kind, InputKind):  # a kind given by name
-            object.__setattr__(self, "kind", InputKind(self.kind))
+    def __init__(self, display: str, kind: InputKind, real: str | None = None, target: str | None = None,
+                 values: ChartValues | None = None, values_role: str = "") -> None:
+        set_field(self, "display", display)
+        # (a kind may be given by name)
+        set_field(self, "kind", kind if isinstance(kind, InputKind) else InputKind(kind))
+        set_field(self, "real", real)
+        set_field(self, "target", target)
+        set_field(self, "values", values)
+        set_field(self, "values_role", values_role)
 
 
-@dataclass(repr=False, eq=False)
+@record
 class Discovery:
     """The inputs found under the command-line paths."""
+    __slots__ = ("inputs", "missing", "skipped")
     inputs: list[Input]
     missing: list[str]        # command-line paths that do not exist
     # (path, reason) of what was left out on purpose (excludes, special files), for --verbose
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]]
+
+    def __init__(self, inputs: list[Input], missing: list[str],
+                 skipped: list[tuple[str, str]] | None = None) -> None:
+        self.inputs = inputs
+        self.missing = missing
+        self.skipped = [] if skipped is None else skipped
 
 
 EXCLUDED = "matches --exclude"
@@ -171,8 +184,6 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
 def _mark_remote_values(inputs: list[Input], scripts: list[str], roots: list[str]) -> list[Input]:
     """The inputs, with the values files scripts pass to helm marked "values", and each chart of
     the tree a script renders with values files of the tree followed by that render."""
-    from dataclasses import replace
-
     from gpulint.config.render import ChartValues
     from gpulint.inputs.helmscripts import script_values
 
@@ -378,11 +389,16 @@ def _walk(display_root: str, root: str, exclude: tuple[str, ...], skip: Callable
 KERNEL_FS_NAMES = frozenset(os.path.basename(path) for path in KERNEL_FS)
 
 
-@frozen_dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class _Escape:
     """A symlink that leads outside the scanned root."""
+    __slots__ = ("kind", "target")
     kind: str                 # "dir" or "file" (a dangling link counts as a file)
     target: str | None        # the link's text, None for a directory that is no symlink
+
+    def __init__(self, kind: str, target: str | None) -> None:
+        set_field(self, "kind", kind)
+        set_field(self, "target", target)
 
 
 def _escape(entry: os.DirEntry, root_real: str) -> _Escape | None:

@@ -26,19 +26,24 @@ from __future__ import annotations
 import os
 import subprocess
 
-from gpulint.setonce import frozen_dataclass
+from gpulint.record import record, set_field
 
 GIT_TIMEOUT = 30.0  # seconds; on a huge tree listing the ignored files stays far below this
 _COMMAND = ("git", "-c", "core.fsmonitor=false", "ls-files", "-z", "--others", "--ignored",
             "--exclude-standard", "--directory")
 
 
-@frozen_dataclass(frozen=True, repr=False)
+@record(eq=True, frozen=True)
 class Ignored:
     """The paths git ignores under one directory, relative to it ('/'-separated)."""
 
+    __slots__ = ("files", "dirs")
     files: frozenset[str]
     dirs: frozenset[str]
+
+    def __init__(self, files: frozenset[str], dirs: frozenset[str]) -> None:
+        set_field(self, "files", files)
+        set_field(self, "dirs", dirs)
 
     def __call__(self, rel: str) -> bool:
         """Whether the file or directory at `rel` is ignored (git sees a symlink as a file)."""

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 from gpulint.api import Severity
 from gpulint.config.render import DEFAULT_RELEASE, RenderOptions
 from gpulint.load.locations import Span
 from gpulint.model.objects import KubeObject
+from gpulint.record import record
 from gpulint.results.findings import MappedLocation, RenderedFrom
 
 if TYPE_CHECKING:
@@ -28,40 +28,67 @@ class Mapper(Protocol):
         """Template/values/origin locations of the node `where` points at, most specific first."""
 
 
-@dataclass
+@record(eq=True, repr=True)
 class RenderFailure:
+    # (its repr is part of the result cache's key: scan/cache.py)
+    __slots__ = ("message", "file", "span", "status", "text", "line_offset", "repeat", "severity")
     message: str
     file: str          # display path the error is reported at (Chart.yaml, a template, kustomization.yaml)
     span: Span
     status: str        # the input's outcome in the summary
     # The text around `span` in `file` (from file line line_offset + 1), so that a
     # `# gpulint: ignore[GPU010]` comment there applies; None when there is none to read.
-    text: str | None = None
-    line_offset: int = 0
+    text: str | None
+    line_offset: int
     # The same failure as the chart's defaults render, already reported there: one
     # more render of the chart (render/chartvalues.py) only counts in the summary.
-    repeat: bool = False
+    repeat: bool
     # Another severity than the rule's (an info note: what gpulint changed to render, nothing unchecked).
-    severity: Severity | None = None
+    severity: Severity | None
+
+    def __init__(self, message: str, file: str, span: Span, status: str, text: str | None = None,
+                 line_offset: int = 0, repeat: bool = False, severity: Severity | None = None) -> None:
+        self.message = message
+        self.file = file
+        self.span = span
+        self.status = status
+        self.text = text
+        self.line_offset = line_offset
+        self.repeat = repeat
+        self.severity = severity
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Rendered:
+    __slots__ = ("display", "text", "mapper", "failure", "problems", "plain", "literal", "sources")
     display: str                    # the name findings on the rendered text carry
-    text: str | None = None
-    mapper: Mapper | None = None
-    failure: RenderFailure | None = None       # nothing was rendered, and why
+    text: str | None
+    mapper: Mapper | None
+    failure: RenderFailure | None       # nothing was rendered, and why
     # Problems that did not stop the input from being scanned (or that say why it was not
     # rendered while its local files were scanned as they are), reported once each.
-    problems: list[RenderFailure] = field(default_factory=list)
+    problems: list[RenderFailure]
     # Scanned as plain manifests instead of a build: (display path, real path, text; None: the file's).
-    plain: list[tuple[str, Path, str | None]] = field(default_factory=list)
+    plain: list[tuple[str, Path, str | None]]
     # A chart that did not render: its templates, read as literal text (each action a
     # placeholder, as a loose template is), (display path, real path, None); its failure says so.
-    literal: list[tuple[str, Path, str | None]] = field(default_factory=list)
+    literal: list[tuple[str, Path, str | None]]
     # A digest of every file the render read (chart copy, kustomization files): what a finding's
     # template, values or origin lines depend on besides the rendered text (the result cache's key).
-    sources: str = ""
+    sources: str
+
+    def __init__(self, display: str, text: str | None = None, mapper: Mapper | None = None,
+                 failure: RenderFailure | None = None, problems: list[RenderFailure] | None = None,
+                 plain: list[tuple[str, Path, str | None]] | None = None,
+                 literal: list[tuple[str, Path, str | None]] | None = None, sources: str = "") -> None:
+        self.display = display
+        self.text = text
+        self.mapper = mapper
+        self.failure = failure
+        self.problems = [] if problems is None else problems
+        self.plain = [] if plain is None else plain
+        self.literal = [] if literal is None else literal
+        self.sources = sources
 
 
 CHART_FILE = "Chart.yaml"

@@ -15,21 +15,29 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpulint.record import record
 from gpulint.render.boundary import inside
 from gpulint.render.overlay import edited
 from gpulint.render.tools import real_path
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Copied:
+    __slots__ = ("root", "outside", "special", "digest")
     root: Path                                          # the copy of the chart directory
-    outside: list[str] = field(default_factory=list)    # links left out, relative to the chart
-    special: list[str] = field(default_factory=list)    # named pipes, devices, sockets left out, likewise
+    outside: list[str]                                  # links left out, relative to the chart
+    special: list[str]                                  # named pipes, devices, sockets left out, likewise
     # What was copied: every directory and file name (relative to the chart) and file's bytes, in order.
-    digest: "hashlib._Hash" = field(default_factory=hashlib.sha256)
+    digest: "hashlib._Hash"
+
+    def __init__(self, root: Path, outside: list[str] | None = None, special: list[str] | None = None,
+                 digest: "hashlib._Hash | None" = None) -> None:
+        self.root = root
+        self.outside = [] if outside is None else outside
+        self.special = [] if special is None else special
+        self.digest = hashlib.sha256() if digest is None else digest
 
 
 def copy_chart(chart: Path, repository: Path, into: Path) -> Copied:

@@ -22,7 +22,6 @@ changes replaced and everything else as it was read.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -30,6 +29,7 @@ from gpulint.lazypattern import lazy
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
+from gpulint.record import record
 from gpulint.render.values import SetEntry, ValuesChain
 
 CHART_FILE = "Chart.yaml"
@@ -44,28 +44,47 @@ _UNMARSHAL_RE = lazy(r"cannot unmarshal \w+ into Go struct field Metadata\.(\w+)
 _SHOWN_MAX = 40
 
 
-@dataclass
+@record(eq=True, repr=True)
 class StandIn:
+    __slots__ = ("field", "span", "shown")
     field: str
     span: Span                  # the value in Chart.yaml (line 1 when the field is missing)
     shown: str                  # the value as written, or "" when missing
 
+    def __init__(self, field: str, span: Span, shown: str) -> None:
+        self.field = field
+        self.span = span
+        self.shown = shown
 
-@dataclass
+
+@record(eq=True, repr=True)
 class Dependency:
+    __slots__ = ("name", "file", "span", "condition", "enabled")
     name: str
     file: str                   # CHART_FILE or REQUIREMENTS_FILE: where it is declared
     span: Span                  # its `name:` value
     condition: str              # as written, "" without one
     enabled: bool | None        # with the render's values: True/False, None when no condition decides
 
+    def __init__(self, name: str, file: str, span: Span, condition: str, enabled: bool | None) -> None:
+        self.name = name
+        self.file = file
+        self.span = span
+        self.condition = condition
+        self.enabled = enabled
 
-@dataclass
+
+@record(eq=True, repr=True)
 class ChartFix:
     """What the private copy changes, accumulated over Helm's attempts."""
 
-    stand_ins: list[StandIn] = field(default_factory=list)
-    left_out: list[Dependency] = field(default_factory=list)
+    __slots__ = ("stand_ins", "left_out")
+    stand_ins: list[StandIn]
+    left_out: list[Dependency]
+
+    def __init__(self, stand_ins: list[StandIn] | None = None, left_out: list[Dependency] | None = None) -> None:
+        self.stand_ins = [] if stand_ins is None else stand_ins
+        self.left_out = [] if left_out is None else left_out
 
 
 class ChartFile:

@@ -13,7 +13,6 @@ import hashlib
 import os
 import re
 import stat
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,6 +23,7 @@ from gpulint.load.locations import Span
 from gpulint.load.regular import read_regular
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import KubeObject, helm_source
+from gpulint.record import replace
 from gpulint.render.base import (
     CHART_FILE,
     Rendered,

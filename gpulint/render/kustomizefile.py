@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -18,6 +17,7 @@ from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
 from gpulint.load.regular import read_regular
 from gpulint.load.yamlload import Document, LoadError, event_reader, load_documents
+from gpulint.record import record
 from gpulint.render.tools import real_path, value_at
 
 AUDIT_READ_MAX = 8 << 20     # a kustomization or generator configuration larger than this is not built
@@ -52,21 +52,35 @@ def looks_like_host(ref: str) -> bool:
     return bool(_HOST_RE.match(ref.lower()))
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Patch:
     """A patch a kustomization applies: a file, or inline text inside the kustomization file."""
 
+    __slots__ = ("file", "inline_path", "target", "json6902")
     file: Path | None               # the patch file, when not inline
-    inline_path: tuple = ()         # path of the inline text inside the kustomization document
-    target: dict = field(default_factory=dict)   # the `target` selector, if any
-    json6902: bool = False
+    inline_path: tuple              # path of the inline text inside the kustomization document
+    target: dict                    # the `target` selector, if any
+    json6902: bool
+
+    def __init__(self, file: Path | None, inline_path: tuple = (), target: dict | None = None,
+                 json6902: bool = False) -> None:
+        self.file = file
+        self.inline_path = inline_path
+        self.target = {} if target is None else target
+        self.json6902 = json6902
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Kustomization:
+    __slots__ = ("directory", "file", "doc")
     directory: Path                 # resolved
     file: Path
     doc: Document | None
+
+    def __init__(self, directory: Path, file: Path, doc: Document | None) -> None:
+        self.directory = directory
+        self.file = file
+        self.doc = doc
 
     @property
     def data(self) -> dict:
@@ -175,12 +189,17 @@ def load(directory: Path) -> Kustomization | None:
     return Kustomization(real_path(directory), file, doc)
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Plan:
     """Which kustomizations of a scan to build, and which files they consume."""
 
+    __slots__ = ("roots", "consumed")
     roots: list[Path]               # resolved directories, in discovery order
     consumed: set[Path]             # resolved files read by a built kustomization
+
+    def __init__(self, roots: list[Path], consumed: set[Path]) -> None:
+        self.roots = roots
+        self.consumed = consumed
 
 
 def plan(directories: list[Path]) -> Plan:
@@ -276,14 +295,21 @@ _GENERATORS = ("configMapGenerator", "secretGenerator")
 _MANIFEST_LISTS = ("resources", "bases", "patchesStrategicMerge")  # files holding objects or merge patches
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Reference:
     """A file, directory or URL a kustomization names, and where it names it."""
 
+    __slots__ = ("owner", "text", "where", "at")
     owner: Kustomization
     text: str                       # as written (for a generator file `key=path`, the path)
     where: tuple                    # path of the string in the kustomization document
-    at: Span | None = None          # where it is, when not at `where` (a tag, a configuration's entry)
+    at: Span | None                 # where it is, when not at `where` (a tag, a configuration's entry)
+
+    def __init__(self, owner: Kustomization, text: str, where: tuple, at: Span | None = None) -> None:
+        self.owner = owner
+        self.text = text
+        self.where = where
+        self.at = at
 
     def span(self) -> Span:
         if self.at is not None:
@@ -292,19 +318,32 @@ class Reference:
         return found if found is not None else Span(1, 1, 1, 1)
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Audit:
     """What building a kustomization would read, found before the build runs."""
 
+    __slots__ = ("repository", "reached", "remote", "outside", "unreadable", "root_outside", "configs")
     repository: Path
-    reached: list[Kustomization] = field(default_factory=list)    # local kustomizations, outermost first
-    remote: list[list[Reference]] = field(default_factory=list)   # per kustomization naming URLs
-    outside: list[Reference] = field(default_factory=list)        # local paths outside the repository
+    reached: list[Kustomization]        # local kustomizations, outermost first
+    remote: list[list[Reference]]       # per kustomization naming URLs
+    outside: list[Reference]            # local paths outside the repository
     # What gpulint cannot read as kustomize would (a YAML tag, text that does not decode or parse, a
     # file that is no regular file): never built, since the audit could not see what the build reads.
-    unreadable: list[tuple[Reference, str]] = field(default_factory=list)
-    root_outside: bool = False          # the kustomization file itself links out of the repository
-    configs: list[Path] = field(default_factory=list)  # generator/transformer/validator files read
+    unreadable: list[tuple[Reference, str]]
+    root_outside: bool                  # the kustomization file itself links out of the repository
+    configs: list[Path]                 # generator/transformer/validator files read
+
+    def __init__(self, repository: Path, reached: list[Kustomization] | None = None,
+                 remote: list[list[Reference]] | None = None, outside: list[Reference] | None = None,
+                 unreadable: list[tuple[Reference, str]] | None = None, root_outside: bool = False,
+                 configs: list[Path] | None = None) -> None:
+        self.repository = repository
+        self.reached = [] if reached is None else reached
+        self.remote = [] if remote is None else remote
+        self.outside = [] if outside is None else outside
+        self.unreadable = [] if unreadable is None else unreadable
+        self.root_outside = root_outside
+        self.configs = [] if configs is None else configs
 
     def digest(self) -> str:
         """A SHA-256 of every file the audit found the build reads (names and bytes): a result

@@ -12,12 +12,12 @@ the first one that writes a value is the one the build kept.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpulint.load.yamlload import Document, load_documents
 from gpulint.model.objects import KubeObject
+from gpulint.record import record
 from gpulint.render import kustomizefile as kz
 from gpulint.render.boundary import inside
 from gpulint.render.kustomizebuild import (
@@ -31,15 +31,26 @@ from gpulint.render.kustomizebuild import (
 )
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Layer:
+    __slots__ = ("display", "real", "doc", "mount", "base", "what", "blocked")
     display: str
     real: Path
     doc: Document          # positions are those of the file (an inline patch: of kustomization.yaml)
     mount: tuple           # the node of the built object (path under the object) that `base` stands for
     base: tuple            # its path in `doc`
     what: str              # "resource", "patch", "inline patch", "JSON patch"
-    blocked: str | None = None   # why this layer is not edited (an inline patch not written as a `|` block)
+    blocked: str | None    # why this layer is not edited (an inline patch not written as a `|` block)
+
+    def __init__(self, display: str, real: Path, doc: Document, mount: tuple, base: tuple, what: str,
+                 blocked: str | None = None) -> None:
+        self.display = display
+        self.real = real
+        self.doc = doc
+        self.mount = mount
+        self.base = base
+        self.what = what
+        self.blocked = blocked
 
     def line(self, path: tuple = ()) -> int:
         """The line of the node at `path` under the layer's node (of a JSON patch: the operation's line)."""
@@ -47,14 +58,22 @@ class Layer:
         return span.line if span is not None else self.doc.line_offset + 1
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Layers:
-    found: list[Layer] = field(default_factory=list)
+    __slots__ = ("found", "pointers", "why", "replaced")
+    found: list[Layer]
     # Every JSON 6902 operation that applies to the object: (its path as a pointer, file, line).
-    pointers: list[tuple[tuple, str, int]] = field(default_factory=list)
-    why: str | None = None     # the object has no file to edit, and why
+    pointers: list[tuple[tuple, str, int]]
+    why: str | None            # the object has no file to edit, and why
     # Fields of the object a `replacements` entry sets: (the field path's steps, file, line).
-    replaced: list[tuple[tuple, str, int]] = field(default_factory=list)
+    replaced: list[tuple[tuple, str, int]]
+
+    def __init__(self, found: list[Layer] | None = None, pointers: list[tuple[tuple, str, int]] | None = None,
+                 why: str | None = None, replaced: list[tuple[tuple, str, int]] | None = None) -> None:
+        self.found = [] if found is None else found
+        self.pointers = [] if pointers is None else pointers
+        self.why = why
+        self.replaced = [] if replaced is None else replaced
 
     def replacing(self, rel: tuple, built: Any) -> tuple[str, int] | None:
         """The replacement (file, line) that sets the node at `rel` of the built object or one above it."""

@@ -19,11 +19,11 @@ line is given and described as approximate.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from gpulint.lazypattern import lazy
 from gpulint.load.locations import Span
+from gpulint.record import record, set_field
 from gpulint.render.template import Action, Template
 from gpulint.render.values import Located, ValuesChain, dotted
 from gpulint.results.findings import MappedLocation
@@ -40,34 +40,60 @@ ROOT = ("<root>",)          # dot is the top-level context (.Values reachable)
 UNKNOWN = ("<unknown>",)    # dot is something we cannot trace
 
 
-@dataclass(frozen=True)
+@record(eq=True, frozen=True, repr=True)
 class RangeIndex:
     """A list index (or map key) chosen by a `range`; bound while walking."""
 
+    __slots__ = ("action_id",)
     action_id: int
 
+    def __init__(self, action_id: int) -> None:
+        set_field(self, "action_id", action_id)
 
-@dataclass
+
+@record(eq=True, repr=True)
 class Walk:
     """State of a walk through one template or helper body."""
 
+    __slots__ = ("tpl", "dot", "helper", "bindings")
     tpl: Template
     dot: tuple                                  # what `.` is at the top of this body
-    helper: str | None = None                   # define name, inside a helper
-    bindings: dict[int, Any] = field(default_factory=dict)
+    helper: str | None                          # define name, inside a helper
+    bindings: dict[int, Any]
+
+    def __init__(self, tpl: Template, dot: tuple, helper: str | None = None,
+                 bindings: dict[int, Any] | None = None) -> None:
+        self.tpl = tpl
+        self.dot = dot
+        self.helper = helper
+        self.bindings = {} if bindings is None else bindings
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Hit:
+    __slots__ = ("tpl", "line", "col", "exact", "block", "walk", "generator", "remaining", "sites")
     tpl: Template
     line: int
     col: int
     exact: bool
     block: list[int]
     walk: Walk
-    generator: Action | None = None
-    remaining: tuple = ()
-    sites: list[tuple[Template, Action]] = field(default_factory=list)   # include sites, innermost first
+    generator: Action | None
+    remaining: tuple
+    sites: list[tuple[Template, Action]]   # include sites, innermost first
+
+    def __init__(self, tpl: Template, line: int, col: int, exact: bool, block: list[int], walk: Walk,
+                 generator: Action | None = None, remaining: tuple = (),
+                 sites: list[tuple[Template, Action]] | None = None) -> None:
+        self.tpl = tpl
+        self.line = line
+        self.col = col
+        self.exact = exact
+        self.block = block
+        self.walk = walk
+        self.generator = generator
+        self.remaining = remaining
+        self.sites = [] if sites is None else sites
 
 
 HelperLookup = Callable[[str], "tuple[Template, tuple[int, int]] | None"]

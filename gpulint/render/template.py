@@ -10,10 +10,10 @@ the block actions (`with`, `range`, `if`, `define`) enclosing it, so `.` and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpulint.lazypattern import lazy
+from gpulint.record import record
 
 _OPENERS = frozenset({"if", "with", "range", "define", "block"})
 _PLACEHOLDER = "\x01"
@@ -24,16 +24,26 @@ _KEY_RE = lazy(
 _DEFINE_RE = lazy(r'^(?:define|block)\s+"([^"]+)"')
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Action:
     """One `{{ ... }}`; positions are 0-based, `end_col` exclusive."""
 
+    __slots__ = ("line", "col", "end_line", "end_col", "text", "context")
     line: int
     col: int
     end_line: int
     end_col: int
     text: str                       # inside the braces, trim markers and spaces removed
     context: tuple["Action", ...]   # enclosing block openers, outermost first
+
+    def __init__(self, line: int, col: int, end_line: int, end_col: int, text: str,
+                 context: tuple["Action", ...]) -> None:
+        self.line = line
+        self.col = col
+        self.end_line = end_line
+        self.end_col = end_col
+        self.text = text
+        self.context = context
 
     @property
     def word(self) -> str:
@@ -51,19 +61,36 @@ class Action:
                 or bool(re.match(r"^\$\w*\s*:?=", self.text)))
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Line:
+    __slots__ = ("index", "text", "indent", "content", "yaml", "dashes", "dash_col", "key", "key_col",
+                 "inline_value", "actions")
     index: int
     text: str
     indent: int
     content: str                    # the text with actions blanked out (same columns)
     yaml: bool                      # has literal YAML text outside actions and comments
-    dashes: int = 0                 # `- ` list markers at the start
-    dash_col: int = -1
-    key: str | None = None          # the mapping key after any dashes
-    key_col: int = -1               # column of the key (or of the item content after dashes)
-    inline_value: str = ""          # text after `key:` (with actions blanked)
-    actions: list[Action] = field(default_factory=list)
+    dashes: int                     # `- ` list markers at the start
+    dash_col: int
+    key: str | None                 # the mapping key after any dashes
+    key_col: int                    # column of the key (or of the item content after dashes)
+    inline_value: str               # text after `key:` (with actions blanked)
+    actions: list[Action]
+
+    def __init__(self, index: int, text: str, indent: int, content: str, yaml: bool, dashes: int = 0,
+                 dash_col: int = -1, key: str | None = None, key_col: int = -1, inline_value: str = "",
+                 actions: list[Action] | None = None) -> None:
+        self.index = index
+        self.text = text
+        self.indent = indent
+        self.content = content
+        self.yaml = yaml
+        self.dashes = dashes
+        self.dash_col = dash_col
+        self.key = key
+        self.key_col = key_col
+        self.inline_value = inline_value
+        self.actions = [] if actions is None else actions
 
     @property
     def output_actions(self) -> list[Action]:

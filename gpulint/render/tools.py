@@ -21,11 +21,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Hashable
 
 from gpulint.lazypattern import lazy
+from gpulint.record import record
 
 # klog (kubectl) frames lines as: E1202 14:56:18.027 12345 run.go:72] "command failed" err="..."
 _KLOG_PREFIX_RE = lazy(r"^([EWIF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [\w.\-]+:\d+\] ")
@@ -35,12 +35,19 @@ _KLOG_BLOCK_RE = lazy(r'^"[^"]*" err=<$')        # the error follows on indented
 _GO_LOG_RE = lazy(r"^(?:\d{4}/\d{2}/\d{2} )?(?:\d{2}:\d{2}:\d{2}(?:\.\d+)? )?(?:[\w\-]+\.go:\d+: )?")
 
 
-@dataclass
+@record(eq=True, repr=True)
 class RunResult:
+    __slots__ = ("ok", "stdout", "message", "timed_out")
     ok: bool
     stdout: str
     message: str          # the tool's error message, cleaned; empty when ok
-    timed_out: bool = False
+    timed_out: bool
+
+    def __init__(self, ok: bool, stdout: str, message: str, timed_out: bool = False) -> None:
+        self.ok = ok
+        self.stdout = stdout
+        self.message = message
+        self.timed_out = timed_out
 
 
 class ToolMissing(Exception):

@@ -8,7 +8,6 @@ source that defines the key, and its line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,45 +15,79 @@ from gpulint.load.regular import read_regular
 from gpulint.load.decode import BinaryInput, DecodeError, decode
 from gpulint.load.locations import Span
 from gpulint.load.yamlload import Document, load_documents
+from gpulint.record import record
 from gpulint.render.overlay import edited
 
 Path_ = tuple  # a values path: keys (str) and list indices (int)
 
 
-@dataclass
+@record(eq=True, repr=True)
 class ValuesFile:
+    __slots__ = ("display", "doc", "editable")
     display: str
     doc: Document | None        # None when unreadable or empty
-    editable: bool = False      # a given values file inside the chart's repository: a fix may edit it
+    editable: bool              # a given values file inside the chart's repository: a fix may edit it
+
+    def __init__(self, display: str, doc: Document | None, editable: bool = False) -> None:
+        self.display = display
+        self.doc = doc
+        self.editable = editable
 
 
-@dataclass
+@record(eq=True, repr=True)
 class SetEntry:
+    __slots__ = ("path", "text", "value")
     path: Path_
     text: str                   # the `key=value` as written on the command line
-    value: str = ""             # the value as written (Helm reads `true`/`false` as booleans)
+    value: str                  # the value as written (Helm reads `true`/`false` as booleans)
+
+    def __init__(self, path: Path_, text: str, value: str = "") -> None:
+        self.path = path
+        self.text = text
+        self.value = value
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Located:
     """A values key that supplied a rendered value."""
 
+    __slots__ = ("file", "span", "key", "set_text", "scalar", "written", "path", "given")
     file: str | None            # None for --set (no file)
     span: Span | None
     key: str                    # dotted key, e.g. gpu.visibleDevices or env[1]
-    set_text: str = ""          # the --set entry, when it came from the command line
-    scalar: Span | None = None  # a one-line scalar value: its own span and text as written
-    written: str | None = None
-    path: Path_ = ()            # the key's path in its file
-    given: bool = False         # a values file given for the render (inside the repository), not values.yaml
+    set_text: str               # the --set entry, when it came from the command line
+    scalar: Span | None         # a one-line scalar value: its own span and text as written
+    written: str | None
+    path: Path_                 # the key's path in its file
+    given: bool                 # a values file given for the render (inside the repository), not values.yaml
+
+    def __init__(self, file: str | None, span: Span | None, key: str, set_text: str = "",
+                 scalar: Span | None = None, written: str | None = None, path: Path_ = (),
+                 given: bool = False) -> None:
+        self.file = file
+        self.span = span
+        self.key = key
+        self.set_text = set_text
+        self.scalar = scalar
+        self.written = written
+        self.path = path
+        self.given = given
 
 
-@dataclass
+@record(eq=True, repr=True)
 class _Source:
+    __slots__ = ("prefix", "file", "sets", "given")
     prefix: Path_               # where the template's .Values sits in this source
-    file: ValuesFile | None = None
-    sets: list[SetEntry] = field(default_factory=list)
-    given: bool = False
+    file: ValuesFile | None
+    sets: list[SetEntry]
+    given: bool
+
+    def __init__(self, prefix: Path_, file: ValuesFile | None = None, sets: list[SetEntry] | None = None,
+                 given: bool = False) -> None:
+        self.prefix = prefix
+        self.file = file
+        self.sets = [] if sets is None else sets
+        self.given = given
 
 
 VALUES_READ_MAX = 64 << 20   # a values file larger than this is not read for mapping

@@ -154,7 +154,7 @@ def _scan_literal(report: FileReport, files: list, failure: Any, config: ScanCon
     """A chart Helm did not render: its templates checked as literal text, as a loose template
     is (load/unrendered.py), findings at template lines. No GPU011 per template: the chart's
     failure (returned, its message completed) says it once, with what could not be read even so."""
-    import dataclasses
+    from gpulint.record import replace
 
     unread: list[tuple[str, LoadError]] = []
     for display, path, given in files:
@@ -171,7 +171,7 @@ def _scan_literal(report: FileReport, files: list, failure: Any, config: ScanCon
         display, first = unread[0]
         message += (f"; {len(unread)} {'document' if len(unread) == 1 else 'documents'} could not be read even "
                     f"so (first: {display}:{first.line}: {first.message})")
-    return dataclasses.replace(failure, message=message)
+    return replace(failure, message=message)
 
 
 def _plain_text(report: FileReport, contexts: ScanContext, display: str, path: Any) -> str | None:

@@ -182,26 +182,26 @@ class InputReader:
     def _once(self, item: Input, rendered: Rendered) -> Rendered:
         """A chart's other render that fails as its defaults do is reported once, with the
         defaults; one that fails on its own says which values it was rendered with."""
-        import dataclasses
+        from gpulint.record import replace
 
         failure = rendered.failure
         assert failure is not None and item.values is not None
-        defaults = self.rendered(dataclasses.replace(item, values=None)).failure
+        defaults = self.rendered(replace(item, values=None)).failure
         if defaults is not None and (defaults.message, defaults.file, defaults.span) == (
                 failure.message, failure.file, failure.span):
-            return dataclasses.replace(rendered, failure=dataclasses.replace(failure, repeat=True))
+            return replace(rendered, failure=replace(failure, repeat=True))
         message = f"{failure.message} (rendered with {item.values.label})"
-        return dataclasses.replace(rendered, failure=dataclasses.replace(failure, message=message))
+        return replace(rendered, failure=replace(failure, message=message))
 
     def _problems_once(self, item: Input, rendered: Rendered) -> Rendered:
         """Problems a chart's other render shares with its defaults (dependencies left out, a
         stand-in version) are reported once, with the defaults."""
-        import dataclasses
+        from gpulint.record import replace
 
         assert item.values is not None
-        said = {(p.message, p.file, p.span) for p in self.rendered(dataclasses.replace(item, values=None)).problems}
-        return dataclasses.replace(rendered, problems=[p for p in rendered.problems
-                                                       if (p.message, p.file, p.span) not in said])
+        said = {(p.message, p.file, p.span) for p in self.rendered(replace(item, values=None)).problems}
+        return replace(rendered, problems=[p for p in rendered.problems
+                                           if (p.message, p.file, p.span) not in said])
 
     def small(self, item: Input) -> bytes | None:
         """The bytes of a manifest whole, when small: kept ones (handed over once) or read
