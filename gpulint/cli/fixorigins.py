@@ -231,7 +231,10 @@ def _mine(target: Target, scanned: tuple[str, list[Finding]]) -> FileReport:
 def _tagged(finding: Finding) -> Finding:
     """The finding with its object named with the input it was found in: the same Deployment built by two
     overlays is two objects, and a fix that mends one and breaks the other must not look like a no-op."""
-    return replace(finding, obj=(finding.file, finding.obj))   # type: ignore[arg-type]
+    # A copy, then its obj set: gpulint.record.replace's own first parameter is named obj.
+    tagged = replace(finding)
+    tagged.obj = (finding.file, finding.obj)   # type: ignore[assignment]
+    return tagged
 
 
 def _identity(finding: Finding) -> tuple:
