@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Union
 
-from gpulint.byvalue import by_value
+from gpulint.record import record, set_field
 
 if TYPE_CHECKING:
     from gpulint.load.dockerfile import Dockerfile
@@ -59,41 +58,58 @@ RULE_NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*\Z")
 # --- where a violation points ----------------------------------------------
 
 
-@by_value
-@dataclass(frozen=True, repr=False, eq=False)
+@record(eq=True, frozen=True)
 class KeyAt:
     """The mapping key at the end of `path` (e.g. the `privileged` key)."""
 
+    __slots__ = ("path",)
     path: tuple
 
+    def __init__(self, path: tuple) -> None:
+        set_field(self, "path", path)
 
-@by_value
-@dataclass(frozen=True, repr=False, eq=False)
+
+@record(eq=True, frozen=True)
 class ValueAt:
     """The node at `path`: a scalar value, a list entry, a mapping."""
 
+    __slots__ = ("path",)
     path: tuple
 
+    def __init__(self, path: tuple) -> None:
+        set_field(self, "path", path)
 
-@by_value
-@dataclass(frozen=True, repr=False, eq=False)
+
+@record(eq=True, frozen=True)
 class TextAt:
     """Characters `start:end` of the string scalar at `path` (e.g. a command in a script)."""
 
+    __slots__ = ("path", "start", "end")
     path: tuple
     start: int
     end: int
 
+    def __init__(self, path: tuple, start: int, end: int) -> None:
+        set_field(self, "path", path)
+        set_field(self, "start", start)
+        set_field(self, "end", end)
 
-@by_value
-@dataclass(frozen=True, repr=False, eq=False)
+
+@record(eq=True, frozen=True)
 class LineAt:
     """A position in a file that has no data tree (Dockerfiles); 1-based, end exclusive."""
 
+    __slots__ = ("line", "column", "end_line", "end_column")
     line: int
     column: int
     end_line: int
     end_column: int
+
+    def __init__(self, line: int, column: int, end_line: int, end_column: int) -> None:
+        set_field(self, "line", line)
+        set_field(self, "column", column)
+        set_field(self, "end_line", end_line)
+        set_field(self, "end_column", end_column)
 
 
 Where = Union[KeyAt, ValueAt, TextAt, LineAt]
@@ -216,17 +232,19 @@ class Applicability(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
-@by_value
-@dataclass(frozen=True, repr=False, eq=False)
+@record(eq=True, frozen=True)
 class CopyOf:
     """A value written exactly as the scalar at `path` is (a limit copied from its request keeps
     its quoting)."""
 
+    __slots__ = ("path",)
     path: tuple
 
+    def __init__(self, path: tuple) -> None:
+        set_field(self, "path", path)
 
-@by_value
-@dataclass(frozen=True, repr=False, eq=False)
+
+@record(eq=True, frozen=True)
 class Edit:
     """One change by document path; the fix stage turns it into a text edit of the file.
 
@@ -239,9 +257,15 @@ class Edit:
     a `CopyOf`.
     """
 
+    __slots__ = ("op", "path", "value")
     op: str
     path: tuple
-    value: Any = None
+    value: Any
+
+    def __init__(self, op: str, path: tuple, value: Any = None) -> None:
+        set_field(self, "op", op)
+        set_field(self, "path", path)
+        set_field(self, "value", value)
 
     @classmethod
     def set(cls, path: tuple, value: Any) -> "Edit":
@@ -264,18 +288,22 @@ class Edit:
         return cls("append", tuple(path), value)
 
 
-@by_value
-@dataclass(frozen=True, repr=False, eq=False)
+@record(eq=True, frozen=True)
 class Fix:
     """A repair of one violation: every edit is applied, or none."""
 
+    __slots__ = ("title", "applicability", "edits")
     title: str
     applicability: Applicability
     edits: tuple[Edit, ...]
 
+    def __init__(self, title: str, applicability: Applicability, edits: tuple[Edit, ...]) -> None:
+        set_field(self, "title", title)
+        set_field(self, "applicability", applicability)
+        set_field(self, "edits", edits)
 
-@by_value
-@dataclass(frozen=True, repr=False, eq=False)
+
+@record(eq=True, frozen=True)
 class Violation:
     """What a rule's check yields: a message and the node it is about.
 
@@ -287,34 +315,51 @@ class Violation:
     says why a violation that usually has one has none here.
     """
 
+    __slots__ = ("message", "where", "container", "severity", "located_in", "fix", "no_fix")
     message: str
     where: Where
-    container: "Container | None" = None
-    severity: Severity | None = None
-    located_in: "KubeObject | None" = None
-    fix: Fix | None = None
-    no_fix: str | None = None
+    container: "Container | None"
+    severity: Severity | None
+    located_in: "KubeObject | None"
+    fix: Fix | None
+    no_fix: str | None
 
-    def __post_init__(self) -> None:
+    def __init__(self, message: str, where: Where, container: "Container | None" = None,
+                 severity: Severity | None = None, located_in: "KubeObject | None" = None,
+                 fix: Fix | None = None, no_fix: str | None = None) -> None:
         # A container parsed from a string (a pod-spec patch) has its paths in that string's
         # document: a violation about it is located there unless the rule says otherwise.
-        if self.located_in is None and self.container is not None and self.container.origin is not None:
-            object.__setattr__(self, "located_in", self.container.origin)
+        if located_in is None and container is not None and container.origin is not None:
+            located_in = container.origin
         # Edits land where the document says; a patch read from its value (an escaped or folded
         # string) has no positions of the file to edit at.
-        patch_of = getattr(self.located_in, "patch_of", None)
-        if self.fix is not None and patch_of is not None and not patch_of[2]:
-            object.__setattr__(self, "fix", None)
-            object.__setattr__(self, "no_fix", "the patch string is escaped or folded: edit it by hand")
+        patch_of = getattr(located_in, "patch_of", None)
+        if fix is not None and patch_of is not None and not patch_of[2]:
+            fix = None
+            no_fix = "the patch string is escaped or folded: edit it by hand"
+        set_field(self, "message", message)
+        set_field(self, "where", where)
+        set_field(self, "container", container)
+        set_field(self, "severity", severity)
+        set_field(self, "located_in", located_in)
+        set_field(self, "fix", fix)
+        set_field(self, "no_fix", no_fix)
 
 
-@dataclass(repr=False)
+@record(eq=True)
 class RuleContext:
     """What a check may consult besides the workload itself."""
 
+    __slots__ = ("options", "index", "settings")
     options: Mapping[str, Any]
     index: "ConfigIndex"
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, Any]
+
+    def __init__(self, options: Mapping[str, Any], index: "ConfigIndex",
+                 settings: Mapping[str, Any] | None = None) -> None:
+        self.options = options
+        self.index = index
+        self.settings = {} if settings is None else settings
 
     def option(self, name: str) -> Any:
         return self.options[name]
@@ -330,8 +375,7 @@ DirectiveCheck = Callable[[SuppressionComment, RuleContext], Iterable[Violation]
 SuppressionCheck = Callable[[UnusedSuppression, RuleContext], Iterable[Violation]]
 
 
-@by_value
-@dataclass(frozen=True, eq=False)
+@record(eq=True, frozen=True, repr=True)
 class Admission:
     """A rule's form at the cluster's door (`gpulint policy export`, gpulint/admission/).
 
@@ -346,13 +390,25 @@ class Admission:
     (docs/admission.md), what admission can and cannot decide from the object.
     """
 
+    __slots__ = ("message", "container", "pod", "volume", "variables", "enforced", "linter_only")
     message: str
-    container: str | None = None
-    pod: str | None = None
-    volume: str | None = None
-    variables: tuple[tuple[str, str], ...] = ()
-    enforced: str = ""
-    linter_only: str = ""
+    container: str | None
+    pod: str | None
+    volume: str | None
+    variables: tuple[tuple[str, str], ...]
+    enforced: str
+    linter_only: str
+
+    def __init__(self, message: str, container: str | None = None, pod: str | None = None,
+                 volume: str | None = None, variables: tuple[tuple[str, str], ...] = (), enforced: str = "",
+                 linter_only: str = "") -> None:
+        set_field(self, "message", message)
+        set_field(self, "container", container)
+        set_field(self, "pod", pod)
+        set_field(self, "volume", volume)
+        set_field(self, "variables", variables)
+        set_field(self, "enforced", enforced)
+        set_field(self, "linter_only", linter_only)
 
 
 # A rule's admission form for its options (defaults merged with the configuration's), or
@@ -360,39 +416,71 @@ class Admission:
 AdmissionForm = Callable[[Mapping[str, Any]], "Admission | None"]
 
 
-@by_value
-@dataclass(frozen=True, repr=False, eq=False)
+@record(eq=True, frozen=True)
 class Rule:
     """A registered rule: its identity, documentation and check."""
+    __slots__ = ("id", "name", "severity", "summary", "doc", "check", "check_dockerfile", "check_input",
+                 "check_render", "check_template", "check_unread", "check_suppression", "check_directive",
+                 "enabled_by_default", "kept_when_selecting_others", "exempt_roles", "options", "tags",
+                 "precision", "security_severity", "admission")
     id: str
     name: str
     severity: Severity
     summary: str
     doc: str
-    check: WorkloadCheck | None = None
-    check_dockerfile: DockerfileCheck | None = None
+    check: WorkloadCheck | None
+    check_dockerfile: DockerfileCheck | None
     # Input-level hooks (see the module docstring).
-    check_input: InputCheck | None = None
-    check_render: RenderCheck | None = None
-    check_template: TemplateCheck | None = None
-    check_unread: UnreadCheck | None = None
-    check_suppression: SuppressionCheck | None = None
-    check_directive: DirectiveCheck | None = None
-    enabled_by_default: bool = True
+    check_input: InputCheck | None
+    check_render: RenderCheck | None
+    check_template: TemplateCheck | None
+    check_unread: UnreadCheck | None
+    check_suppression: SuppressionCheck | None
+    check_directive: DirectiveCheck | None
+    enabled_by_default: bool
     # On unless a layer of the selection ignores or disables it: selecting other rules
     # (`--select GPU003`) leaves it on, so that nothing unread goes unsaid (GPU000, GPU010).
-    kept_when_selecting_others: bool = False
+    kept_when_selecting_others: bool
     # The system-component roles whose findings of this rule are suppressed (knowledge/roles.py).
-    exempt_roles: frozenset[SystemRole] = frozenset()
-    options: Mapping[str, Any] = field(default_factory=dict)
+    exempt_roles: frozenset[SystemRole]
+    options: Mapping[str, Any]   # None given: {}
     # For SARIF / GitHub code scanning.
-    tags: tuple[str, ...] = ("security", "gpu")
-    precision: str = "high"
-    security_severity: str | None = None
+    tags: tuple[str, ...]
+    precision: str
+    security_severity: str | None
     # Its form at admission (gpulint policy export); None: only the linter checks it.
-    admission: AdmissionForm | None = None
+    admission: AdmissionForm | None
 
-    def __post_init__(self) -> None:
+    def __init__(self, id: str, name: str, severity: Severity, summary: str, doc: str,
+                 check: WorkloadCheck | None = None, check_dockerfile: DockerfileCheck | None = None,
+                 check_input: InputCheck | None = None, check_render: RenderCheck | None = None,
+                 check_template: TemplateCheck | None = None, check_unread: UnreadCheck | None = None,
+                 check_suppression: SuppressionCheck | None = None, check_directive: DirectiveCheck | None = None,
+                 enabled_by_default: bool = True, kept_when_selecting_others: bool = False,
+                 exempt_roles: frozenset[SystemRole] = frozenset(), options: Mapping[str, Any] | None = None,
+                 tags: tuple[str, ...] = ("security", "gpu"), precision: str = "high",
+                 security_severity: str | None = None, admission: AdmissionForm | None = None) -> None:
+        set_field(self, "id", id)
+        set_field(self, "name", name)
+        set_field(self, "severity", severity)
+        set_field(self, "summary", summary)
+        set_field(self, "doc", doc)
+        set_field(self, "check", check)
+        set_field(self, "check_dockerfile", check_dockerfile)
+        set_field(self, "check_input", check_input)
+        set_field(self, "check_render", check_render)
+        set_field(self, "check_template", check_template)
+        set_field(self, "check_unread", check_unread)
+        set_field(self, "check_suppression", check_suppression)
+        set_field(self, "check_directive", check_directive)
+        set_field(self, "enabled_by_default", enabled_by_default)
+        set_field(self, "kept_when_selecting_others", kept_when_selecting_others)
+        set_field(self, "exempt_roles", exempt_roles)
+        set_field(self, "options", {} if options is None else options)
+        set_field(self, "tags", tags)
+        set_field(self, "precision", precision)
+        set_field(self, "security_severity", security_severity)
+        set_field(self, "admission", admission)
         if not RULE_ID_RE.match(self.id):
             raise ValueError(f"rule id {self.id!r} must look like GPU0NN or GPU1NN")
         if not RULE_NAME_RE.match(self.name):

@@ -99,7 +99,6 @@ pods that request GPUs is a change of design.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 from gpulint.api import Admission, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
@@ -115,6 +114,7 @@ from gpulint.knowledge.gpu import (
 from gpulint.knowledge.hostpaths import container_runtime_access, host_path_volumes
 from gpulint.model.shell import basename
 from gpulint.model.workload import Container, PodSpec, Workload
+from gpulint.record import record, set_field
 
 _ENGINES = {"docker": "docker", "nvidia-docker": "docker", "podman": "docker", "nerdctl": "docker",
             "docker-compose": "compose", "podman-compose": "compose", "ctr": "ctr", "crictl": "crictl"}
@@ -143,12 +143,17 @@ _SHORT_FLAG_LETTERS = frozenset("ditPq")
 _FIX = "request nvidia.com/gpu in resources.limits instead"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class EngineRun:
     """A container engine command that creates a container."""
 
+    __slots__ = ("display", "gpu_flags")
     display: str                    # "docker run", "ctr containers create"
     gpu_flags: tuple[str, ...]      # "--gpus all", "-e NVIDIA_VISIBLE_DEVICES=0"...
+
+    def __init__(self, display: str, gpu_flags: tuple[str, ...]) -> None:
+        set_field(self, "display", display)
+        set_field(self, "gpu_flags", gpu_flags)
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:

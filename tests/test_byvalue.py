@@ -10,6 +10,9 @@ import pytest
 
 from gpulint.api import Admission, Applicability, CopyOf, Edit, Fix, KeyAt, LineAt, TextAt, ValueAt, Violation
 from gpulint.byvalue import by_value
+from gpulint.record import FrozenInstanceError, fields
+from gpulint.report.destinations import Target
+from gpulint.suppress.systemcomponents import SystemComponent
 
 
 @by_value
@@ -76,5 +79,18 @@ def test_the_rule_api_compares_and_hashes_by_value() -> None:
     assert KeyAt(("a",)) != ValueAt(("a",)) and TextAt(("a",), 1, 3) != TextAt(("a",), 1, 4)
     assert Violation("m", KeyAt(("a",))) != Violation("m", KeyAt(("b",)))
     assert hash(KeyAt(("a",))) == hash((("a",),))
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         KeyAt(("a",)).path = ("b",)  # type: ignore[misc]
+
+
+# Made with gpulint.setonce.frozen_dataclass before they were records (tests/test_setonce.py).
+@pytest.mark.parametrize("made", [SystemComponent("n", ("i",), frozenset()), Target("json", None)],
+                         ids=lambda made: type(made).__name__)
+def test_the_records_once_set_once_refuse_assignment(made: object) -> None:
+    name = fields(made)[0]
+    before = getattr(made, name)
+    with pytest.raises(FrozenInstanceError):
+        setattr(made, name, before)
+    with pytest.raises(FrozenInstanceError):
+        delattr(made, name)
+    assert getattr(made, name) is before

@@ -20,9 +20,7 @@ from gpulint.knowledge.roles import Role
 from gpulint.model.index import ClaimSource, ExtendedResourceSource
 from gpulint.model.objects import ObjectRef
 from gpulint.model.workload import TypeProblem
-from gpulint.report.destinations import Target
 from gpulint.setonce import frozen_dataclass
-from gpulint.suppress.systemcomponents import SystemComponent
 
 
 @frozen_dataclass(frozen=True, repr=False)
@@ -112,7 +110,7 @@ def test_eq_false_compares_by_identity_and_an_own_hash_is_kept() -> None:
     RenderOptions(), ChartValues(("v.yaml",), ("v.yaml",)), ConfiguredChart("/c", ChartValues()),
     ConfigProblem("f", 1, 2, "m"), Exemption("why"), ShareRange(1, 100, 1, "x"),
     ResourceNames(("a",), (), ("a",)), Role("device plugin", "its mount"),  # type: ignore[arg-type]
-    ImageRule("docker.io/x", "all", "s"), SystemComponent("n", ("i",), frozenset()), Target("json", None),
+    ImageRule("docker.io/x", "all", "s"),
     _Escape("dir", None), Ignored(frozenset(), frozenset()), TypeProblem(("spec",), "m"), QuantityIssue("missing", None),
     ClaimSource(ObjectRef("resource.k8s.io/v1", "ResourceClaim", "c", "ns"), ("gpu",)),
     ExtendedResourceSource(ObjectRef("resource.k8s.io/v1", "DeviceClass", "d", None), "example.com/gpu"),

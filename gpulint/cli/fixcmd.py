@@ -6,26 +6,30 @@ text of stdin on stdout, or a unified diff.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from gpulint.api import Applicability
 from gpulint.fix.files import NotFixable, Source, write_atomic
 from gpulint.fix.rounds import fix_file, identity
 from gpulint.inputs.discovery import Input
+from gpulint.record import record, replace
 from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
 from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanConfig, ScanResult
 from gpulint.scan.reader import InputReader
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Policy:
     """Which fixes may be applied: safe ones, unsafe ones too, and of which rules."""
 
+    __slots__ = ("unsafe", "fixable")
     unsafe: bool
     fixable: frozenset[str]          # rule ids
+
+    def __init__(self, unsafe: bool, fixable: frozenset[str]) -> None:
+        self.unsafe = unsafe
+        self.fixable = fixable
 
     def allows(self, finding: Finding) -> bool:
         fix = finding.fix
@@ -39,23 +43,42 @@ class Policy:
                 and fix.applicability == Applicability.UNSAFE.value)
 
 
-@dataclass
+@record(eq=True, repr=True)
 class FileFix:
+    __slots__ = ("display", "path", "before", "after", "source", "report", "replaces")
     display: str
     path: str | None                  # None: stdin
     before: str
     after: str
     source: Source
     report: FileReport                # the scan of `after`
-    replaces: tuple[str, ...] = ()    # the reports it stands for (a chart's, for its values file)
+    replaces: tuple[str, ...]         # the reports it stands for (a chart's, for its values file)
+
+    def __init__(self, display: str, path: str | None, before: str, after: str, source: Source,
+                 report: FileReport, replaces: tuple[str, ...] = ()) -> None:
+        self.display = display
+        self.path = path
+        self.before = before
+        self.after = after
+        self.source = source
+        self.report = report
+        self.replaces = replaces
 
 
-@dataclass
+@record(eq=True, repr=True)
 class FixRun:
-    files: list[FileFix] = field(default_factory=list)   # files whose text the fixes changed
-    fixed: int = 0
-    errors: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)       # files not edited, and why
+    __slots__ = ("files", "fixed", "errors", "notes")
+    files: list[FileFix]              # files whose text the fixes changed
+    fixed: int
+    errors: list[str]
+    notes: list[str]                  # files not edited, and why
+
+    def __init__(self, files: list[FileFix] | None = None, fixed: int = 0, errors: list[str] | None = None,
+                 notes: list[str] | None = None) -> None:
+        self.files = [] if files is None else files
+        self.fixed = fixed
+        self.errors = [] if errors is None else errors
+        self.notes = [] if notes is None else notes
 
 
 def policy(rules: dict, project: Any, unsafe: bool) -> Policy:
@@ -113,7 +136,7 @@ def fix_inputs(result: ScanResult, inputs: list, config: ScanConfig, reader: Inp
         return run
     # The scan again, as it was, for each round: without the baseline, whose counts a
     # first pass has used up (what it suppressed stays unfixed), and without hooks.
-    rescan_config = dataclasses.replace(
+    rescan_config = replace(
         config, hooks=[], suppressors=[s for s in config.suppressors if not hasattr(s, "decide")])
     index = build_index(inputs, reader, config.limits)
 
@@ -288,7 +311,7 @@ def _fix_counted(run: FixRun, display: str, text: str, *args: Any, **kwargs: Any
 def _of_file(display: str, status: str, findings: list[Finding]) -> FileReport:
     """A chart's findings, as fixes of the values file `display` see them: fixes elsewhere are not theirs."""
     return FileReport(display, status, [f if f.fix is None or f.fix.file == display
-                                        else dataclasses.replace(f, fix=None) for f in findings])
+                                        else replace(f, fix=None) for f in findings])
 
 
 def write_files(run: FixRun) -> None:

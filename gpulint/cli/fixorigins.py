@@ -9,30 +9,38 @@ a kustomization is fixed once, here, for the findings of both.
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from gpulint.inputs.discovery import Input
-from gpulint.record import replace
+from gpulint.record import record, replace
 from gpulint.results.findings import STATUS_SCANNED, FileReport, Finding
 from gpulint.results.inputkind import InputKind
 from gpulint.results.scanning import ScanResult
 from gpulint.scan.reader import InputReader
 
 
-@dataclass
+@record(eq=True, repr=True)
 class Target:
     """A file of the repository that fixes of kustomization findings edit."""
 
+    __slots__ = ("display", "real", "repository", "builds", "plain", "reads")
     display: str
     real: str
     repository: Path
-    builds: list[Input] = field(default_factory=list)    # the kustomizations that read it
-    plain: list[Input] = field(default_factory=list)     # the file itself as an input of the scan
-    reads: dict[str, set[Path]] = field(default_factory=dict)   # by build: the files its copy holds
+    builds: list[Input]               # the kustomizations that read it
+    plain: list[Input]                # the file itself as an input of the scan
+    reads: dict[str, set[Path]]       # by build: the files its copy holds
+
+    def __init__(self, display: str, real: str, repository: Path, builds: list[Input] | None = None,
+                 plain: list[Input] | None = None, reads: dict[str, set[Path]] | None = None) -> None:
+        self.display = display
+        self.real = real
+        self.repository = repository
+        self.builds = [] if builds is None else builds
+        self.plain = [] if plain is None else plain
+        self.reads = {} if reads is None else reads
 
 
 def targets(result: ScanResult, inputs: list, reader: InputReader, wanted: Callable[[Finding], bool],
@@ -216,13 +224,13 @@ def _mine(target: Target, scanned: tuple[str, list[Finding]]) -> FileReport:
     own = {i.display for i in target.plain}
     return FileReport(target.display, status, [
         _tagged(f if f.fix is None or f.fix.file == target.display or (f.fix.file is None and f.file in own)
-                else dataclasses.replace(f, fix=None)) for f in found])
+                else replace(f, fix=None)) for f in found])
 
 
 def _tagged(finding: Finding) -> Finding:
     """The finding with its object named with the input it was found in: the same Deployment built by two
     overlays is two objects, and a fix that mends one and breaks the other must not look like a no-op."""
-    return dataclasses.replace(finding, obj=(finding.file, finding.obj))   # type: ignore[arg-type]
+    return replace(finding, obj=(finding.file, finding.obj))   # type: ignore[arg-type]
 
 
 def _identity(finding: Finding) -> tuple:

@@ -13,7 +13,8 @@ plain `docker build` would.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from gpulint.record import record, set_field
 
 _DIRECTIVE_RE = re.compile(r"#\s*([a-zA-Z][a-zA-Z0-9_-]*)\s*=\s*(\S+)\s*$")
 _HEREDOC_RE = re.compile(r"<<(-?)([\"']?)([A-Za-z_][A-Za-z0-9_]*)\2")
@@ -21,15 +22,26 @@ _HEREDOC_KEYWORDS = frozenset({"RUN", "COPY", "ADD"})
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True, repr=False)
+@record(eq=True, frozen=True, compare=("keyword", "arguments", "line", "end_line", "column", "stage"))
 class Instruction:
+    __slots__ = ("keyword", "arguments", "line", "end_line", "column", "stage", "positions")
     keyword: str            # upper case, e.g. "ENV"
     arguments: str          # the text after the keyword, continuations joined
     line: int               # 1-based first line
     end_line: int
     column: int             # 1-based column of the keyword
     stage: int              # 0-based index of the stage (FROM) it belongs to; -1 before the first FROM
-    positions: tuple = field(default=(), repr=False, compare=False)  # (line, column) of each char of arguments
+    positions: tuple        # (line, column) of each char of arguments; not compared
+
+    def __init__(self, keyword: str, arguments: str, line: int, end_line: int, column: int, stage: int,
+                 positions: tuple = ()) -> None:
+        set_field(self, "keyword", keyword)
+        set_field(self, "arguments", arguments)
+        set_field(self, "line", line)
+        set_field(self, "end_line", end_line)
+        set_field(self, "column", column)
+        set_field(self, "stage", stage)
+        set_field(self, "positions", positions)
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of character `offset` of `arguments` (clamped to its ends)."""
@@ -41,13 +53,21 @@ class Instruction:
         return self.positions[max(offset, 0)]
 
 
-@dataclass(frozen=True, repr=False)
+@record(eq=True, frozen=True)
 class EnvPair:
+    __slots__ = ("key", "value", "instruction", "start", "end")
     key: str
     value: str              # quotes removed, variables expanded
     instruction: Instruction
-    start: int = 0          # offset of the key in instruction.arguments
-    end: int = 0            # offset just past the value
+    start: int              # offset of the key in instruction.arguments
+    end: int                # offset just past the value
+
+    def __init__(self, key: str, value: str, instruction: Instruction, start: int = 0, end: int = 0) -> None:
+        set_field(self, "key", key)
+        set_field(self, "value", value)
+        set_field(self, "instruction", instruction)
+        set_field(self, "start", start)
+        set_field(self, "end", end)
 
     @property
     def span(self) -> tuple[int, int, int, int]:
@@ -57,21 +77,38 @@ class EnvPair:
         return line, column, end_line, end_column + 1
 
 
-@dataclass(frozen=True, repr=False)
+@record(eq=True, frozen=True)
 class Stage:
+    __slots__ = ("index", "name", "base", "parent", "instruction")
     index: int
     name: str | None        # `AS name`
     base: str               # the image (or stage) it is built FROM, variables expanded
     parent: int | None      # index of the earlier stage it builds on, None for an image
     instruction: Instruction
 
+    def __init__(self, index: int, name: str | None, base: str, parent: int | None,
+                 instruction: Instruction) -> None:
+        set_field(self, "index", index)
+        set_field(self, "name", name)
+        set_field(self, "base", base)
+        set_field(self, "parent", parent)
+        set_field(self, "instruction", instruction)
 
-@dataclass(repr=False)
+
+@record(eq=True)
 class Dockerfile:
+    __slots__ = ("path", "text", "instructions", "stages")
     path: str
     text: str
-    instructions: list[Instruction] = field(default_factory=list)
-    stages: list[Stage] = field(default_factory=list)
+    instructions: list[Instruction]
+    stages: list[Stage]
+
+    def __init__(self, path: str, text: str, instructions: list[Instruction] | None = None,
+                 stages: list[Stage] | None = None) -> None:
+        self.path = path
+        self.text = text
+        self.instructions = [] if instructions is None else instructions
+        self.stages = [] if stages is None else stages
 
     @property
     def stage_count(self) -> int:

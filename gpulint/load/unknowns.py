@@ -24,10 +24,10 @@ unknown: the literal text between them is read and checked.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from gpulint.lazypattern import lazy
 from gpulint.load import unrendered
+from gpulint.record import record, set_field
 
 # A key at the start of a line (after any `- ` list markers), quoted or plain, ending a block or holding a value.
 _KEY_RE = re.compile(r"""(?P<indent>[ \t]*)(?P<dashes>(?:-[ \t]+)*)(?P<key>"[^"]*"|'[^']*'|[^\s#'"{\[\-][^:#]*?|-[^\s:#][^:#]*?)[ \t]*:(?:[ \t]|$)""")
@@ -52,16 +52,23 @@ MAX_LOOKBACK = 2000
 _EXPAND_RE = lazy(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 
-@dataclass(frozen=True)
+@record(eq=True, frozen=True, repr=True)
 class Unknown:
     """An action whose value could decide a GPU verdict: 1-based line and column in the file, the field
     (dotted, `[]` for a list item; empty for the top of the document), and whether the action renders
     whole keys or items there (`emits`) rather than one value."""
 
+    __slots__ = ("line", "column", "field", "emits")
     line: int
     column: int
     field: str
-    emits: bool = False
+    emits: bool
+
+    def __init__(self, line: int, column: int, field: str, emits: bool = False) -> None:
+        set_field(self, "line", line)
+        set_field(self, "column", column)
+        set_field(self, "field", field)
+        set_field(self, "emits", emits)
 
     def describe(self) -> str:
         if not self.field and not self.emits:
@@ -95,15 +102,23 @@ def verdict_unknown(chunk: str, line_offset: int = 0) -> Unknown | None:
     return None
 
 
-@dataclass
+@record(eq=True, repr=True)
 class _Line:
     """A line that structures the document: a `key:` or a `- ` item (after any indentation)."""
 
+    __slots__ = ("lead", "dash", "key", "key_at", "opens")
     lead: int                 # its indentation
     dash: bool                # a list item
     key: str | None           # the key it holds (after its dashes), if any
     key_at: int               # the column of that key
     opens: bool               # the key's value is on the lines below (or a block scalar)
+
+    def __init__(self, lead: int, dash: bool, key: str | None, key_at: int, opens: bool) -> None:
+        self.lead = lead
+        self.dash = dash
+        self.key = key
+        self.key_at = key_at
+        self.opens = opens
 
 
 class _Text:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import deque
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from ruamel.yaml.error import StreamMark
@@ -27,9 +26,10 @@ from gpulint.load import events as ev
 from gpulint.load.events import (ALIAS, ANCHOR, DOC_END, DOC_START, END_MARK, IMPLICIT, KIND, MAP_END, MAP_START,
                                  SCALAR, SEQ_END, SEQ_START, START_MARK, STREAM_END, STYLE, TAG, VALUE, parsing)
 from gpulint.load.locations import LocNode, Span
+from gpulint.record import record, set_field
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class Limits:
     """Bounds that keep hostile input from exhausting time or memory.
 
@@ -37,11 +37,18 @@ class Limits:
     bounds the nodes aliases add to a document (the "billion laughs" bomb).
     """
 
-    max_depth: int = 500
-    max_expanded_nodes: int = 1_000_000
+    __slots__ = ("max_depth", "max_expanded_nodes", "max_file_size")
+    max_depth: int
+    max_expanded_nodes: int
     # Bytes of the largest file read (stdin aside): a larger one is reported and never opened. A
     # file with no line breaks is held whole while parsed (about 7 times its size in memory).
-    max_file_size: int | None = 256 << 20
+    max_file_size: int | None
+
+    def __init__(self, max_depth: int = 500, max_expanded_nodes: int = 1_000_000,
+                 max_file_size: int | None = 256 << 20) -> None:
+        set_field(self, "max_depth", max_depth)
+        set_field(self, "max_expanded_nodes", max_expanded_nodes)
+        set_field(self, "max_file_size", max_file_size)
 
 
 DEFAULT_LIMITS = Limits()
@@ -83,7 +90,7 @@ class LoadError(Exception):
         self.infrastructure: bool | None = None
 
 
-@dataclass(repr=False, eq=False)
+@record
 class Problem:
     """A non-fatal defect found while loading (e.g. a duplicate key).
 
@@ -91,10 +98,18 @@ class Problem:
     Kubernetes ignores.
     """
 
+    __slots__ = ("message", "span", "hidden", "hidden_range")
     message: str
     span: Span
-    hidden: Span | None = None
-    hidden_range: tuple[int, int] | None = None   # the same, as offsets in the document's text
+    hidden: Span | None
+    hidden_range: tuple[int, int] | None   # the same, as offsets in the document's text
+
+    def __init__(self, message: str, span: Span, hidden: Span | None = None,
+                 hidden_range: tuple[int, int] | None = None) -> None:
+        self.message = message
+        self.span = span
+        self.hidden = hidden
+        self.hidden_range = hidden_range
 
 
 class Document:

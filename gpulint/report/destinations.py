@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 
+from gpulint.record import record, set_field
 from gpulint.report import registry
-from gpulint.setonce import frozen_dataclass
 
 STDOUT = "-"
 
@@ -26,11 +26,16 @@ class OutputError(ValueError):
     """A bad `-o` value; reported as a usage error."""
 
 
-@frozen_dataclass(frozen=True, repr=False)
+@record(eq=True, frozen=True)
 class Target:
     """One report to write: its format and where."""
+    __slots__ = ("format", "path")
     format: str
     path: str | None          # None: stdout
+
+    def __init__(self, format: str, path: str | None) -> None:
+        set_field(self, "format", format)
+        set_field(self, "path", path)
 
     @property
     def to_stdout(self) -> bool:

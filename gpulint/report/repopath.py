@@ -12,15 +12,16 @@ show a result reported through a symlinked path).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
+
+from gpulint.record import record, set_field
 
 STDIN = "-"
 STDIN_NAME = "stdin"   # how stdin is named in reports that need a file name
 
 
-@dataclass(frozen=True)
+@record(eq=True, frozen=True, repr=True)
 class RepoPath:
     """A file as reports name it.
 
@@ -29,8 +30,13 @@ class RepoPath:
     is "stdin") and for files outside both (`relative` is then absolute).
     """
 
+    __slots__ = ("root", "relative")
     root: Path | None
     relative: str
+
+    def __init__(self, root: Path | None, relative: str) -> None:
+        set_field(self, "root", root)
+        set_field(self, "relative", relative)
 
     @property
     def uri(self) -> str:

@@ -7,7 +7,6 @@ without importing each other: the engine runs the hooks and suppressors of a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from gpulint.api import Rule, Severity
@@ -15,22 +14,33 @@ from gpulint.config.render import RenderOptions
 from gpulint.load.yamlload import DEFAULT_LIMITS, Limits
 from gpulint.model.objects import KubeObject
 from gpulint.model.workload import Container, Workload
+from gpulint.record import record
 from gpulint.results.findings import FileReport, Finding, Suppression
 
 if TYPE_CHECKING:
     from gpulint.load.yamlload import Document
 
 
-@dataclass(repr=False, eq=False)
+@record
 class SuppressionContext:
     """What a suppressor may consult about a finding."""
 
+    __slots__ = ("workload", "container", "obj", "text", "line_offset", "image_env")
     workload: Workload | None          # None for input errors and Dockerfiles
     container: Container | None
     obj: KubeObject | None
     text: str | None                   # text of the document (or Dockerfile) the finding is in
     line_offset: int                   # 0-based file line of the first line of `text`
-    image_env: dict[str, str] | None = None   # a Dockerfile's: the ENV of the image it builds
+    image_env: dict[str, str] | None   # a Dockerfile's: the ENV of the image it builds
+
+    def __init__(self, workload: Workload | None, container: Container | None, obj: KubeObject | None,
+                 text: str | None, line_offset: int, image_env: dict[str, str] | None = None) -> None:
+        self.workload = workload
+        self.container = container
+        self.obj = obj
+        self.text = text
+        self.line_offset = line_offset
+        self.image_env = image_env
 
     def line(self, number: int) -> str | None:
         """Text of 1-based file line `number`, when it is inside `text`."""
@@ -115,29 +125,53 @@ class OrderedSuppressor(Protocol):
 
 
 
-@dataclass(repr=False, eq=False)
+@record
 class ScanConfig:
     """What the engine needs besides the inputs."""
+    __slots__ = ("rules", "all_rules", "options", "severities", "settings", "limits", "suppressors", "hooks",
+                 "render", "fixes")
     rules: list[Rule]                                   # enabled rules, in id order
-    all_rules: dict[str, Rule] = field(default_factory=dict)
-    options: dict[str, dict] = field(default_factory=dict)       # per-rule option values
-    severities: dict[str, Severity] = field(default_factory=dict)  # per-rule overrides
-    settings: dict[str, Any] = field(default_factory=dict)
-    limits: Limits = DEFAULT_LIMITS
-    suppressors: list[Suppressor] = field(default_factory=list)  # applied in order
-    hooks: list[ScanHook] = field(default_factory=list)          # see suppress.ScanHook
-    render: RenderOptions = field(default_factory=RenderOptions)  # Helm/Kustomize settings
-    fixes: bool = True                                  # resolve findings' fixes (fix/resolve.py)
+    all_rules: dict[str, Rule]
+    options: dict[str, dict]                            # per-rule option values
+    severities: dict[str, Severity]                     # per-rule overrides
+    settings: dict[str, Any]
+    limits: Limits
+    suppressors: list[Suppressor]                       # applied in order
+    hooks: list[ScanHook]                               # see suppress.ScanHook
+    render: RenderOptions                               # Helm/Kustomize settings
+    fixes: bool                                         # resolve findings' fixes (fix/resolve.py)
+
+    # None for a dict, list or RenderOptions: a new empty one (the defaults).
+    def __init__(self, rules: list[Rule], all_rules: dict[str, Rule] | None = None,
+                 options: dict[str, dict] | None = None, severities: dict[str, Severity] | None = None,
+                 settings: dict[str, Any] | None = None, limits: Limits = DEFAULT_LIMITS,
+                 suppressors: list[Suppressor] | None = None, hooks: list[ScanHook] | None = None,
+                 render: RenderOptions | None = None, fixes: bool = True) -> None:
+        self.rules = rules
+        self.all_rules = {} if all_rules is None else all_rules
+        self.options = {} if options is None else options
+        self.severities = {} if severities is None else severities
+        self.settings = {} if settings is None else settings
+        self.limits = limits
+        self.suppressors = [] if suppressors is None else suppressors
+        self.hooks = [] if hooks is None else hooks
+        self.render = RenderOptions() if render is None else render
+        self.fixes = fixes
 
     def severity_of(self, rule_id: str, default: Severity) -> Severity:
         return self.severities.get(rule_id, default)
 
 
-@dataclass(repr=False, eq=False)
+@record
 class ScanResult:
     """The reports of every file scanned."""
+    __slots__ = ("files", "internal_errors")
     files: list[FileReport]
-    internal_errors: list[str] = field(default_factory=list)
+    internal_errors: list[str]
+
+    def __init__(self, files: list[FileReport], internal_errors: list[str] | None = None) -> None:
+        self.files = files
+        self.internal_errors = [] if internal_errors is None else internal_errors
 
     @property
     def findings(self) -> list[Finding]:

@@ -27,9 +27,9 @@ from __future__ import annotations
 import os
 import sys
 from collections import deque
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
+from gpulint.record import record, replace, set_field
 from gpulint.results.inputkind import InputKind
 from gpulint.results.findings import (
     STATUS_ERROR,
@@ -63,14 +63,20 @@ PART_BYTES = 4 << 20
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
-@dataclass(frozen=True, repr=False)
+@record(eq=True, frozen=True)
 class Steps:
     """The engine's per-input steps. The engine hands them over so that this module,
     which the engine uses, never imports the engine back."""
 
+    __slots__ = ("scan_input", "scan_context", "scan_part")
     scan_input: Callable       # (input, config, index, reader, context) -> FileReport
     scan_context: Callable     # (config, index, inputs) -> what every input of the scan is checked with
     scan_part: Callable        # (input, config, contexts, part) -> (FileReport, found objects); dispatch.scan_part
+
+    def __init__(self, scan_input: Callable, scan_context: Callable, scan_part: Callable) -> None:
+        set_field(self, "scan_input", scan_input)
+        set_field(self, "scan_context", scan_context)
+        set_field(self, "scan_part", scan_part)
 
 
 # One input's outcome: report, internal errors, hook states, ordered-suppressor keys.

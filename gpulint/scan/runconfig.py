@@ -10,13 +10,13 @@ select/ignore. GPU000 (invalid input) is reported unless a layer ignores it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from gpulint.api import Rule
 from gpulint.config.render import RenderOptions
 from gpulint.config.selection import select_rules
 from gpulint.load.yamlload import DEFAULT_LIMITS, Limits
+from gpulint.record import record
 from gpulint.results.scanning import ScanConfig, Suppressor
 from gpulint.suppress.annotation_ignore import AnnotationSuppressions
 from gpulint.suppress.core import about_suppressions, pipeline
@@ -29,26 +29,50 @@ if TYPE_CHECKING:  # the baseline and configuration modules load when a scan use
     from gpulint.suppress.baseline import BaselineWriter
 
 
-@dataclass(repr=False, eq=False)
+@record
 class CliOptions:
     """The rule selection options of the command line."""
-    select: list[str] | None = None       # None: not given
-    extend_select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
-    fail_on: str | None = None
-    baseline: str | None = None
-    baseline_root: str | None = None      # the folder the baseline's paths are relative to (default: its own)
-    write_baseline: str | None = None
+    __slots__ = ("select", "extend_select", "ignore", "exclude", "fail_on", "baseline", "baseline_root",
+                 "write_baseline")
+    select: list[str] | None              # None: not given
+    extend_select: list[str]
+    ignore: list[str]
+    exclude: list[str]
+    fail_on: str | None
+    baseline: str | None
+    baseline_root: str | None             # the folder the baseline's paths are relative to (default: its own)
+    write_baseline: str | None
+
+    # extend_select, ignore, exclude: None is [] (nothing given).
+    def __init__(self, select: list[str] | None = None, extend_select: list[str] | None = None,
+                 ignore: list[str] | None = None, exclude: list[str] | None = None, fail_on: str | None = None,
+                 baseline: str | None = None, baseline_root: str | None = None,
+                 write_baseline: str | None = None) -> None:
+        self.select = select
+        self.extend_select = [] if extend_select is None else extend_select
+        self.ignore = [] if ignore is None else ignore
+        self.exclude = [] if exclude is None else exclude
+        self.fail_on = fail_on
+        self.baseline = baseline
+        self.baseline_root = baseline_root
+        self.write_baseline = write_baseline
 
 
-@dataclass(repr=False, eq=False)
+@record
 class RunPlan:
     """What a scan runs with: its configuration, exit threshold and baseline writer."""
+    __slots__ = ("scan", "fail_on", "project", "writer")
     scan: ScanConfig
     fail_on: str
     project: ProjectConfig
-    writer: BaselineWriter | None = None
+    writer: BaselineWriter | None
+
+    def __init__(self, scan: ScanConfig, fail_on: str, project: ProjectConfig,
+                 writer: BaselineWriter | None = None) -> None:
+        self.scan = scan
+        self.fail_on = fail_on
+        self.project = project
+        self.writer = writer
 
 
 def _matching(rules: Mapping[str, Rule], codes: list[str] | None) -> set[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpulint.api import LineAt, SuppressionComment, UnusedSuppression
@@ -22,6 +21,7 @@ from gpulint.lazypattern import lazy
 from gpulint.load.comments import CommentMap
 from gpulint.load.filenames import is_dockerfile
 from gpulint.load.locations import Span
+from gpulint.record import record, set_field
 from gpulint.results.emit import Emitter
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
@@ -72,9 +72,10 @@ def _may_hold_directive(text: str) -> bool:
     return start >= 0 and "gpul" in text[start:].lower() and _QUICK_RE.search(text) is not None
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class Directive:
     """One `# gpulint: ignore` comment."""
+    __slots__ = ("line", "column", "end_column", "codes", "reason", "own_line", "has_brackets")
     line: int                  # 1-based file line
     column: int                # 1-based column of the `#`
     end_column: int            # exclusive, end of the directive text
@@ -82,6 +83,16 @@ class Directive:
     reason: str                # "" when none was given
     own_line: bool             # the line holds nothing but the comment
     has_brackets: bool
+
+    def __init__(self, line: int, column: int, end_column: int, codes: tuple[str, ...], reason: str,
+                 own_line: bool, has_brackets: bool) -> None:
+        set_field(self, "line", line)
+        set_field(self, "column", column)
+        set_field(self, "end_column", end_column)
+        set_field(self, "codes", codes)
+        set_field(self, "reason", reason)
+        set_field(self, "own_line", own_line)
+        set_field(self, "has_brackets", has_brackets)
 
     @property
     def span(self) -> Span:

@@ -24,16 +24,15 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import field
 from typing import Any, Iterable, Mapping, Sequence
 
 from gpulint.api import RULE_ID_RE, Rule
 from gpulint.knowledge.gpu import pod_requests_gpu, settings_with
 from gpulint.knowledge.roles import Role, image_role, mounted_host_paths, pod_roles, role_for
 from gpulint.model.workload import Container, PodSpec, Workload
+from gpulint.record import record, set_field
 from gpulint.results.findings import Finding, Suppression
 from gpulint.results.scanning import SuppressionContext
-from gpulint.setonce import frozen_dataclass
 
 KIND = "system-component"
 DOCKER_HUB = "docker.io"
@@ -112,20 +111,33 @@ def _compile_pattern(pattern: str) -> tuple[str, str | None]:
 # --- the allowlist ---------------------------------------------------------------
 
 
-@frozen_dataclass(frozen=True, repr=False, eq=False)
+@record(frozen=True)
 class SystemComponent:
     """A known system component and the rules it is exempt from."""
+    __slots__ = ("name", "images", "exempt", "source", "templates", "namespaces", "workload_base", "_patterns")
     name: str
     images: tuple[str, ...]                    # repository patterns as written
     exempt: frozenset[str]                     # rule ids
-    source: str = ""
-    templates: tuple[Mapping[str, str], ...] = ()   # pod label sets (placeholder images only)
-    namespaces: tuple[str, ...] = ()           # when set, the object must declare one of them
+    source: str
+    templates: tuple[Mapping[str, str], ...]   # pod label sets (placeholder images only)
+    namespaces: tuple[str, ...]                # when set, the object must declare one of them
     # The image is also the base of GPU workloads: the entry holds only in pods that
     # request no GPUs (knowledge/roles.py: such a pod is a workload, not infrastructure).
-    workload_base: bool = False
+    workload_base: bool
     # (literal prefix, regex source or None: the whole pattern is literal), per image pattern
-    _patterns: tuple[tuple[str, str | None], ...] = field(default=(), repr=False, compare=False)
+    _patterns: tuple[tuple[str, str | None], ...]
+
+    def __init__(self, name: str, images: tuple[str, ...], exempt: frozenset[str], source: str = "",
+                 templates: tuple[Mapping[str, str], ...] = (), namespaces: tuple[str, ...] = (),
+                 workload_base: bool = False, _patterns: tuple[tuple[str, str | None], ...] = ()) -> None:
+        set_field(self, "name", name)
+        set_field(self, "images", images)
+        set_field(self, "exempt", exempt)
+        set_field(self, "source", source)
+        set_field(self, "templates", templates)
+        set_field(self, "namespaces", namespaces)
+        set_field(self, "workload_base", workload_base)
+        set_field(self, "_patterns", _patterns)
 
     def matches_repository(self, repository: str) -> bool:
         for literal, source in self._patterns:
