@@ -21,6 +21,7 @@ from gpulint.results.scanning import SuppressionContext
 from gpulint.suppress.systemcomponents import (
     ExemptionError,
     SystemComponentSuppressor,
+    _compile_pattern,
     builtin_components,
     image_repository,
     parse_components,
@@ -92,6 +93,16 @@ def _suppressor(entries: list[dict]) -> SystemComponentSuppressor:
 
 MIRROR = {"name": "mirrored device plugin", "images": ["harbor.example.com/mirror/nvidia/k8s-device-plugin"],
           "exempt": ["GPU006"], "source": "our mirror"}
+
+
+@pytest.mark.parametrize("pattern, compiled", [
+    ("nvcr.io/nvidia/k8s-device-plugin", ("nvcr.io/nvidia/k8s-device-plugin", None)),
+    ("*.azurecr.io/team/dev?ce-plug*", ("", r"[^/.]*\.azurecr\.io/team/dev[^/]ce\-plug[^/]*\Z")),
+    ("reg.io/a\\*b/c", ("reg.io/a\\", r"reg\.io/a\\[^/]*b/c\Z")),   # a backslash stays literal
+    ("cuda", ("docker.io/library/cuda", None)),
+])
+def test_compile_pattern_escapes_all_but_the_wildcards(pattern: str, compiled: tuple) -> None:
+    assert _compile_pattern(pattern) == compiled
 
 
 def test_extra_entries_add_mirrors() -> None:

@@ -12,7 +12,7 @@ from typing import IO, Any
 from gpulint import __version__
 from gpulint.report import summary
 from gpulint.report.jsonstream import dumps
-from gpulint.results.findings import Finding
+from gpulint.results.findings import Finding, FindingSource
 from gpulint.results.scanning import ScanResult
 
 
@@ -110,16 +110,23 @@ def finding_text(finding: Finding) -> str:
     mapped = dumps([as_dict_mapped(m) for m in finding.mapped], 3) if finding.mapped else "[]"
     return (f'{{\n      "rule": {q(finding.rule_id)},\n      "name": {q(finding.rule_name)},\n'
             f'      "severity": {q(finding.severity.value)},\n      "message": {q(finding.message)},\n'
-            f'      "path": {q(path)},\n      "line": {s.line:d},\n      "column": {s.column:d},\n'
-            f'      "end_line": {s.end_line:d},\n      "end_column": {s.end_column:d},\n'
+            f'      "path": {q(path)},\n      "line": {s.line},\n      "column": {s.column},\n'
+            f'      "end_line": {s.end_line},\n      "end_column": {s.end_column},\n'
             f'      "rendered": {_rendered_text(finding)},\n'
             f'      "object": {obj_text},\n'
             f'      "container": {"null" if finding.container is None else q(finding.container)},\n'
             f'      "field_path": {q(finding.field_path)},\n'
-            f'      "source": {"null" if finding.source is None else dumps(finding.source.as_dict(), 3)},\n'
+            f'      "source": {_source_text(finding.source)},\n'
             f'      "suppressed": {"false" if suppressed is None else "true"},\n'
             f'      "suppression": {suppression},\n      "mapped": {mapped},\n'
             f'      "fix": {_fix_text(finding)}\n    }}')
+
+
+def _source_text(source: FindingSource | None) -> str:
+    """`dumps(source.as_dict(), 3)`, written out (a rendered object's findings all have one)."""
+    if source is None:
+        return "null"
+    return f'{{\n        {q(source.role)}: {q(source.path)}\n      }}'
 
 
 def _fix_text(finding: Finding) -> str:
@@ -131,8 +138,8 @@ def _fix_text(finding: Finding) -> str:
         return f'{{\n        "applicability": null,\n        "title": {q(finding.no_fix)},\n        "edits": []\n      }}'
     where = "" if fix.file is None else f',\n        "path": {q(fix.file)}'
     edits = "[\n          " + ",\n          ".join([
-        f'{{\n            "line": {s.line:d},\n            "column": {s.column:d},\n'
-        f'            "end_line": {s.end_line:d},\n            "end_column": {s.end_column:d},\n'
+        f'{{\n            "line": {s.line},\n            "column": {s.column},\n'
+        f'            "end_line": {s.end_line},\n            "end_column": {s.end_column},\n'
         f'            "text": {q(edit.text)}\n          }}' for edit in fix.edits for s in (edit.span,)]) \
         + "\n        ]" if fix.edits else "[]"
     return (f'{{\n        "applicability": {q(fix.applicability)},\n        "title": {q(fix.title)}{where},\n'
@@ -151,8 +158,8 @@ def _rendered_text(finding: Finding) -> str:
     if not finding.mapped:
         return "null"
     s = finding.span
-    return (f'{{\n        "path": {q(finding.file)},\n        "line": {s.line:d},\n        "column": {s.column:d},\n'
-            f'        "end_line": {s.end_line:d},\n        "end_column": {s.end_column:d}\n      }}')
+    return (f'{{\n        "path": {q(finding.file)},\n        "line": {s.line},\n        "column": {s.column},\n'
+            f'        "end_line": {s.end_line},\n        "end_column": {s.end_column}\n      }}')
 
 
 def as_dict_mapped(m: object) -> dict:

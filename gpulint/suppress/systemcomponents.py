@@ -102,7 +102,9 @@ def _compile_pattern(pattern: str) -> tuple[str, str | None]:
         return whole, None
 
     def translate(text: str, star: str, one: str) -> str:
-        return "".join(star if ch == "*" else one if ch == "?" else re.escape(ch) for ch in text)
+        # re.escape writes every `*` and `?` as `\*`, `\?` (and a backslash as `\\`): escaping the
+        # whole text once, not char by char (the built-in list's patterns are parsed at every start).
+        return re.escape(text).replace("\\*", star).replace("\\?", one)
 
     source = translate(domain, r"[^/.]*", r"[^/.]") + "/" + translate(rest, r"[^/]*", r"[^/]") + r"\Z"
     return whole[:wild], source
