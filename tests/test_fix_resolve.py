@@ -238,3 +238,17 @@ def test_a_long_text_answers_positions_from_its_line_table_as_a_short_one_by_sea
         answers[limit] = [(lines.position(offset), lines.line_start(offset)) for offset in range(len(text) + 1)]
     assert answers[len(text)] == answers[len(text) - 1]
     assert answers[len(text)][text.index("kind")] == ((3, 1), 8)
+
+
+def test_a_list_item_is_quoted_as_the_first_items_first_written_key() -> None:
+    # (In place, the first item's first key event is read, its entries are not made: exact texts.)
+    quoted = 'l:\n- "b": 1\n  a: 2\n'
+    assert _fixed(quoted, Edit.append(("l",), {"k": "v"})) == quoted + '- "k": "v"\n'
+    single = "l:\n- 'b': 1\n"
+    assert _fixed(single, Edit.append(("l",), {"k": "v"})) == single + "- 'k': 'v'\n"
+    plain = 'l:\n- b: 1\n  "a": 2\n'
+    assert _fixed(plain, Edit.append(("l",), {"k": "v"})) == plain + "- k: v\n"
+    scalars = 'l:\n- "x"\n'
+    assert _fixed(scalars, Edit.append(("l",), {"k": "v"})) == scalars + "- k: v\n"
+    empty = 'l:\n- {}\n'
+    assert _fixed(empty, Edit.append(("l",), {"k": "v"})) == empty + "- k: v\n"

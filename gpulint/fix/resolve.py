@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from gpulint.api import CopyOf, Edit, Fix
 from gpulint.load.locations import LocNode, Span
-from gpulint.load.yamlload import resolve_plain
+from gpulint.load.yamlload import _CollectionLoc, resolve_plain
 from gpulint.results.findings import Finding, FindingFix, TextEdit
 
 if TYPE_CHECKING:
@@ -314,10 +314,17 @@ class _Text:
         entries = self.items(node)
         if entries and not isinstance(node.children, dict):
             first = entries[0][3]
+            if self._in_place and self._indexed and type(first) is _CollectionLoc:
+                # (Its first key event is its first key written: its entries, a node each, are not made.)
+                return self._quote_at(first.first_key_start())
             entries = self.items(first) if isinstance(first.children, dict) else []
-        if not entries:
+        return self._quote_at(entries[0][1] if entries else None)
+
+    def _quote_at(self, key_start: int | None) -> str | None:
+        """The quote of the key written at `key_start` (None: no key there, the document's style)."""
+        if key_start is None:
             return '"' if self._jsonish() else None
-        mark = self.text[entries[0][1]]
+        mark = self.text[key_start]
         return mark if mark in ("'", '"') else None
 
     def _jsonish(self) -> bool:

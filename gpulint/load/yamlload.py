@@ -771,6 +771,14 @@ class _CollectionLoc(LocNode):
     def children(self, value: dict | list | None) -> None:
         self._children = value
 
+    def first_key_start(self) -> int | None:
+        """The offset of the mapping's first key event (None: a list, or no keys): the first key written
+        when the document is written in place (resolve._Text._in_place), without making the children."""
+        coll = self._coll
+        if not _is_mapping(coll) or len(coll) == _ITEMS:
+            return None
+        return coll[_ITEMS][START_MARK].index
+
     def key_offsets(self) -> dict | None:
         """The key events' offsets, for the children's keys in the same order (LocNode.key_offsets; like
         every offset of the loader, one short of the text's after a leading byte-order mark)."""
