@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from gpulint.api import CopyOf, Edit, Fix
 from gpulint.load.locations import LocNode, Span
-from gpulint.load.yamlload import _CollectionLoc, resolve_plain
+from gpulint.load.yamlload import resolve_plain
 from gpulint.results.findings import Finding, FindingFix, TextEdit
 
 if TYPE_CHECKING:
@@ -314,9 +314,10 @@ class _Text:
         entries = self.items(node)
         if entries and not isinstance(node.children, dict):
             first = entries[0][3]
-            if self._in_place and self._indexed and type(first) is _CollectionLoc:
-                # (Its first key event is its first key written: its entries, a node each, are not made.)
-                return self._quote_at(first.first_key_start())
+            # (In place, its first key event is its first key written: its entries, a node each, are not made.)
+            start = first.first_key_start() if self._in_place and self._indexed else None
+            if start is not None:
+                return self._quote_at(start)
             entries = self.items(first) if isinstance(first.children, dict) else []
         return self._quote_at(entries[0][1] if entries else None)
 

@@ -48,3 +48,8 @@ class LocNode:
         """A mapping's keys -> (start, end): where each key of `children` is written, as offsets into
         the document's text; None when not known (then the key spans say it)."""
         return None
+
+    def first_key_start(self) -> int | None:
+        """Where a mapping's first key event starts, without making `children`; None when not known
+        (a list, no keys, or a node that must make its children to say)."""
+        return None

@@ -772,8 +772,8 @@ class _CollectionLoc(LocNode):
         self._children = value
 
     def first_key_start(self) -> int | None:
-        """The offset of the mapping's first key event (None: a list, or no keys): the first key written
-        when the document is written in place (resolve._Text._in_place), without making the children."""
+        """LocNode.first_key_start: the first key written, when the document is written in place
+        (resolve._Text._in_place)."""
         coll = self._coll
         if not _is_mapping(coll) or len(coll) == _ITEMS:
             return None
