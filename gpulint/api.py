@@ -142,8 +142,7 @@ class SystemRole(str, enum.Enum):
 
 
 # --- what an input-level rule checks ----------------------------------------
-# Named tuples, not dataclasses: every scan imports this module, and a named tuple
-# costs a third of a frozen dataclass to define.
+# Named tuples (immutable, compared by value, unpacked as tuples by the rules that read them).
 
 
 class InputProblem(NamedTuple):

@@ -27,8 +27,8 @@ FORMATS_PACKAGE = "gpulint.report.formats"
 
 
 class ReportContext(NamedTuple):
-    """Everything a report may depend on besides the scan's result. (A named tuple: every scan
-    defines it, and it costs a third of a frozen dataclass; `_replace` makes a changed copy.)"""
+    """Everything a report may depend on besides the scan's result. (A named tuple, immutable:
+    `_replace` makes a changed copy.)"""
 
     rules: Mapping[str, Rule] = MappingProxyType({})   # every registered rule, run or not
     enabled: Sequence[str] = ()              # ids of the rules the scan ran

@@ -55,8 +55,7 @@ class ScanObserver(Protocol):
 class ScanRequest(NamedTuple):
     """Everything a scan depends on. The defaults are those of `gpulint scan` with no option.
 
-    Immutable; `request._replace(jobs=1)` is a changed copy. (A named tuple rather than a
-    dataclass: every scan defines it, and that costs a fifth of a frozen dataclass's time.)
+    Immutable (a named tuple); `request._replace(jobs=1)` is a changed copy.
     """
 
     paths: tuple[str, ...] = (".",)           # files and directories; "-" is stdin
