@@ -133,6 +133,39 @@ def commands_named(workload: Workload, pod: PodSpec, container: Container, index
     return _commands(_command_sources(workload, pod, container, index), names)
 
 
+def workload_commands_named(workload: Workload, index: ConfigIndex,
+                            names: frozenset[str]) -> Iterator[tuple[PodSpec, Container, RunCommand]]:
+    """(pod, container, command) for the `commands_named` of each container of the workload in
+    turn. No container is walked when none runs any of `names`: the programs the workload
+    runs are listed once, and most workloads run none of them (GPU001 and GPU002 ask)."""
+    if names.isdisjoint(_workload_programs(workload, index)):
+        return iter(())
+    return _named_in(workload, index, names)
+
+
+def _named_in(workload: Workload, index: ConfigIndex,
+              names: frozenset[str]) -> Iterator[tuple[PodSpec, Container, RunCommand]]:
+    for pod, container in workload.containers():
+        for command in commands_named(workload, pod, container, index, names):
+            yield pod, container, command
+
+
+def _workload_programs(workload: Workload, index: ConfigIndex) -> frozenset[str]:
+    """The program names (`RunCommand.name`) of every command of the workload's containers;
+    computed once per workload and index."""
+    memo = workload.memo.get("commands.programs")
+    if memo is None or memo[0] is not index:
+        programs: set[str] = set()
+        for pod, container in workload.containers():
+            for source in _command_sources(workload, pod, container, index):
+                if source[0] is _EXEC:
+                    programs.add(source[5])
+                else:
+                    programs.update(_script_names(source[1]))
+        memo = workload.memo["commands.programs"] = (index, frozenset(programs))
+    return memo[1]
+
+
 # A container's commands are kept as their sources: an exec vector's one command
 # (_EXEC, argv from the program on, the path of its program word, its `source` key,
 # origin, program name) or a shell script's text (_SCRIPT, text, path, origin, the
