@@ -392,6 +392,8 @@ def gpu_node_targeting(pod: PodSpec, settings: Mapping[str, Any]) -> str | None:
     setting); a generic key (`accelerator`, `gpu`) only when its value names
     NVIDIA hardware (`accelerator: nvidia-tesla-t4`; `accelerator: neuron` does not).
     """
+    if not pod.node_selector and not pod.affinity and not pod.tolerations:
+        return None   # most pods: nothing places them (and no setting need be read)
     labels = tuple(setting(settings, "gpu-node-labels"))
     for key, value in pod.node_selector.items():
         evidence = nvidia_label_evidence(str(key), (value,), labels)
