@@ -172,7 +172,7 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             continue  # its resources are another object's (a KServe runtime's InferenceService)
         if container.patched is not None and container.image_at is not None:
             continue  # a pod-spec patch running its base container's image: the base reports it
-        if any(patch.env_value(VISIBLE_DEVICES) is not None for patch in container.patches):
+        if container.patches and any(patch.env_value(VISIBLE_DEVICES) is not None for patch in container.patches):
             continue  # a pod-spec patch sets the variable: hidden, or GPU003's finding there
         resolution = (resolve(VISIBLE_DEVICES, container, pod, workload.namespace, ctx.index)
                       if container in env_setters(workload, VISIBLE_DEVICES) else UNSET)
