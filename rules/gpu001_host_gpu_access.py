@@ -117,7 +117,7 @@ from typing import Any, Iterator, Mapping
 
 from gpulint.api import Admission, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
 from gpulint.knowledge.celforms import DOT_SEGMENT_RE, cel_string, gpu_host_path
-from gpulint.knowledge.commands import RunCommand, commands_named
+from gpulint.knowledge.commands import RunCommand, workload_commands_named
 from gpulint.knowledge.gpu import accelerator_fix
 from gpulint.knowledge.hostpaths import (
     gpu_host_access,
@@ -148,15 +148,14 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             yield Violation(f"hostPath {item.host_path} would expose {what}; no container mounts it yet, "
                             "remove it", where, severity=Severity.WARNING)
     reported: set[tuple] = set()  # workload-wide: containers sharing a mounted script report it once
-    for pod, container in workload.containers():
-        for command in commands_named(workload, pod, container, ctx.index, _ENTERING_NAMES):
-            how = enters_host(command, pod, container)
-            if how is not None and command.source not in reported:
-                reported.add(command.source)
-                fix = fix or accelerator_fix(workload, ctx.settings, ctx.index)
-                yield Violation(f"{how} runs programs on the node itself, outside the scheduler "
-                                f"({command.described_origin}); {fix}", command.where, container,
-                                located_in=command.located_in)
+    for pod, container, command in workload_commands_named(workload, ctx.index, _ENTERING_NAMES):
+        how = enters_host(command, pod, container)
+        if how is not None and command.source not in reported:
+            reported.add(command.source)
+            fix = fix or accelerator_fix(workload, ctx.settings, ctx.index)
+            yield Violation(f"{how} runs programs on the node itself, outside the scheduler "
+                            f"({command.described_origin}); {fix}", command.where, container,
+                            located_in=command.located_in)
 
 
 def enters_host(command: RunCommand, pod: PodSpec, container: Container) -> str | None:

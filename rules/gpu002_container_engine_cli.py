@@ -103,7 +103,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from gpulint.api import Admission, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
 from gpulint.knowledge.celforms import DOT_SEGMENT_RE, cel_string, container_runtime_path
-from gpulint.knowledge.commands import RunCommand, commands_named
+from gpulint.knowledge.commands import RunCommand, workload_commands_named
 from gpulint.knowledge.gpu import (
     GRANTS,
     VISIBLE_DEVICES,
@@ -161,16 +161,15 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     # containers sharing a mounted script report it once, for the first container.
     counts: dict[tuple, int] = {}
     first: dict[tuple, tuple[RunCommand, EngineRun, Container]] = {}
-    for pod, container in workload.containers():
-        for command in commands_named(workload, pod, container, ctx.index, _ENGINE_NAMES):
-            run = engine_run(command.argv)
-            if run is None:
-                continue
-            if command.source not in first:
-                first[command.source] = (command, run, container)
-                counts[command.source] = 0
-            if first[command.source][2] is container:
-                counts[command.source] += 1
+    for _pod, container, command in workload_commands_named(workload, ctx.index, _ENGINE_NAMES):
+        run = engine_run(command.argv)
+        if run is None:
+            continue
+        if command.source not in first:
+            first[command.source] = (command, run, container)
+            counts[command.source] = 0
+        if first[command.source][2] is container:
+            counts[command.source] += 1
     for source, (command, run, container) in first.items():
         yield Violation(_message(command, run, counts[source] - 1), command.where, container,
                         located_in=command.located_in)

@@ -97,6 +97,7 @@ from typing import Any, Iterator, Mapping
 from gpulint.api import Admission, Applicability, Edit, Fix, Rule, RuleContext, Severity, SystemRole, ValueAt, Violation
 from gpulint.knowledge.celforms import grants_devices, last_entry
 from gpulint.knowledge.envexpand import expanded_value
+from gpulint.knowledge.envresolve import env_setters
 from gpulint.knowledge.gpu import (
     GRANTS,
     HIDDEN_NONE,
@@ -116,8 +117,11 @@ _DEVICE_RE = lazy(r"\d+(?::\d+)?\Z|(?:MIG-)?GPU-[0-9a-fA-F-]+(?:/\d+/\d+)?\Z|MIG
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    setters = env_setters(workload, VISIBLE_DEVICES)
+    if not setters:
+        return   # most workloads
     none_hides = ctx.option("none-is-hidden")
-    for pod, container in workload.containers():
+    for container, pod in setters.items():
         var = container.env_value(VISIBLE_DEVICES)
         if var is None or var.value_from is not None or var.value is None:
             continue

@@ -101,7 +101,7 @@ from typing import Any, Iterator, Mapping
 from gpulint.api import Admission, Rule, RuleContext, Severity, ValueAt, Violation
 from gpulint.knowledge import celforms
 from gpulint.knowledge.celforms import cel_string, last_entry, sets_variable
-from gpulint.knowledge.envresolve import LITERAL, EnvSetting, describe_env_from, resolve
+from gpulint.knowledge.envresolve import LITERAL, EnvSetting, describe_env_from, env_setters, resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
     HIDDEN_NONE,
@@ -119,8 +119,11 @@ _FIX = "request nvidia.com/gpu in resources.limits instead"
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    setters = env_setters(workload, VISIBLE_DEVICES)
+    if not setters:
+        return   # most workloads: nothing sets the variable in any container
     none_hides = ctx.option("none-is-hidden")
-    for pod, container in workload.containers():
+    for container, pod in setters.items():
         resolution = resolve(VISIBLE_DEVICES, container, pod, workload.namespace, ctx.index)
         setting = resolution.setting
         if setting is not None and setting.via != LITERAL:

@@ -145,7 +145,7 @@ from gpulint.api import (
     Violation,
 )
 from gpulint.knowledge import celforms
-from gpulint.knowledge.envresolve import describe_env_from, resolve
+from gpulint.knowledge.envresolve import UNSET, describe_env_from, env_setters, resolve
 from gpulint.knowledge.gpu import (
     GRANTS,
     VISIBLE_DEVICES,
@@ -172,9 +172,10 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
             continue  # its resources are another object's (a KServe runtime's InferenceService)
         if container.patched is not None and container.image_at is not None:
             continue  # a pod-spec patch running its base container's image: the base reports it
-        if any(patch.env_value(VISIBLE_DEVICES) is not None for patch in container.patches):
+        if container.patches and any(patch.env_value(VISIBLE_DEVICES) is not None for patch in container.patches):
             continue  # a pod-spec patch sets the variable: hidden, or GPU003's finding there
-        resolution = resolve(VISIBLE_DEVICES, container, pod, workload.namespace, ctx.index)
+        resolution = (resolve(VISIBLE_DEVICES, container, pod, workload.namespace, ctx.index)
+                      if container in env_setters(workload, VISIBLE_DEVICES) else UNSET)
         if resolution.setting is not None:
             continue  # the pod sets the variable: hidden, or GPU003/GPU004's finding
         unless = ""

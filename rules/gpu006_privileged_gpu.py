@@ -170,6 +170,8 @@ def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
                     KeyAt(path), container, fix=repair,
                 )
             continue
+        if "capabilities" not in container.security_context:
+            continue   # most containers (read without a call)
         added = _sys_admin_entry(container)
         if added is None:
             continue

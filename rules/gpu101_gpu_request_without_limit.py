@@ -64,14 +64,13 @@ from typing import Iterator
 
 from gpulint.api import Applicability, CopyOf, Edit, Fix, KeyAt, Rule, RuleContext, Severity, Violation
 from gpulint.knowledge.quantity import extended_resource_issue
-from gpulint.knowledge.resources import resource_names, validated_pairs
+from gpulint.knowledge.resources import validated_pairs_of
 from gpulint.model.workload import Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
-    names = resource_names(ctx.settings)
-    for _pod, container in workload.containers():
-        for pair in validated_pairs(container, names):
+    for container, pairs in validated_pairs_of(workload, ctx.settings):
+        for pair in pairs:
             if pair.request is not None and pair.limit is None:
                 # Copying a quantity the API server rejects (GPU103's finding) would make nothing valid.
                 fix = None if extended_resource_issue(pair.request.value) else Fix(

@@ -66,14 +66,13 @@ from gpulint.knowledge.quantity import (
     format_amount,
     parse_quantity,
 )
-from gpulint.knowledge.resources import resource_names, validated_pairs, written
+from gpulint.knowledge.resources import validated_pairs_of, written
 from gpulint.model.workload import Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
-    names = resource_names(ctx.settings)
-    for _pod, container in workload.containers():
-        for pair in validated_pairs(container, names):
+    for container, pairs in validated_pairs_of(workload, ctx.settings):
+        for pair in pairs:
             if pair.request is None or pair.limit is None:
                 continue
             if extended_resource_issue(pair.request.value) or extended_resource_issue(pair.limit.value):

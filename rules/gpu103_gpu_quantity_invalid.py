@@ -88,17 +88,15 @@ from gpulint.knowledge.quantity import (
 from gpulint.knowledge.resources import (
     SHARE_RANGES,
     is_template_value,
-    resource_names,
-    validated_pairs,
+    validated_pairs_of,
     written,
 )
 from gpulint.model.workload import Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
-    names = resource_names(ctx.settings)
-    for _pod, container in workload.containers():
-        for pair in validated_pairs(container, names):
+    for container, pairs in validated_pairs_of(workload, ctx.settings):
+        for pair in pairs:
             for entry in (pair.limit, pair.request):
                 if entry is None or is_template_value(entry.value):
                     continue  # a template variable is filled in later

@@ -93,17 +93,20 @@ from gpulint.knowledge.resources import (
     edit_distance,
     resource_names,
     suggestions,
-    unknown_gpu_like_entries,
+    unknown_gpu_like_entries_of,
 )
 from gpulint.model.workload import Workload
 
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
+    found = unknown_gpu_like_entries_of(workload, ctx.settings)
+    if not found:
+        return   # most workloads
     ignored = tuple(ctx.option("ignore-resources") or ())
     names = resource_names(ctx.settings)
-    for _pod, container in workload.containers():
+    for container, entries in found:
         # (A name a DeviceClass of the scan declares is scheduler-visible: KEP-5004.)
-        unknown = [entry for entry in unknown_gpu_like_entries(container, names)
+        unknown = [entry for entry in entries
                    if ctx.index is None or ctx.index.extended_resource_class(entry.name) is None]
         for entry in unknown:
             if not matches_any(entry.name, ignored):

@@ -32,7 +32,7 @@ from gpulint.model.shell import (
     parse,
     script_arguments,
 )
-from gpulint.model.workload import Container, PodSpec, Workload
+from gpulint.model.workload import Container, PodSpec, Volume, Workload
 from gpulint.record import record, set_field
 
 _SCRIPT_SUFFIXES = (".sh", ".bash")
@@ -133,6 +133,41 @@ def commands_named(workload: Workload, pod: PodSpec, container: Container, index
     return _commands(_command_sources(workload, pod, container, index), names)
 
 
+def workload_commands_named(workload: Workload, index: ConfigIndex,
+                            names: frozenset[str]) -> Iterator[tuple[PodSpec, Container, RunCommand]]:
+    """(pod, container, command) for the `commands_named` of each container of the workload in
+    turn. No container is walked when none runs any of `names`: the programs the workload
+    runs are listed once, and most workloads run none of them (GPU001 and GPU002 ask)."""
+    if names.isdisjoint(_workload_programs(workload, index)):
+        return iter(())
+    return _named_in(workload, index, names)
+
+
+def _named_in(workload: Workload, index: ConfigIndex,
+              names: frozenset[str]) -> Iterator[tuple[PodSpec, Container, RunCommand]]:
+    for pod, container in workload.containers():
+        for command in commands_named(workload, pod, container, index, names):
+            yield pod, container, command
+
+
+def _workload_programs(workload: Workload, index: ConfigIndex) -> frozenset[str]:
+    """The program names (`RunCommand.name`) of every command of the workload's containers;
+    computed once per workload and index."""
+    memo = workload.memo.get("commands.programs")
+    if memo is None or memo[0] is not index:
+        programs: set[str] = set()
+        for pod in workload.pod_specs:   # (the order of workload.containers())
+            config: dict[str, Volume] | None = None   # made once per pod, when a container mounts something
+            for container in pod.containers:
+                if config is None and container.volume_mounts:
+                    config = _config_volumes(pod)
+                # (kept as `_command_sources` keeps them: `commands_named` reads them next)
+                container.memo["commands.sources"] = (
+                    index, _find_sources(workload, container, index, config, programs))
+        memo = workload.memo["commands.programs"] = (index, frozenset(programs))
+    return memo[1]
+
+
 # A container's commands are kept as their sources: an exec vector's one command
 # (_EXEC, argv from the program on, the path of its program word, its `source` key,
 # origin, program name) or a shell script's text (_SCRIPT, text, path, origin, the
@@ -147,33 +182,38 @@ def _command_sources(workload: Workload, pod: PodSpec, container: Container,
     computed once per container and index (GPU001 and GPU002 both read them)."""
     memo = container.memo.get("commands.sources")
     if memo is None or memo[0] is not index:
+        config = _config_volumes(pod) if container.volume_mounts else None
         memo = container.memo["commands.sources"] = (
-            index, _find_sources(workload, pod, container, index))
+            index, _find_sources(workload, container, index, config, set()))
     return memo[1]
 
 
-def _find_sources(workload: Workload, pod: PodSpec, container: Container,
-                  index: ConfigIndex) -> tuple[tuple, ...]:
+def _find_sources(workload: Workload, container: Container, index: ConfigIndex,
+                  config: dict[str, Volume] | None, programs: set[str]) -> tuple[tuple, ...]:
+    """The container's command sources; `config`: its pod's `_config_volumes` (None when the
+    container mounts nothing). Adds the program names of the sources to `programs`."""
     found: list[tuple] = []
     for exec_ in container.execs:
-        start, scripts = _exec_shape(exec_.argv)
+        start, scripts, argv, name = _exec_shape(exec_.argv)
         if start is None:
             continue
-        argv = exec_.argv[start:]
-        found.append((_EXEC, argv, exec_.paths[start], ("exec", exec_.paths[0]), exec_.origin, basename(argv[0])))
+        found.append((_EXEC, argv, exec_.paths[start], ("exec", exec_.paths[0]), exec_.origin, name))
+        programs.add(name)
         if scripts:
             path = exec_.paths[start + scripts[0]]
             # e.g. `sudo sh -c`: a script the model did not extract
             if all(script.path != path for script in container.scripts):
                 found.append((_SCRIPT, argv[scripts[0]], path, exec_.origin, None))
+                programs.update(_script_names(argv[scripts[0]]))
     for script in container.scripts:
         if script.interpreter in SHELL_NAMES or script.interpreter in ("", "busybox"):
             found.append((_SCRIPT, script.text, script.path, script.origin, None))
-    if not container.volume_mounts:
-        return tuple(found)
+            programs.update(_script_names(script.text))
+    if not config or not container.volume_mounts:
+        return tuple(found)   # most containers: no ConfigMap or Secret volume in their pod
     direct = len(found)  # mounted scripts are found by what the container itself runs
     referenced: set[str] | None = None  # computed only when a mounted file needs it
-    for file in mounted_config_files(workload, pod, container, index):
+    for file in _mounted_files(workload, container, index, config):
         text = file.entry.value or ""
         if text.startswith("#!"):
             is_script = shebang_interpreter(text) in SHELL_NAMES
@@ -187,6 +227,7 @@ def _find_sources(workload: Workload, pod: PodSpec, container: Container,
             assert file.entry.value is not None
             origin = f"{file.source.obj.ref.kind} {file.source.obj.ref.name}, key {file.entry.key}"
             found.append((_SCRIPT, file.entry.value, file.entry.path, origin, file.source.obj))
+            programs.update(_script_names(file.entry.value))
     return tuple(found)
 
 
@@ -212,11 +253,15 @@ def _commands(sources: tuple[tuple, ...], names: frozenset[str] | None = None) -
 
 
 @functools.lru_cache(maxsize=4096)
-def _exec_shape(argv: tuple[str, ...]) -> tuple[int | None, tuple[int, ...]]:
-    """(index of the program run, indices of script arguments after it) of an exec vector.
+def _exec_shape(argv: tuple[str, ...]) -> tuple[int | None, tuple[int, ...], tuple[str, ...], str]:
+    """(index of the program run, indices of script arguments after it, the argv from the
+    program on, the program's name) of an exec vector.
     Cached: replicas and rendered charts repeat the same commands."""
     start = command_index(argv)
-    return (None, ()) if start is None else (start, tuple(script_arguments(argv[start:])))
+    if start is None:
+        return None, (), (), ""
+    run = argv[start:]
+    return start, tuple(script_arguments(run)), run, basename(run[0])
 
 
 def _script_commands(text: str, path: tuple, origin: str, located_in: KubeObject | None,
@@ -230,9 +275,27 @@ def _script_commands(text: str, path: tuple, origin: str, located_in: KubeObject
 def mounted_config_files(workload: Workload, pod: PodSpec, container: Container,
                          index: ConfigIndex) -> Iterator[MountedFile]:
     """ConfigMap/Secret keys of the scan that `container` sees as files."""
+    return _mounted_files(workload, container, index, _config_volumes(pod))
+
+
+def _config_volumes(pod: PodSpec) -> dict[str, Volume]:
+    """The pod's volumes of the kinds `_config_refs` reads, by name (the first volume of a
+    name, as `PodSpec.volume` finds it)."""
+    found: dict[str, Volume] = {}
+    seen: set[str] = set()
+    for volume in pod.volumes:
+        if volume.name not in seen:
+            seen.add(volume.name)
+            if volume.kind in _CONFIG_VOLUME_KINDS:
+                found[volume.name] = volume
+    return found
+
+
+def _mounted_files(workload: Workload, container: Container, index: ConfigIndex,
+                   config: dict[str, Volume]) -> Iterator[MountedFile]:
     for mount in container.volume_mounts:
-        volume = pod.volume(mount.name)
-        if volume is None or volume.kind not in _CONFIG_VOLUME_KINDS:
+        volume = config.get(mount.name)
+        if volume is None:
             continue
         for kind, name, items in _config_refs(volume.kind, volume.source):
             source = index.lookup(kind, workload.namespace, name)

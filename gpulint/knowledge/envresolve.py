@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from gpulint.knowledge.envexpand import expanded_value
 from gpulint.lazypattern import lazy
-from gpulint.model.workload import Container, EnvFrom, EnvVar, PodSpec
+from gpulint.model.workload import Container, EnvFrom, EnvVar, PodSpec, Workload
 from gpulint.record import record, set_field
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class EnvResolution:
 
 
 # What nothing sets resolves to (one object: it is frozen).
-_UNSET = EnvResolution(None)
+UNSET = EnvResolution(None)
 
 
 def resolve(name: str, container: Container, pod: PodSpec, namespace: str | None,
@@ -99,6 +99,26 @@ def resolve(name: str, container: Container, pod: PodSpec, namespace: str | None
     return memo[1]
 
 
+def env_setters(workload: Workload, name: str) -> dict[Container, PodSpec]:
+    """The containers of the workload (-> their pod, in the order of `workload.containers()`)
+    that have an `env` entry `name` or any `envFrom`: `resolve` finds `name` set in no other.
+    Listed once per workload and name, so that a rule walks only these (GPU003, GPU004 and
+    GPU005 ask about NVIDIA_VISIBLE_DEVICES; most containers have neither)."""
+    key = ("envresolve.env_setters", name)
+    found = workload.memo.get(key)
+    if found is None:
+        found = workload.memo[key] = {}
+        for pod, container in workload.containers():
+            if container.env_from:
+                found[container] = pod
+                continue
+            for var in container.env:
+                if var.name == name:
+                    found[container] = pod
+                    break
+    return found
+
+
 def _resolve(name: str, container: Container, pod: PodSpec, namespace: str | None,
              index: "ConfigIndex") -> EnvResolution:
     var = container.env_value(name)
@@ -106,7 +126,7 @@ def _resolve(name: str, container: Container, pod: PodSpec, namespace: str | Non
         return EnvResolution(_from_env(var, container, pod, namespace, index))
 
     if not container.env_from:
-        return _UNSET   # most variables of most containers
+        return UNSET   # most variables of most containers
     setting: EnvSetting | None = None
     pending: list[EnvFrom] = []
     for item in container.env_from:

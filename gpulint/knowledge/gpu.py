@@ -392,6 +392,8 @@ def gpu_node_targeting(pod: PodSpec, settings: Mapping[str, Any]) -> str | None:
     setting); a generic key (`accelerator`, `gpu`) only when its value names
     NVIDIA hardware (`accelerator: nvidia-tesla-t4`; `accelerator: neuron` does not).
     """
+    if not pod.node_selector and not pod.affinity and not pod.tolerations:
+        return None   # most pods: nothing places them (and no setting need be read)
     labels = tuple(setting(settings, "gpu-node-labels"))
     for key, value in pod.node_selector.items():
         evidence = nvidia_label_evidence(str(key), (value,), labels)
@@ -545,6 +547,8 @@ _SHARE_ANNOTATION_RE = re.compile(SHARE_ANNOTATION_SHAPE.replace("$", "\\Z"))
 def _share_annotation(pod: PodSpec, settings: Mapping[str, Any]) -> bool:
     """Whether the pod carries an annotation through which a GPU-sharing scheduler hands it GPUs:
     one of the `gpu-request-annotations` setting, or one shaped like them."""
+    if not pod.annotations:
+        return False   # most pod templates (and no setting need be read)
     annotations_re = setting_re(settings, "gpu-request-annotations")
     for key in pod.annotations:
         if annotations_re is not None and annotations_re.match(str(key)) is not None:

@@ -239,13 +239,21 @@ class HostPathVolume:
         self.pods = [] if pods is None else pods
 
 
-def host_path_volumes(workload: Workload) -> list[HostPathVolume]:
-    """hostPath volumes, once each even when several pod specs share them (Argo)."""
+def host_path_volumes(workload: Workload) -> tuple[HostPathVolume, ...]:
+    """hostPath volumes, once each even when several pod specs share them (Argo). Listed once
+    per workload (GPU001 and GPU002 both ask): callers only read them."""
+    found = workload.memo.get("hostpaths.host_path_volumes")
+    if found is None:
+        found = workload.memo["hostpaths.host_path_volumes"] = _host_path_volumes(workload)
+    return found
+
+
+def _host_path_volumes(workload: Workload) -> tuple[HostPathVolume, ...]:
     found: dict[tuple, HostPathVolume] = {}
     for pod in workload.pod_specs:
         for volume in pod.volumes:
-            if volume.host_path is None:
-                continue
+            if volume.kind != "hostPath" or volume.host_path is None:
+                continue   # (the kind first: most volumes are of another kind)
             entry = found.get(volume.path)
             if entry is None:
                 entry = found[volume.path] = HostPathVolume(volume, normalize(volume.host_path))
@@ -254,7 +262,7 @@ def host_path_volumes(workload: Workload) -> list[HostPathVolume]:
                 for mount in container.volume_mounts:
                     if mount.name == volume.name:
                         entry.mounts.append((pod, container, mount))
-    return list(found.values())
+    return tuple(found.values())
 
 
 def node_path_of(pod: PodSpec, container: Container, container_path: str) -> str | None:

@@ -28,7 +28,7 @@ from gpulint.record import record, set_field
 if TYPE_CHECKING:
     from decimal import Decimal
 
-    from gpulint.model.workload import Container
+    from gpulint.model.workload import Container, Workload
 
 # Names Kubernetes once had and removed; still copied from old tutorials.
 LEGACY_NAMES: dict[str, tuple[str, str]] = {
@@ -387,28 +387,19 @@ def unknown_gpu_like_entries(container: "Container", names: ResourceNames) -> It
 
 def _written_names(container: "Container") -> tuple[str, ...]:
     """Every resource name of the container as its entries spell it, limits then requests
-    (computed once per container; the key of `ResourceNames.written_kinds`)."""
-    found = container.memo.get("resources.written_names")
-    if found is None:
-        res = container.resources
-        found = container.memo["resources.written_names"] = \
-            tuple(map(str, (*res.limits, *res.requests))) + res.null_limits + res.null_requests
-    return found
+    (the key of `ResourceNames.written_kinds`)."""
+    res = container.resources
+    return tuple(map(str, (*res.limits, *res.requests))) + res.null_limits + res.null_requests
 
 
 def validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
     """The limit/request pairs of the resources GPU101-GPU103 check (see `is_validated`)."""
-    # (Keyed by a string and checked by identity: `names` are lru-cached per configuration,
-    # and a tuple key with them hashed the names in Python for every container and rule.)
-    found = container.memo.get("resources.validated_pairs")
-    if found is None or found[0] is not names:
-        found = container.memo["resources.validated_pairs"] = (names, _validated_pairs(container, names))
-    return found[1]
+    if not names.written_kinds(_written_names(container))[0]:
+        return []   # most containers: cpu and memory
+    return _validated_pairs(container, names)
 
 
 def _validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]:
-    if not names.written_kinds(_written_names(container))[0]:
-        return []   # most containers: cpu and memory
     pairs: dict[str, Pair] = {}
     for entry in entries_named(container, names.is_validated):
         pair = pairs.get(entry.name)
@@ -418,6 +409,39 @@ def _validated_pairs(container: "Container", names: ResourceNames) -> list[Pair]
             pair = Pair(entry.name, pair.limit if pair is not None else None, entry)
         pairs[entry.name] = pair
     return list(pairs.values())
+
+
+def validated_pairs_of(workload: "Workload", settings: Mapping[str, Any]) -> tuple[tuple["Container", list[Pair]], ...]:
+    """(container, its `validated_pairs`) for each container of the workload that has any, in
+    the order of `workload.containers()` (GPU101-GPU103: most workloads have none)."""
+    return _resource_facts(workload, settings)[1]
+
+
+def unknown_gpu_like_entries_of(workload: "Workload",
+                                settings: Mapping[str, Any]) -> tuple[tuple["Container", list[Entry]], ...]:
+    """(container, its `unknown_gpu_like_entries`) for each container of the workload that has
+    any, in the order of `workload.containers()` (GPU104)."""
+    return _resource_facts(workload, settings)[2]
+
+
+def _resource_facts(workload: "Workload", settings: Mapping[str, Any]) -> tuple:
+    """(settings, `validated_pairs_of`, `unknown_gpu_like_entries_of`): each container's
+    resource names judged once per workload and settings, not once per rule (four ask)."""
+    found = workload.memo.get("resources.facts")
+    if found is None or found[0] is not settings:
+        names = resource_names(settings)
+        validated = []
+        unknown = []
+        for _pod, container in workload.containers():
+            any_validated, any_unknown = names.written_kinds(_written_names(container))
+            if any_validated:
+                pairs = _validated_pairs(container, names)
+                if pairs:
+                    validated.append((container, pairs))
+            if any_unknown:
+                unknown.append((container, list(entries_named(container, names.is_unknown_gpu_like))))
+        found = workload.memo["resources.facts"] = (settings, tuple(validated), tuple(unknown))
+    return found
 
 
 def written(value: object) -> str:
