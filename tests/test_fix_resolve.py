@@ -365,3 +365,15 @@ def test_entries_read_from_the_event_tree_exact_values() -> None:
     along = doc.node(()).along(("l", 0, "j", 0, "x"))
     assert [(node.start, node.end) for node in along] == [(0, 50), (24, 47), (26, 43), (40, 43), (42, 43)]
     assert len(doc.node(()).along(("l", 5))) == 2
+
+
+def test_positions_are_counted_from_the_last_one_asked_for_in_either_direction() -> None:
+    text = "---\n# c\nkind: Pod\n\nspec:\n  containers:\n  - name: a\n    env: [{name: X, value: 'y z'}]\n"
+    lines = _Text(_doc(text))
+    assert lines._searched
+    table = [(offset, text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset))
+             for offset in range(len(text) + 1)]
+    order = list(range(0, len(text) + 1, 7)) + list(range(len(text), -1, -3)) + [5, 60, 20, 20, 0]
+    assert [(offset, *lines.position(offset)) for offset in order] == [table[offset] for offset in order]
+    assert lines.span(text.index("env"), text.index("env")) == (8, 5, 8, 5)
+    assert lines.span(text.index("kind"), text.index("spec")) == (3, 1, 5, 1)

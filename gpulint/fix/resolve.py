@@ -114,6 +114,8 @@ def resolve(doc: "Document", fix: Fix) -> tuple[TextEdit, ...]:
 
 
 _last: "_Text | None" = None
+# Span(...) without its Python-level __new__ (as the loader makes them).
+_new_span = tuple.__new__
 
 
 def _content(written: str) -> str | None:
@@ -142,6 +144,7 @@ class _Text:
         # the table (a search from the text's start per position would make many fixes quadratic).
         self._starts: list[int] | None = None
         self._searched = len(text) <= _SEARCH_MAX
+        self._counted = (0, 0)   # an offset and the line breaks before it (position)
         # Whether the loader's event offsets and lines are this text's: not when a lone CR ends a line for the
         # loader and not for the line table (old Mac text; a scan's decoding makes it LF), nor after a leading
         # byte-order mark, which libyaml does not count. Then a key's offset is taken from its line in the
@@ -158,7 +161,8 @@ class _Text:
         # both characters has none) or a merge key (`<<`) brings in a node written elsewhere, or a repeated
         # key's value lies past where its mapping ends (a mapping ends where its first-written keys' last
         # value does). A template's masked text does not report its repeated keys: it is walked level by level.
-        self._in_place = not (doc.placeholders or ("&" in text and "*" in text) or "<<" in text or doc.problems)
+        self._in_place = not (doc.placeholders or ("&" in text and "*" in text) or ("<" in text and "<<" in text)
+                              or doc.problems)
         # Whether a node's entries as written are read from the event tree (LocNode.item_count and the
         # others) rather than from its children, a location node each: in place, with the loader's offsets.
         self._written = self._in_place and self._indexed
@@ -181,13 +185,21 @@ class _Text:
 
     def position(self, offset: int) -> tuple[int, int]:
         if self._searched:
+            # (Its line breaks counted from the last offset asked for: a fix's start and end are close.)
             text = self.text
-            return text.count("\n", 0, offset) + self.base + 1, offset - text.rfind("\n", 0, offset)
+            at, breaks = self._counted
+            if offset >= at:
+                breaks += text.count("\n", at, offset)
+            else:
+                breaks -= text.count("\n", offset, at)
+            self._counted = (offset, breaks)
+            return breaks + self.base + 1, offset - text.rfind("\n", 0, offset)
         index = bisect_right(self.starts, offset) - 1
         return index + self.base + 1, offset - self.starts[index] + 1
 
     def span(self, start: int, end: int) -> Span:
-        return Span(*self.position(start), *self.position(end))
+        first = self.position(start)
+        return _new_span(Span, first + (first if end == start else self.position(end)))
 
     def line_start(self, offset: int) -> int:
         if self._searched:
@@ -564,6 +576,8 @@ class _Text:
     # --- rendering -------------------------------------------------------------
 
     def flow_text(self, value: Any, quote: str | None) -> str:
+        if type(value) is str:
+            return scalar(value, quote)
         if isinstance(value, CopyOf):
             return self.raw(value)
         if isinstance(value, dict):
@@ -614,11 +628,14 @@ class _Text:
 
 def scalar(value: Any, quote: str | None) -> str:
     """`value` as a YAML (or JSON, with quote '"') scalar; plain when YAML reads it back the same."""
-    if isinstance(value, bool):
+    if type(value) is str:   # (the usual value, asked first)
+        text = value
+    elif isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
+    elif isinstance(value, int):
         return str(value)
-    text = str(value)
+    else:
+        text = str(value)
     if quote == "'":
         return "'" + text.replace("'", "''") + "'"
     if quote == '"' or not _PLAIN_RE.match(text) or resolve_plain(text) != text:

@@ -811,15 +811,22 @@ class _CollectionLoc(LocNode):
         for item in path:
             if type(raw) is not list:
                 break
-            if raw[_START][KIND] == MAP_START:
+            if raw[_START][KIND] != MAP_START:
+                if not (isinstance(item, int) and 0 <= item < len(raw) - _ITEMS):
+                    break
+                raw = raw[_ITEMS + item]
+            elif raw[_MERGED] is None:   # (_entry's search, in the loop: a call a level cost as much)
+                for i in range(len(raw) - 2, _ITEMS - 1, -2):   # the last written wins
+                    if raw[i][VALUE] == item:
+                        raw = raw[i + 1]
+                        break
+                else:
+                    break
+            else:
                 entry = _entry(raw, item)
                 if entry is None:
                     break
                 raw = entry[1]
-            elif isinstance(item, int) and 0 <= item < len(raw) - _ITEMS:
-                raw = raw[_ITEMS + item]
-            else:
-                break
             raws.append(raw)
         return _Along(raws, self._line_offset, self._ends)
 
