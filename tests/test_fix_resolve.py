@@ -278,7 +278,7 @@ def _as_nodes_say(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpulint.load import yamlload
 
     for name in ("along", "item_count", "item_index", "item_start", "item_end", "first_item_key_start",
-                 "first_key_start"):
+                 "first_key_start", "start_line"):
         monkeypatch.setattr(yamlload._CollectionLoc, name, getattr(LocNode, name))
 
 
@@ -377,3 +377,23 @@ def test_positions_are_counted_from_the_last_one_asked_for_in_either_direction()
     assert [(offset, *lines.position(offset)) for offset in order] == [table[offset] for offset in order]
     assert lines.span(text.index("env"), text.index("env")) == (8, 5, 8, 5)
     assert lines.span(text.index("kind"), text.index("spec")) == (3, 1, 5, 1)
+
+
+def test_the_loaders_lines_are_the_texts_where_positions_count_from_them() -> None:
+    # position() counts line breaks from a node's start, whose line the loader counted: not where it also
+    # breaks lines at U+2028 (nor after a byte-order mark or at a lone CR, where its offsets differ).
+    checked = 0
+    for doc in _written_docs() + [_doc("a: \"x\u2028y\"\nb:\n  c: 1\n")]:
+        if not _Text(doc)._lined:
+            continue
+        for path in _paths(doc.data):
+            node = doc.node(path)
+            if node is not None and node.kind() is not None:
+                assert node.start_line() == doc.text.count("\n", 0, node.start), doc.text
+                checked += 1
+    assert checked > 1000
+    text = "a: \"x\u2028y\"\nb:\n  c: 1\n"
+    assert not _Text(_doc(text))._lined
+    assert _doc(text).node(("b",)).start_line() == 2   # (the text's line 1)
+    assert _fixed(text, Edit.add(("b", "d"), 2)) == text + "  d: 2\n"
+    assert _fixed(text, Edit.delete(("b", "c"))) == "a: \"x\u2028y\"\n"

@@ -166,6 +166,8 @@ class _Text:
         # Whether a node's entries as written are read from the event tree (LocNode.item_count and the
         # others) rather than from its children, a location node each: in place, with the loader's offsets.
         self._written = self._in_place and self._indexed
+        # Whether the loader's lines are this text's too: it also breaks lines at U+0085, U+2028 and U+2029.
+        self._lined = self._written and text.isascii()
         self._json: bool | None = None
         # The last path walked in place and its nodes (LocNode.along).
         self._walked: tuple[tuple, Sequence[LocNode]] | None = None
@@ -196,6 +198,13 @@ class _Text:
             return breaks + self.base + 1, offset - text.rfind("\n", 0, offset)
         index = bisect_right(self.starts, offset) - 1
         return index + self.base + 1, offset - self.starts[index] + 1
+
+    def count_from(self, node: LocNode) -> None:
+        """Count line breaks from `node`'s start on (position), when the loader's count of them is known."""
+        if self._lined and self._searched:
+            line = node.start_line()
+            if line is not None:
+                self._counted = (node.start, line)
 
     def span(self, start: int, end: int) -> Span:
         first = self.position(start)
@@ -495,6 +504,7 @@ class _Text:
             path = path[:-1]
         parent = self.node(path[:-1])
         self.node(path)
+        self.count_from(parent)
         count = self.count(parent)
         at = self.index(parent, path[-1])
         start = self.item_start(parent, at)[0]
@@ -540,6 +550,7 @@ class _Text:
             raise NoFix(f"{_dotted(path)} is not a mapping")
         quote = self.quote(node)
         count = self.count(node)
+        self.count_from(node)   # (its edit is made inside it or just after it)
         # The entry's text is made in the style it is written in (flow on one line or several, block).
         name = f"{scalar(key, quote)}: " if key is not None else ""
         if self.flow(node):

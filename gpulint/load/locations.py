@@ -59,6 +59,10 @@ class LocNode:
         node at path[:depth] is along(path)[depth] for depth < len(along(path)). None: not known."""
         return None
 
+    def start_line(self) -> int | None:
+        """How many line breaks the loader counted before `start` in the document's text (None: not known)."""
+        return None
+
     # Entries and items as written, read without making `children` (a mapping's entries by key, a
     # list's items in order, a node each): true of a document written in place (no alias, merge key
     # or repeated key), where the entries written are the children. None: not known.

@@ -830,6 +830,9 @@ class _CollectionLoc(LocNode):
             raws.append(raw)
         return _Along(raws, self._line_offset, self._ends)
 
+    def start_line(self) -> int:
+        return self._coll[_START][START_MARK].line
+
     # LocNode.item_count and the others after it, from the event tree (in place: every key once, no merge).
 
     def item_count(self) -> int:
