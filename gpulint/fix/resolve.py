@@ -96,6 +96,10 @@ def resolve(doc: "Document", fix: Fix) -> tuple[TextEdit, ...]:
     if _last is None or _last.doc is not doc:
         _last = _Text(doc)   # findings of one document come one after another: its lines are counted once
     text = _last
+    if len(fix.edits) == 1:   # (most fixes: no other edit to keep clear of)
+        edit = fix.edits[0]
+        start, end, new = text.delete(edit.path) if edit.op == "delete" else text.change(edit, [])
+        return (TextEdit(text.span(start, end), new),)
     deleted: list[tuple[int, int]] = []
     changes: list[tuple[int, int, str]] = []
     for edit in fix.edits:   # deletions first: an insertion next to deleted lines must not land in them
@@ -582,7 +586,7 @@ class _Text:
                 if start == 0:
                     raise NoFix("the entries it follows are all deleted")
                 at = self.line_break(start)
-        return at, at, "".join(self.nl + line for line in lines)
+        return at, at, self.nl + self.nl.join(lines)
 
     # --- rendering -------------------------------------------------------------
 
