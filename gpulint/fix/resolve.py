@@ -171,7 +171,8 @@ class _Text:
         # others) rather than from its children, a location node each: in place, with the loader's offsets.
         self._written = self._in_place and self._indexed
         # Whether the loader's lines are this text's too: it also breaks lines at U+0085, U+2028 and U+2029.
-        self._lined = self._written and text.isascii()
+        # (Counted from there only where a text is searched for its line breaks: see position.)
+        self._lined = self._written and self._searched and text.isascii()
         self._json: bool | None = None
         # The last path walked in place and its nodes (LocNode.along).
         self._walked: tuple[tuple, Sequence[LocNode]] | None = None
@@ -205,7 +206,7 @@ class _Text:
 
     def count_from(self, node: LocNode) -> None:
         """Count line breaks from `node`'s start on (position), when the loader's count of them is known."""
-        if self._lined and self._searched:
+        if self._lined:
             line = node.start_line()
             if line is not None:
                 self._counted = (node.start, line)

@@ -732,19 +732,16 @@ def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
     return last  # type: ignore[return-value]
 
 
-def _end_of(raw: Any, ends: dict) -> int:
+def _end_of(raw: Any) -> int:
     """The end offset of an event-tree node, as its LocNode's `end` (_extent's, without making spans)."""
     if type(raw) is not list:
         return raw[END_MARK].index
     chain = []
-    while type(raw) is list and id(raw) not in ends:
+    while type(raw) is list:
         chain.append(raw)
         # (The last child is the last one written unless a key repeats or a merge key adds one.)
         raw = raw[-1] if len(raw) > _ITEMS and not raw[_DUPS] and raw[_MERGED] is None else _last_child(raw)
-    if raw is None:
-        last = None
-    else:
-        last = ends[id(raw)][1] if type(raw) is list else raw[END_MARK].index
+    last = None if raw is None else raw[END_MARK].index
     for coll in reversed(chain):
         end_event = coll[_END]
         end = end_event[END_MARK].index
@@ -860,8 +857,8 @@ class _CollectionLoc(LocNode):
     def item_end(self, at: int) -> int:
         coll = self._coll
         if coll[_START][KIND] == MAP_START:
-            return max(_end_of(coll[_ITEMS + 2 * at + 1], self._ends), coll[_ITEMS + 2 * at][END_MARK].index)
-        return _end_of(coll[_ITEMS + at], self._ends)
+            return max(_end_of(coll[_ITEMS + 2 * at + 1]), coll[_ITEMS + 2 * at][END_MARK].index)
+        return _end_of(coll[_ITEMS + at])
 
     def first_item_key_start(self) -> int | None:
         coll = self._coll
