@@ -252,3 +252,148 @@ def test_a_list_item_is_quoted_as_the_first_items_first_written_key() -> None:
     assert _fixed(scalars, Edit.append(("l",), {"k": "v"})) == scalars + "- k: v\n"
     empty = 'l:\n- {}\n'
     assert _fixed(empty, Edit.append(("l",), {"k": "v"})) == empty + "- k: v\n"
+
+
+# --- a document in place: its entries read from the event tree, not from location nodes ----------
+
+# Layouts where the event tree's entries could say other than the location nodes: flow collections
+# (one line and several), empty values, lists of lists and of scalars, JSON, CR LF, a later document.
+_WRITTEN = [
+    "a: {b: 1, c: [x, y]}\nd:\n  - [1, 2]\n  - []\n  - {}\ne: {\n  f: 1,\n  g: {h: 2}\n}\n",
+    "a:\nb:\n  c:\n  d: 1\nl:\n- \n- x\n- - y\n  - z\n",
+    '{\n  "spec": {\n    "containers": [\n      {"name": "a", "env": [{"name": "X", "value": "1"}]}\n    ]\n  }\n}\n',
+    "m: !!map\n  a: 'q'\n  \"b\": |\n    text\n  c: >\n    more\n",
+    "x: 1\n---\nspec:\r\n  c:\r\n  - a: 1\r\n    b: [1,\r\n      2]\r\n",
+    "m: {a, b: 1}\nn:\n  ? a\n  b:    # c\n  c: [d: 1]\n",   # values without text, a pair in a list
+]
+
+
+def _written_docs() -> list[Document]:
+    docs = [doc for text in _WRITTEN for doc in load_documents(text) if isinstance(doc, Document)]
+    return [doc for doc in docs + _documents() if _Text(doc)._written]
+
+
+def _as_nodes_say(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Location nodes answer every question again: the event tree's answers are not known."""
+    from gpulint.load import yamlload
+
+    for name in ("along", "item_count", "item_index", "item_start", "item_end", "first_item_key_start",
+                 "first_key_start", "start_line"):
+        monkeypatch.setattr(yamlload._CollectionLoc, name, getattr(LocNode, name))
+
+
+def _answers(doc: Document) -> list:
+    """What _Text says of every collection of `doc`, and of every path's node."""
+    text = _Text(doc)
+    out: list = []
+    for path in _paths(doc.data):
+        found = text._walk_once(path)
+        out.append(_walked(found))
+        if not isinstance(found, LocNode) or found.kind() is None:
+            continue
+        out.append((found.kind(), text.count(found), text.quote(found)))
+        for at in range(text.count(found)):
+            out.append((text.item_start(found, at), text.item_end(found, at)))
+        if found.kind() is dict:
+            out.append([text.index(found, key) for key in _value_at(doc.data, path)])
+    return out
+
+
+def _value_at(data: object, path: tuple) -> object:
+    for item in path:
+        data = data[item]  # type: ignore[index]
+    return data
+
+
+def test_a_document_in_place_answers_from_its_event_tree_as_its_location_nodes(monkeypatch) -> None:
+    docs = _written_docs()
+    assert len(docs) > 100
+    read = [_answers(doc) for doc in docs]
+    _as_nodes_say(monkeypatch)
+    assert [_answers(doc) for doc in docs] == read
+    assert sum(len(answers) for answers in read) > 5000
+
+
+def _edits(data: object) -> list[Edit]:
+    """An edit of each kind at every path of `data` it applies to."""
+    edits: list[Edit] = []
+    for path in _paths(data)[1:]:
+        try:
+            value = _value_at(data, path)
+        except (KeyError, IndexError, TypeError):
+            edits.append(Edit.add(path + ("k",), {"a": [1, {"b": "c"}]}))
+            continue
+        edits.append(Edit.delete(path))
+        if isinstance(value, list):
+            edits += [Edit.append(path, {"name": "X", "value": "y z"}), Edit.append(path, "v")]
+        elif isinstance(value, dict):
+            edits += [Edit.add(path + ("new",), 1), Edit.add(path + ("n", "m"), ["x"])]
+        else:
+            edits.append(Edit.set(path, "s"))
+    return edits
+
+
+def _resolved(doc: Document, edit: Edit) -> object:
+    from gpulint.fix import resolve as resolving
+
+    resolving._last = None
+    try:
+        return [(tuple(e.span), e.text) for e in resolve(doc, Fix("t", Applicability.SAFE, (edit,)))]
+    except NoFix as reason:
+        return str(reason)
+
+
+def test_a_document_in_place_is_edited_as_its_location_nodes_say(monkeypatch) -> None:
+    docs = [doc for doc in _written_docs() if len(doc.text) < 4000]
+    cases = [(doc, edit) for doc in docs for edit in _edits(doc.data)]
+    made = [_resolved(doc, edit) for doc, edit in cases]
+    _as_nodes_say(monkeypatch)
+    assert [_resolved(doc, edit) for doc, edit in cases] == made
+    assert sum(isinstance(edits, list) for edits in made) > 2000
+
+
+def test_entries_read_from_the_event_tree_exact_values() -> None:
+    doc = _doc("a: {b: 1, c: [x, y]}\nl:\n- k: 1\n  j:\n    - 2\n- 3\nz:\n")
+    a, l, z = doc.node(("a",)), doc.node(("l",)), doc.node(("z",))
+    assert (a.kind(), l.kind(), z.kind()) == (dict, list, None)
+    assert (a.item_count(), l.item_count()) == (2, 2)
+    assert [a.item_start(0), a.item_start(1), a.item_end(0), a.item_end(1)] == [(4, 5), (10, 11), 8, 19]
+    # (A block collection ends with its last child, not where its end event sits.)
+    assert [l.item_start(0), l.item_end(0), l.item_start(1), l.item_end(1)] == [(26, 26), 43, (46, 46), 47]
+    assert (a.item_index("c"), a.item_index("d"), l.item_index(1), l.item_index(2)) == (1, None, 1, None)
+    assert (l.first_item_key_start(), a.first_item_key_start(), a.first_key_start()) == (26, None, 4)
+    along = doc.node(()).along(("l", 0, "j", 0, "x"))
+    assert [(node.start, node.end) for node in along] == [(0, 50), (24, 47), (26, 43), (40, 43), (42, 43)]
+    assert len(doc.node(()).along(("l", 5))) == 2
+
+
+def test_positions_are_counted_from_the_last_one_asked_for_in_either_direction() -> None:
+    text = "---\n# c\nkind: Pod\n\nspec:\n  containers:\n  - name: a\n    env: [{name: X, value: 'y z'}]\n"
+    lines = _Text(_doc(text))
+    assert lines._searched
+    table = [(offset, text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset))
+             for offset in range(len(text) + 1)]
+    order = list(range(0, len(text) + 1, 7)) + list(range(len(text), -1, -3)) + [5, 60, 20, 20, 0]
+    assert [(offset, *lines.position(offset)) for offset in order] == [table[offset] for offset in order]
+    assert lines.span(text.index("env"), text.index("env")) == (8, 5, 8, 5)
+    assert lines.span(text.index("kind"), text.index("spec")) == (3, 1, 5, 1)
+
+
+def test_the_loaders_lines_are_the_texts_where_positions_count_from_them() -> None:
+    # position() counts line breaks from a node's start, whose line the loader counted: not where it also
+    # breaks lines at U+2028 (nor after a byte-order mark or at a lone CR, where its offsets differ).
+    checked = 0
+    for doc in _written_docs() + [_doc("a: \"x\u2028y\"\nb:\n  c: 1\n")]:
+        if not _Text(doc)._lined:
+            continue
+        for path in _paths(doc.data):
+            node = doc.node(path)
+            if node is not None and node.kind() is not None:
+                assert node.start_line() == doc.text.count("\n", 0, node.start), doc.text
+                checked += 1
+    assert checked > 1000
+    text = "a: \"x\u2028y\"\nb:\n  c: 1\n"
+    assert not _Text(_doc(text))._lined
+    assert _doc(text).node(("b",)).start_line() == 2   # (the text's line 1)
+    assert _fixed(text, Edit.add(("b", "d"), 2)) == text + "  d: 2\n"
+    assert _fixed(text, Edit.delete(("b", "c"))) == "a: \"x\u2028y\"\n"

@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections import deque
 from itertools import accumulate, repeat
 from operator import add, itemgetter
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from gpulint.api import CopyOf, Edit, Fix
 from gpulint.load.locations import LocNode, Span
@@ -96,6 +96,10 @@ def resolve(doc: "Document", fix: Fix) -> tuple[TextEdit, ...]:
     if _last is None or _last.doc is not doc:
         _last = _Text(doc)   # findings of one document come one after another: its lines are counted once
     text = _last
+    if len(fix.edits) == 1:   # (most fixes: no other edit to keep clear of)
+        edit = fix.edits[0]
+        start, end, new = text.delete(edit.path) if edit.op == "delete" else text.change(edit, [])
+        return (TextEdit(text.span(start, end), new),)
     deleted: list[tuple[int, int]] = []
     changes: list[tuple[int, int, str]] = []
     for edit in fix.edits:   # deletions first: an insertion next to deleted lines must not land in them
@@ -114,6 +118,8 @@ def resolve(doc: "Document", fix: Fix) -> tuple[TextEdit, ...]:
 
 
 _last: "_Text | None" = None
+# Span(...) without its Python-level __new__ (as the loader makes them).
+_new_span = tuple.__new__
 
 
 def _content(written: str) -> str | None:
@@ -142,6 +148,7 @@ class _Text:
         # the table (a search from the text's start per position would make many fixes quadratic).
         self._starts: list[int] | None = None
         self._searched = len(text) <= _SEARCH_MAX
+        self._counted = (0, 0)   # an offset and the line breaks before it (position)
         # Whether the loader's event offsets and lines are this text's: not when a lone CR ends a line for the
         # loader and not for the line table (old Mac text; a scan's decoding makes it LF), nor after a leading
         # byte-order mark, which libyaml does not count. Then a key's offset is taken from its line in the
@@ -158,8 +165,17 @@ class _Text:
         # both characters has none) or a merge key (`<<`) brings in a node written elsewhere, or a repeated
         # key's value lies past where its mapping ends (a mapping ends where its first-written keys' last
         # value does). A template's masked text does not report its repeated keys: it is walked level by level.
-        self._in_place = not (doc.placeholders or ("&" in text and "*" in text) or "<<" in text or doc.problems)
+        self._in_place = not (doc.placeholders or ("&" in text and "*" in text) or ("<" in text and "<<" in text)
+                              or doc.problems)
+        # Whether a node's entries as written are read from the event tree (LocNode.item_count and the
+        # others) rather than from its children, a location node each: in place, with the loader's offsets.
+        self._written = self._in_place and self._indexed
+        # Whether the loader's lines are this text's too: it also breaks lines at U+0085, U+2028 and U+2029.
+        # (Counted from there only where a text is searched for its line breaks: see position.)
+        self._lined = self._written and self._searched and text.isascii()
         self._json: bool | None = None
+        # The last path walked in place and its nodes (LocNode.along).
+        self._walked: tuple[tuple, Sequence[LocNode]] | None = None
         self._items: dict[int, tuple[LocNode, list]] = {}
 
     # --- positions -----------------------------------------------------------
@@ -176,13 +192,28 @@ class _Text:
 
     def position(self, offset: int) -> tuple[int, int]:
         if self._searched:
+            # (Its line breaks counted from the last offset asked for: a fix's start and end are close.)
             text = self.text
-            return text.count("\n", 0, offset) + self.base + 1, offset - text.rfind("\n", 0, offset)
+            at, breaks = self._counted
+            if offset >= at:
+                breaks += text.count("\n", at, offset)
+            else:
+                breaks -= text.count("\n", offset, at)
+            self._counted = (offset, breaks)
+            return breaks + self.base + 1, offset - text.rfind("\n", 0, offset)
         index = bisect_right(self.starts, offset) - 1
         return index + self.base + 1, offset - self.starts[index] + 1
 
+    def count_from(self, node: LocNode) -> None:
+        """Count line breaks from `node`'s start on (position), when the loader's count of them is known."""
+        if self._lined:
+            line = node.start_line()
+            if line is not None:
+                self._counted = (node.start, line)
+
     def span(self, start: int, end: int) -> Span:
-        return Span(*self.position(start), *self.position(end))
+        first = self.position(start)
+        return _new_span(Span, first + (first if end == start else self.position(end)))
 
     def line_start(self, offset: int) -> int:
         if self._searched:
@@ -232,17 +263,26 @@ class _Text:
         return self._walk_levels(path)
 
     def _walk_once(self, path: tuple) -> LocNode | str:
-        """_walk where every node is in place (`_in_place`): the path is asked of the document once, not
-        each ancestor and its key's place in turn (each of those a walk from the root)."""
+        """_walk where every node is in place (`_in_place`): the path is walked from the root once, not
+        each ancestor and its key's place in turn (each of those a walk from the root); and not at all
+        when it leads to a node on the path walked before (a fix asks for a node, then its ancestors)."""
         nodes = self._nodes
-        found = self.doc.node(path)
-        if found is None:   # (the root's node, made only here: a path found has a root)
+        walked = self._walked
+        depth = len(path)
+        if walked is not None and depth < len(walked[1]) and walked[0][:depth] == path:
+            found = walked[1][depth]
+        else:
             root = nodes.get(())
             if root is None:
                 root = nodes[()] = self.doc.node(()) or _NO_CONTENT
             if type(root) is str:
                 return root
-            found = _MISSING
+            along = root.along(path)
+            if along is None:
+                found = self.doc.node(path) or _MISSING
+            else:
+                self._walked = (path, along)
+                found = along[depth] if depth < len(along) else _MISSING
         nodes[path] = found
         return found
 
@@ -309,15 +349,44 @@ class _Text:
         self._items[id(node)] = (node, items)
         return items
 
+    def count(self, node: LocNode) -> int:
+        """How many entries or items the collection `node` has."""
+        count = node.item_count() if self._written else None
+        return len(self.items(node)) if count is None else count
+
+    def index(self, node: LocNode, key: Any) -> int:
+        """Where the entry of `key` (a list: the item at index `key`) comes among `node`'s, which has it."""
+        at = node.item_index(key) if self._written else None
+        if at is None:
+            at = next(i for i, item in enumerate(self.items(node)) if item[0] == key)
+        return at
+
+    def item_start(self, node: LocNode, at: int) -> tuple[int, int]:
+        """(start, key end) of `node`'s `at`-th entry or item (a list item's key end: its start)."""
+        found = node.item_start(at) if self._written else None
+        if found is None:
+            _key, start, key_end, _child = self.items(node)[at]
+            return start, key_end
+        return found
+
+    def item_end(self, node: LocNode, at: int) -> int:
+        """Where `node`'s `at`-th entry (its key or value, whichever ends later) or item ends."""
+        found = node.item_end(at) if self._written else None
+        if found is None:
+            _key, _start, key_end, child = self.items(node)[at]
+            return max(child.end, key_end)
+        return found
+
     def quote(self, node: LocNode) -> str | None:
         """How the mapping's keys (or the list's first mapping's keys) are quoted: '"', "'" or None."""
+        if self._written:
+            # (Its first key event is its first key written: no entry is made a node.)
+            start = node.first_key_start() if node.kind() is dict else node.first_item_key_start()
+            if start is not None:
+                return self._quote_at(start)
         entries = self.items(node)
         if entries and not isinstance(node.children, dict):
             first = entries[0][3]
-            # (In place, its first key event is its first key written: its entries, a node each, are not made.)
-            start = first.first_key_start() if self._in_place and self._indexed else None
-            if start is not None:
-                return self._quote_at(start)
             entries = self.items(first) if isinstance(first.children, dict) else []
         return self._quote_at(entries[0][1] if entries else None)
 
@@ -335,10 +404,15 @@ class _Text:
 
     def _learn_jsonish(self) -> bool:
         root = self.doc.node(())
-        if root is None or self.text[root.start:root.start + 1] != "{" or not isinstance(root.children, dict):
+        if root is None or self.text[root.start:root.start + 1] != "{" or root.kind() is not dict:
             return False
-        entries = self.entries(root)
-        return bool(entries) and self.text[entries[0][1]] == '"'
+        start = root.first_key_start() if self._written else None
+        if start is None:
+            entries = self.entries(root)
+            if not entries:
+                return False
+            start = entries[0][1]
+        return self.text[start] == '"'
 
     def indent(self) -> tuple[int, int]:
         """(step of a nested mapping, offset of a list's dashes under its key), learnt from the document:
@@ -347,7 +421,7 @@ class _Text:
             return self._step
         step = seq = None
         # (A document written in place is walked in its event tree, without making its location nodes.)
-        entries = self.doc.block_entries(_INDENT_SAMPLE) if self._in_place and self._indexed else self._block_entries()
+        entries = self.doc.block_entries(_INDENT_SAMPLE) if self._written else self._block_entries()
         for start, first, nested in entries:
             if not nested:
                 first = self.text.rfind("-", 0, first)
@@ -404,13 +478,13 @@ class _Text:
 
     def raw(self, value: CopyOf) -> str:
         node = self.node(value.path)
-        if node.children is not None or node.style in ("|", ">") or node.start == node.end:
+        if node.kind() is not None or node.style in ("|", ">") or node.start == node.end:
             raise NoFix(f"{_dotted(value.path)} is not a one-line value")
         return self.text[node.start:node.end]
 
     def set(self, path: tuple, value: Any) -> tuple[int, int, str]:
         node = self.node(path)
-        if node.children is not None or node.style in ("|", ">"):
+        if node.kind() is not None or node.style in ("|", ">"):
             raise NoFix(f"{_dotted(path)} is not a one-line value")
         if isinstance(value, CopyOf):
             return node.start, node.end, self.raw(value)
@@ -431,22 +505,22 @@ class _Text:
     def delete(self, path: tuple) -> tuple[int, int, str]:
         self.node(path)   # it is there, written in place
         # A mapping or list left empty goes too, up to the nearest one that keeps other entries.
-        while len(path) > 1 and isinstance(path[-2], str) and len(self.items(self.node(path[:-1]))) == 1:
+        while len(path) > 1 and isinstance(path[-2], str) and self.count(self.node(path[:-1])) == 1:
             path = path[:-1]
         parent = self.node(path[:-1])
         self.node(path)
-        items = self.items(parent)
-        at = next(i for i, item in enumerate(items) if item[0] == path[-1])
-        _key, start, _key_end, child = items[at]
-        end = max(child.end, _key_end)
+        self.count_from(parent)
+        count = self.count(parent)
+        at = self.index(parent, path[-1])
+        start = self.item_start(parent, at)[0]
+        end = self.item_end(parent, at)
         if self.flow(parent):
-            if at + 1 < len(items):
-                return start, items[at + 1][1], ""
+            if at + 1 < count:
+                return start, self.item_start(parent, at + 1)[0], ""
             if at > 0:
-                before = items[at - 1]
-                return max(before[3].end, before[2]), end, ""
+                return self.item_end(parent, at - 1), end, ""
             return start, end, ""
-        if isinstance(parent.children, list):
+        if parent.kind() is list:
             start = self.text.rfind("-", 0, start)
         lead = self.text[self.line_start(start):start]
         rest = self.text[end:self.line_break(end)].strip()
@@ -454,8 +528,8 @@ class _Text:
             raise NoFix(f"{_dotted(path)} shares its line with other text")
         if not lead.strip():
             return self.line_start(start), self.after_line(end), ""
-        if lead.strip() == "-" and at + 1 < len(items):   # the first key of a list item's mapping
-            return start, items[at + 1][1], ""
+        if lead.strip() == "-" and at + 1 < count:   # the first key of a list item's mapping
+            return start, self.item_start(parent, at + 1)[0], ""
         raise NoFix(f"{_dotted(path)} is written in a layout gpulint does not edit")
 
     def add(self, path: tuple, value: Any, deleted: list[tuple[int, int]]) -> tuple[int, int, str]:
@@ -474,49 +548,52 @@ class _Text:
     def insert(self, node: LocNode, path: tuple, key: Any, value: Any,
                deleted: list[tuple[int, int]]) -> tuple[int, int, str]:
         """`key: value` into the mapping `node`, or `value` at the end of the list `node` (key None)."""
-        if key is None and not isinstance(node.children, list):
+        kind = node.kind()
+        if key is None and kind is not list:
             raise NoFix(f"{_dotted(path)} is not a list")
-        if key is not None and not isinstance(node.children, dict):
+        if key is not None and kind is not dict:
             raise NoFix(f"{_dotted(path)} is not a mapping")
         quote = self.quote(node)
-        items = self.items(node)
+        count = self.count(node)
+        self.count_from(node)   # (its edit is made inside it or just after it)
         # The entry's text is made in the style it is written in (flow on one line or several, block).
         name = f"{scalar(key, quote)}: " if key is not None else ""
         if self.flow(node):
-            if not items:
+            if not count:
                 return node.start + 1, node.start + 1, name + self.flow_text(value, quote)
-            last = items[-1]
-            end = max(last[3].end, last[2])
-            if self.line_start(last[1]) != self.line_start(node.start):  # one entry a line: keep it so
-                column = last[1] - self.line_start(last[1])
+            last = self.item_start(node, count - 1)[0]
+            end = self.item_end(node, count - 1)
+            if self.line_start(last) != self.line_start(node.start):  # one entry a line: keep it so
+                column = last - self.line_start(last)
                 indent = len(self.text[self.line_start(node.start):node.start]) - \
                     len(self.text[self.line_start(node.start):node.start].lstrip(" "))
                 step = max(column - indent, 1)
                 return end, end, "," + self.nl + " " * column + name + self.flow_lines(value, column, step, quote)
             return end, end, ", " + name + self.flow_text(value, quote)
-        if not items:   # (a tagged or anchored `{}`, not taken for flow)
+        if not count:   # (a tagged or anchored `{}`, not taken for flow)
             self.flow_text(value, quote)   # a copy that cannot be made is the reason given first, as everywhere
             raise NoFix(f"{_dotted(path)} is empty")
         # The document's indentation is learnt (a walk of its nodes) only for lines nested under the new one.
         step, seq = self.indent() if _nests(value, key is None) else (0, 0)
-        first = items[0][1]
+        first = self.item_start(node, 0)[0]
         if key is None:
             first = self.text.rfind("-", 0, first)
             lines = self.item_lines(value, first - self.line_start(first), step, seq, quote)
         else:
             lines = self.entry_lines(key, value, first - self.line_start(first), step, seq, quote)
-        last = items[-1]
-        at = self.line_break(max(last[3].end, last[2]))
+        at = self.line_break(self.item_end(node, count - 1))
         for start, end in deleted:
             if start <= at < end:   # after lines another edit deletes: before them instead
                 if start == 0:
                     raise NoFix("the entries it follows are all deleted")
                 at = self.line_break(start)
-        return at, at, "".join(self.nl + line for line in lines)
+        return at, at, self.nl + self.nl.join(lines)
 
     # --- rendering -------------------------------------------------------------
 
     def flow_text(self, value: Any, quote: str | None) -> str:
+        if type(value) is str:
+            return scalar(value, quote)
         if isinstance(value, CopyOf):
             return self.raw(value)
         if isinstance(value, dict):
@@ -567,11 +644,14 @@ class _Text:
 
 def scalar(value: Any, quote: str | None) -> str:
     """`value` as a YAML (or JSON, with quote '"') scalar; plain when YAML reads it back the same."""
-    if isinstance(value, bool):
+    if type(value) is str:   # (the usual value, asked first)
+        text = value
+    elif isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
+    elif isinstance(value, int):
         return str(value)
-    text = str(value)
+    else:
+        text = str(value)
     if quote == "'":
         return "'" + text.replace("'", "''") + "'"
     if quote == '"' or not _PLAIN_RE.match(text) or resolve_plain(text) != text:

@@ -32,7 +32,8 @@ def attach(finding: Any, violation: Any, doc: Any, rendered: bool, mapped: Mappe
     """resolve.attach, with a rendered object's fix made in its values file where it can be.
     `mapped`: where a path of the rendered object comes from (template, values file); `origin`:
     a Kustomize build's fix in its resource or patch file (resolve.attach's)."""
-    values = None if mapped is None else (lambda fix: _values_fix_or_none(doc, fix, mapped))
+    # (Only a render's fix is made in a values file: a file the user wrote asks for no closure.)
+    values = None if mapped is None or not rendered else (lambda fix: _values_fix_or_none(doc, fix, mapped))
     plain.attach(finding, violation, doc, rendered, values, origin)
 
 

@@ -732,6 +732,25 @@ def _extent(coll: list, line_offset: int, ends: dict) -> tuple[Span, int]:
     return last  # type: ignore[return-value]
 
 
+def _end_of(raw: Any) -> int:
+    """The end offset of an event-tree node, as its LocNode's `end` (_extent's, without making spans)."""
+    if type(raw) is not list:
+        return raw[END_MARK].index
+    chain = []
+    while type(raw) is list:
+        chain.append(raw)
+        # (The last child is the last one written unless a key repeats or a merge key adds one.)
+        raw = raw[-1] if len(raw) > _ITEMS and not raw[_DUPS] and raw[_MERGED] is None else _last_child(raw)
+    last = None if raw is None else raw[END_MARK].index
+    for coll in reversed(chain):
+        end_event = coll[_END]
+        end = end_event[END_MARK].index
+        # (A block collection's end event is empty and sits at the next token: it ends with its last child.)
+        if last is None or end <= last or end_event[START_MARK].index != end:
+            last = end
+    return last  # type: ignore[return-value]
+
+
 class _CollectionLoc(LocNode):
     """A collection's LocNode as the loader hands it out: its children made when first asked for, and
     its span and end too (_extent, a walk down its chain of last children): a fix lists a mapping's
@@ -779,6 +798,77 @@ class _CollectionLoc(LocNode):
             return None
         return coll[_ITEMS][START_MARK].index
 
+    def kind(self) -> type:
+        return dict if self._coll[_START][KIND] == MAP_START else list
+
+    def along(self, path: tuple) -> _Along:
+        """LocNode.along: the path walked as Document._node walks it, its nodes made when asked for."""
+        raws = [self._coll]
+        raw: Any = self._coll
+        for item in path:
+            if type(raw) is not list:
+                break
+            if raw[_START][KIND] != MAP_START:
+                if not (isinstance(item, int) and 0 <= item < len(raw) - _ITEMS):
+                    break
+                raw = raw[_ITEMS + item]
+            elif raw[_MERGED] is None:   # (_entry's search, in the loop: a call a level cost as much)
+                for i in range(len(raw) - 2, _ITEMS - 1, -2):   # the last written wins
+                    if raw[i][VALUE] == item:
+                        raw = raw[i + 1]
+                        break
+                else:
+                    break
+            else:
+                entry = _entry(raw, item)
+                if entry is None:
+                    break
+                raw = entry[1]
+            raws.append(raw)
+        return _Along(raws, self._line_offset, self._ends)
+
+    def start_line(self) -> int:
+        return self._coll[_START][START_MARK].line
+
+    # LocNode.item_count and the others after it, from the event tree (in place: every key once, no merge).
+
+    def item_count(self) -> int:
+        coll = self._coll
+        return (len(coll) - _ITEMS) // 2 if coll[_START][KIND] == MAP_START else len(coll) - _ITEMS
+
+    def item_index(self, key: object) -> int | None:
+        coll = self._coll
+        if coll[_START][KIND] != MAP_START:
+            return key if type(key) is int and 0 <= key < len(coll) - _ITEMS else None
+        for i in range(_ITEMS, len(coll), 2):
+            if coll[i][VALUE] == key:
+                return (i - _ITEMS) // 2
+        return None
+
+    def item_start(self, at: int) -> tuple[int, int]:
+        coll = self._coll
+        if coll[_START][KIND] == MAP_START:
+            key_event = coll[_ITEMS + 2 * at]
+            return key_event[START_MARK].index, key_event[END_MARK].index
+        item = coll[_ITEMS + at]
+        start = (item[_START] if type(item) is list else item)[START_MARK].index
+        return start, start
+
+    def item_end(self, at: int) -> int:
+        coll = self._coll
+        if coll[_START][KIND] == MAP_START:
+            return max(_end_of(coll[_ITEMS + 2 * at + 1]), coll[_ITEMS + 2 * at][END_MARK].index)
+        return _end_of(coll[_ITEMS + at])
+
+    def first_item_key_start(self) -> int | None:
+        coll = self._coll
+        if coll[_START][KIND] == MAP_START or len(coll) == _ITEMS:
+            return None
+        item = coll[_ITEMS]
+        if type(item) is not list or item[_START][KIND] != MAP_START or len(item) == _ITEMS:
+            return None
+        return item[_ITEMS][START_MARK].index
+
     def key_offsets(self) -> dict | None:
         """The key events' offsets, for the children's keys in the same order (LocNode.key_offsets; like
         every offset of the loader, one short of the text's after a leading byte-order mark)."""
@@ -793,6 +883,24 @@ class _CollectionLoc(LocNode):
             key_event, _child = _entry(source, key)  # type: ignore[misc]
             offsets[key] = (key_event[START_MARK].index, key_event[END_MARK].index)
         return offsets
+
+
+class _Along:
+    """The event-tree nodes on a path (_CollectionLoc.along), each made a LocNode only when asked for:
+    a fix asks for a path's node and then for one or two of its ancestors, often for none."""
+
+    __slots__ = ("_raws", "_line_offset", "_ends")
+
+    def __init__(self, raws: list, line_offset: int, ends: dict) -> None:
+        self._raws = raws
+        self._line_offset = line_offset
+        self._ends = ends
+
+    def __len__(self) -> int:
+        return len(self._raws)
+
+    def __getitem__(self, depth: int) -> LocNode:  # type: ignore[override]
+        return _loc(self._raws[depth], self._line_offset, self._ends)
 
 
 def _children_of(coll: list, off: int, ends: dict) -> dict | list:
