@@ -93,6 +93,18 @@ def test_anchor_alias_and_merge_locations() -> None:
     assert doc.span(("m", "y")) == Span(7, 6, 7, 7)       # explicit key wins
 
 
+def test_path_walk_takes_the_last_repeated_key_then_merges() -> None:
+    # Document._node searches a mapping's keys itself: the last of repeated keys, a merged key
+    # only where no explicit one is written, and nothing for a missing key or a list index.
+    (doc,) = docs("b: &b {k: 1, j: 2}\nm:\n  k: 3\n  <<: *b\n  k: 4\n")
+    assert doc.span(("m", "k")) == Span(5, 6, 5, 7)
+    assert doc.span(("m", "k"), key=True) == Span(5, 3, 5, 4)
+    assert doc.span(("m", "j")) == Span(1, 17, 1, 18)
+    assert doc.span(("m", "x")) is None
+    assert doc.span(("m", 0)) is None
+    assert doc.span(("b", "j", "x")) is None
+
+
 def test_merge_list_earlier_wins() -> None:
     (doc,) = docs("a: &a {k: 1}\nb: &b {k: 2, j: 3}\nc:\n  <<: [*a, *b]\n")
     assert doc.data["c"] == {"k": 1, "j": 3}

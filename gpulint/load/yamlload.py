@@ -225,7 +225,15 @@ class Document:
             if type(raw) is not list:
                 return _MISSING
             if raw[_START][KIND] == MAP_START:
-                entry = _entry(raw, item)
+                # _entry's search written out (a path walks one mapping per step, most of a
+                # finding's `locate`): the last occurrence of the key wins.
+                i = len(raw) - 2
+                while i >= _ITEMS and raw[i][VALUE] != item:
+                    i -= 2
+                if i >= _ITEMS:
+                    raw = raw[i + 1]
+                    continue
+                entry = _entry(raw, item) if raw[_MERGED] else None   # a key a merge (`<<`) added
                 if entry is None:
                     return _MISSING
                 raw = entry[1]

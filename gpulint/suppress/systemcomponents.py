@@ -279,48 +279,54 @@ class SystemComponentSuppressor:
         return self._components
 
     def __call__(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
-        verdict = self._decide(finding, ctx)
-        # (Not for a finding about no container: a volume nothing mounts is to be removed.)
-        # (Only for the rules GPU infrastructure is exempt from: those that exempt some role.)
-        if verdict is None and self.roles and ctx.workload is not None and ctx.container is not None \
-                and finding.rule_id in self._exempt_roles:
-            hint = exemption_hint(finding.rule_id, ctx.workload, self._settings, self._what)
-            if hint:
-                finding.message += hint
-        return verdict
-
-    def _decide(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
         workload = ctx.workload
-        if workload is None and ctx.image_env is not None and self.roles:
-            role = image_role(ctx.image_env)   # a Dockerfile: the image it builds
-            if role is not None and role.name in self._exempt_roles.get(finding.rule_id, ()):
-                return Suppression(KIND, "system component: " + role.reason)
+        if workload is None:
+            return self._decide_image(finding, ctx)
+        if not (self.components or self.roles):
             return None
-        if workload is None or not (self.components or self.roles):
-            return None
-        candidates = self._exempt.get(finding.rule_id)
+        rule_id = finding.rule_id
+        candidates = self._exempt.get(rule_id)
         if candidates is None:
-            candidates = self._exempt[finding.rule_id] = tuple(
-                c for c in self.components if finding.rule_id in c.exempt)
-        exempt_roles = self._exempt_roles.get(finding.rule_id) if self.roles else None
+            candidates = self._exempt[rule_id] = tuple(c for c in self.components if rule_id in c.exempt)
+        exempt_roles = self._exempt_roles.get(rule_id) if self.roles else None
         if not candidates and not exempt_roles:
             return None
-        targets = _targets(workload, ctx.container)
+        container = ctx.container
+        verdict = self._decide(rule_id, candidates, exempt_roles, workload, container)
+        # (Not for a finding about no container: a volume nothing mounts is to be removed.)
+        # (Only for the rules GPU infrastructure is exempt from: those that exempt some role.)
+        if verdict is None and exempt_roles and container is not None:
+            what = self._what(workload)
+            if what:
+                finding.message += _hint(rule_id, workload, what)
+        return verdict
+
+    def _decide_image(self, finding: Finding, ctx: SuppressionContext) -> Suppression | None:
+        """A Dockerfile's finding: exempt when the image it builds shows a role the rule exempts."""
+        if ctx.image_env is None or not self.roles:
+            return None
+        role = image_role(ctx.image_env)
+        if role is not None and role.name in self._exempt_roles.get(finding.rule_id, ()):
+            return Suppression(KIND, "system component: " + role.reason)
+        return None
+
+    def _decide(self, rule_id: str, candidates: tuple[SystemComponent, ...], exempt_roles: Any,
+                workload: Workload, container: Container | None) -> Suppression | None:
+        """The verdict on a finding of `rule_id` about `container` (None: every container of the workload)."""
+        targets = _targets(workload, container)
         if not targets:
             return None
         names: list[str] = []
-        roles: dict[int, tuple[Role, ...]] = {}   # per pod spec (by identity), asked once
-        for pod, container in targets:
+        for pod, target in targets:
             name = None
             if candidates:
-                component = self._exempt_component(finding.rule_id, candidates, workload, pod, container)
+                component = self._exempt_component(rule_id, candidates, workload, pod, target)
                 if component is not None and component.workload_base and pod_requests_gpu(pod, self._settings):
                     component = None
                 name = component.name if component is not None else None
             if name is None and exempt_roles:
-                if id(pod) not in roles:
-                    roles[id(pod)] = self._roles(workload, pod)
-                role = role_for(exempt_roles, roles[id(pod)])
+                roles = self._roles(workload, pod)
+                role = role_for(exempt_roles, roles) if roles else None
                 name = role.reason if role is not None else None
             if name is None:
                 return None
@@ -330,7 +336,8 @@ class SystemComponentSuppressor:
 
     def _roles(self, workload: Workload, pod: PodSpec) -> tuple[Role, ...]:
         """pod_roles(workload, pod), worked out once per pod of the workload last asked about."""
-        self._about(workload)
+        if workload is not self._workload:
+            self._about(workload)
         known = self._pod_roles.get(id(pod))
         if known is None or known[0] is not pod:
             known = self._pod_roles[id(pod)] = (pod, pod_roles(workload, pod, self._settings))
@@ -378,8 +385,11 @@ def exemption_hint(rule_id: str, workload: Workload, settings: Mapping[str, Any]
     does not exempt, or a node agent: a DaemonSet requesting no GPUs), one line saying how to
     exempt it in .gpulint.yaml; "" otherwise. `what_of(workload)`: _infrastructure, or a memo of it."""
     what = what_of(workload) if what_of is not None else _infrastructure(workload, settings)
-    if not what:
-        return ""
+    return _hint(rule_id, workload, what) if what else ""
+
+
+def _hint(rule_id: str, workload: Workload, what: str) -> str:
+    """exemption_hint's line for infrastructure that looks like `what`."""
     where = f"kind: {workload.kind}, name: {workload.name}" if workload.name else f"kind: {workload.kind}"
     return (f" [GPU infrastructure ({what})? exempt it in .gpulint.yaml: "
             f"exemptions: [{{rules: [{rule_id}], {where}, reason: \"<why it needs this>\"}}]]")
