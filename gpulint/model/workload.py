@@ -422,10 +422,10 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
     enclosing mapping whose pod-level fields apply when the spec lacks them
     (an Argo Workflow spec for its templates).
     """
-    spec = _at(obj.data, rel)
+    holder, spec = _at_with_parent(obj.data, rel)
     if not isinstance(spec, dict):
         return None
-    base = obj.path(*rel)
+    base = obj.base + rel
 
     # (`type(x) is T or problems.expect(...)`: the usual well-typed value skips
     # building the path and message a problem would need.)
@@ -446,43 +446,37 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
         container.name = container.name or default_name
         containers.append(container)
 
-    volumes = []
-    volume_lists = [(spec.get("volumes"), base)]
-    if fallback is not None and fallback_rel is not None:
-        volume_lists.append((fallback.get("volumes"), obj.path(*fallback_rel)))
-    for raw_volumes, vpath in volume_lists:
-        if raw_volumes is None:
-            continue
-        vpath += ("volumes",)
-        for i, item in enumerate(raw_volumes if type(raw_volumes) is list
-                                 else problems.expect(raw_volumes, list, vpath, "volumes") or ()):
-            path = vpath + (i,)
-            if type(item) is not dict and problems.expect(item, dict, path, f"volumes[{i}]") is None:
-                continue
-            kind = ""
-            for key, value in item.items():
-                if key == "name" or value is None:
-                    continue
-                if type(value) is dict:
-                    kind = kind or key
-                else:  # `hostPath: /dev/nvidia0`: the API server rejects it, and it would hide the path
-                    problems.expect(value, dict, path + (key,), f"volumes[{i}].{key}")
-            source = item.get(kind) or {}
-            if kind == "hostPath" and source.get("path") is not None and type(source["path"]) is not str:
-                problems.expect(source["path"], str, path + (kind, "path"), f"volumes[{i}].hostPath.path")
-            volumes.append(Volume(str(item.get("name", "")), kind, source, path))
+    volumes: list[Volume] = []
+    raw_volumes = spec.get("volumes")
+    if raw_volumes is not None:
+        _volumes(raw_volumes, base + ("volumes",), problems, volumes)
+    fallback_path = obj.base + fallback_rel if fallback is not None and fallback_rel is not None else None
+    if fallback_path is not None:
+        raw_volumes = fallback.get("volumes")   # type: ignore[union-attr]
+        if raw_volumes is not None:
+            _volumes(raw_volumes, fallback_path + ("volumes",), problems, volumes)
 
-    meta_rel = rel[:-1] + ("metadata",) if rel and rel[-1] == "spec" else None
-    if meta_rel is None and isinstance(spec.get("metadata"), dict):
-        meta_rel = rel + ("metadata",)  # Argo templates keep the pod's metadata beside its containers
-    meta = _at(obj.data, meta_rel) if meta_rel is not None else None
-    meta = meta if isinstance(meta, dict) else None
-    annotations = meta.get("annotations") if meta else None
-    labels = meta.get("labels") if meta else None
+    # A pod template's metadata sits beside its `spec`; Argo templates keep the pod's beside its containers.
+    if rel and rel[-1] == "spec":
+        meta = holder.get("metadata")   # (the walk to `spec` went through this mapping)
+        meta_path = base[:-1] + ("metadata",)
+    else:
+        meta = spec.get("metadata")
+        meta_path = base + ("metadata",)
+    if isinstance(meta, dict):
+        annotations = meta.get("annotations")
+        labels = meta.get("labels")
+    else:
+        meta = annotations = labels = meta_path = None
 
-    fields = _pod_fields(spec, base, problems, fallback, obj.path(*fallback_rel) if fallback_rel is not None else None)
+    annotations = annotations if isinstance(annotations, dict) else {}
+    labels = labels if isinstance(labels, dict) else {}
+    fields = _pod_fields(spec, base, problems, fallback, fallback_path)
+    if not fields:
+        # (Most pod specs set none of the fields _pod_fields reads: their defaults, without a lookup each.)
+        return PodSpec(base, label, False, False, False, None, {}, {}, [], volumes, annotations, labels, meta_path,
+                       [], containers, spec)
     get = fields.get
-
     # (Positional, in field order: see build_container.)
     return PodSpec(
         base, label,
@@ -494,13 +488,35 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
         get("affinity") or {},
         get("tolerations") or [],
         volumes,
-        annotations if isinstance(annotations, dict) else {},
-        labels if isinstance(labels, dict) else {},
-        obj.path(*meta_rel) if meta is not None and meta_rel is not None else None,
+        annotations,
+        labels,
+        meta_path,
         get("resourceClaims") or [],
         containers,
         spec,
     )
+
+
+def _volumes(raw_volumes: Any, vpath: tuple, problems: Problems, volumes: list[Volume]) -> None:
+    """Add the entries of a pod spec's `volumes` list (at `vpath`) to `volumes`."""
+    if type(raw_volumes) is not list:
+        raw_volumes = problems.expect(raw_volumes, list, vpath, "volumes") or ()
+    for i, item in enumerate(raw_volumes):
+        path = vpath + (i,)
+        if type(item) is not dict and problems.expect(item, dict, path, f"volumes[{i}]") is None:
+            continue
+        kind = ""
+        for key, value in item.items():
+            if key == "name" or value is None:
+                continue
+            if type(value) is dict:
+                kind = kind or key
+            else:  # `hostPath: /dev/nvidia0`: the API server rejects it, and it would hide the path
+                problems.expect(value, dict, path + (key,), f"volumes[{i}].{key}")
+        source = item.get(kind) or {}
+        if kind == "hostPath" and source.get("path") is not None and type(source["path"]) is not str:
+            problems.expect(source["path"], str, path + (kind, "path"), f"volumes[{i}].hostPath.path")
+        volumes.append(Volume(str(item.get("name", "")), kind, source, path))
 
 
 # The pod-level fields a PodSpec reads, with their type, in the order their problems are listed.
@@ -615,8 +631,24 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
     # (An absent mapping or list is no problem: taken as empty without asking `problems`.)
     if type(raw) is not dict:
         raw = {} if raw is None else problems.expect(raw, dict, path, "resources") or {}
-    limits, null_limits = _quantities(raw.get("limits"), path, "limits", problems)
-    requests, null_requests = _quantities(raw.get("requests"), path, "requests", problems)
+    # (The usual sections, absent or holding only quantities, without calling _quantities:
+    # `issuperset(map(type, ...))` is its loop in C.)
+    limits = raw.get("limits")
+    null_limits: tuple = ()
+    if limits is None:
+        limits = {}
+    elif type(limits) is dict and _QUANTITY_TYPES.issuperset(map(type, limits.values())):
+        limits = dict(limits)
+    else:
+        limits, null_limits = _quantities(limits, path, "limits", problems)
+    requests = raw.get("requests")
+    null_requests: tuple = ()
+    if requests is None:
+        requests = {}
+    elif type(requests) is dict and _QUANTITY_TYPES.issuperset(map(type, requests.values())):
+        requests = dict(requests)
+    else:
+        requests, null_requests = _quantities(requests, path, "requests", problems)
     claims = raw.get("claims")
     if type(claims) is not list:
         claims = [] if claims is None else problems.expect(claims, list, path + ("claims",), "resources.claims") or []
@@ -624,17 +656,12 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
 
 
 _QUANTITY_TYPES = frozenset({str, int, float})   # (not bool: `true` is no quantity)
-_STR_TYPE = frozenset({str})
 
 
 def _quantities(section: Any, path: tuple, key: str, problems: Problems) -> tuple[dict, tuple]:
     """`resources.<key>`: its quantities by name, and the names written without a value."""
-    # (The usual sections, absent or holding only quantities, first: `issuperset(map(type, ...))` is
-    # the loop below in C.)
     if section is None:
         return {}, ()
-    if type(section) is dict and _QUANTITY_TYPES.issuperset(map(type, section.values())):
-        return dict(section), ()
     if type(section) is not dict:
         problems.expect(section, dict, path + (key,), f"resources.{key}")
         return {}, ()
@@ -655,8 +682,14 @@ def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: st
     """The strings of list `parent.key` (`what` names it in problems; default `key`)."""
     if raw is None:
         return None
-    if type(raw) is list and _STR_TYPE.issuperset(map(type, raw)):
-        return list(raw)   # only strings (the loop below, in C)
+    if type(raw) is list:
+        # Only strings, the usual case. (A loop: on Python 3.11 `issuperset(map(type, raw))`
+        # builds a set, which costs more for the few words of a command.)
+        for item in raw:
+            if type(item) is not str:
+                break
+        else:
+            return raw[:]
     what = what or key
     items = raw if type(raw) is list else problems.expect(raw, list, parent + (key,), what)
     if items is None:
@@ -675,16 +708,25 @@ def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: st
     return out
 
 
+# The path suffix of each word of `command` and `args` (longer lists are rare: made one by one).
+_ARGV_AT_MAX = 32
+_COMMAND_AT = tuple(("command", i) for i in range(_ARGV_AT_MAX))
+_ARGS_AT = tuple(("args", i) for i in range(_ARGV_AT_MAX))
+
+
 def _execs(data: dict, path: tuple, command: list | None, args: list | None,
            problems: Problems, script_origin: str) -> tuple[list[Exec], list[Script]]:
     execs: list[Exec] = []
     if command or args:
-        # (Loops, not comprehensions: each comprehension is a function call in Python 3.11.)
-        main_paths = []
-        for key, words in (("command", command), ("args", args)):
-            for i in range(len(words or ())):
-                main_paths.append(path + (key, i))
-        execs.append(Exec(tuple((command or []) + (args or [])), tuple(main_paths), "command"))
+        words = len(command) if command else 0
+        more = len(args) if args else 0
+        if words <= _ARGV_AT_MAX and more <= _ARGV_AT_MAX:
+            # (Each word's path made in C: `map` over suffixes made once, no loop of bytecodes.)
+            main_paths = tuple(map(path.__add__, _COMMAND_AT[:words] + _ARGS_AT[:more]))
+        else:
+            main_paths = tuple([path + ("command", i) for i in range(words)]
+                               + [path + ("args", i) for i in range(more)])
+        execs.append(Exec(tuple((command or []) + (args or [])), main_paths, "command"))
 
     lifecycle = data.get("lifecycle")
     if lifecycle is not None:
@@ -772,6 +814,20 @@ def shell_script(item: Exec) -> Script | None:
 def at_path(data: Any, rel: tuple | None) -> Any:
     """The node at `rel` inside `data` (None when the path does not exist)."""
     return _at(data, rel)
+
+
+def _at_with_parent(data: Any, rel: tuple) -> tuple[Any, Any]:
+    """(the node holding the last step of `rel`, the node at `rel`) inside `data`, as `_at` walks."""
+    parent = None
+    for item in rel:
+        parent = data
+        if isinstance(data, dict) and isinstance(item, str):
+            data = data.get(item)
+        elif isinstance(data, list) and isinstance(item, int) and 0 <= item < len(data):
+            data = data[item]
+        else:
+            return parent, None
+    return parent, data
 
 
 def _at(data: Any, rel: tuple | None) -> Any:
