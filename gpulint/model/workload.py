@@ -411,6 +411,12 @@ class Workload:
 # --- building views ---------------------------------------------------------
 
 
+_CONTAINER_LISTS = (("initContainers", ROLE_INIT), ("containers", ROLE_CONTAINER),
+                    ("ephemeralContainers", ROLE_EPHEMERAL), ("sidecars", ROLE_CONTAINER))
+_CONTAINERS_ONLY = (("containers", ROLE_CONTAINER),)
+_OTHER_CONTAINER_LISTS = frozenset(key for key, _role in _CONTAINER_LISTS) - {"containers"}
+
+
 def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
                    extra_containers: list[tuple[tuple, dict, str, str]] | None = None,
                    fallback: dict | None = None, fallback_rel: tuple | None = None) -> PodSpec | None:
@@ -430,8 +436,8 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
     # (`type(x) is T or problems.expect(...)`: the usual well-typed value skips
     # building the path and message a problem would need.)
     containers: list[Container] = []
-    for key, role in (("initContainers", ROLE_INIT), ("containers", ROLE_CONTAINER),
-                      ("ephemeralContainers", ROLE_EPHEMERAL), ("sidecars", ROLE_CONTAINER)):
+    # (Most pod specs have `containers` alone: the other lists are looked up only when there.)
+    for key, role in _CONTAINER_LISTS if not _OTHER_CONTAINER_LISTS.isdisjoint(spec) else _CONTAINERS_ONLY:
         items = spec.get(key)
         if items is None:
             continue
@@ -631,24 +637,30 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
     # (An absent mapping or list is no problem: taken as empty without asking `problems`.)
     if type(raw) is not dict:
         raw = {} if raw is None else problems.expect(raw, dict, path, "resources") or {}
-    # (The usual sections, absent or holding only quantities, without calling _quantities:
-    # `issuperset(map(type, ...))` is its loop in C.)
+    # (The usual sections, absent or holding only quantities, without calling _quantities; the
+    # values checked by a loop: on Python 3.11 `issuperset(map(type, ...))` builds a set.)
     limits = raw.get("limits")
     null_limits: tuple = ()
-    if limits is None:
-        limits = {}
-    elif type(limits) is dict and _QUANTITY_TYPES.issuperset(map(type, limits.values())):
-        limits = dict(limits)
+    if type(limits) is dict:
+        for quantity in limits.values():
+            if type(quantity) not in _QUANTITY_TYPES:
+                limits, null_limits = _quantities(limits, path, "limits", problems)
+                break
+        else:
+            limits = dict(limits)
     else:
-        limits, null_limits = _quantities(limits, path, "limits", problems)
+        limits, null_limits = ({}, ()) if limits is None else _quantities(limits, path, "limits", problems)
     requests = raw.get("requests")
     null_requests: tuple = ()
-    if requests is None:
-        requests = {}
-    elif type(requests) is dict and _QUANTITY_TYPES.issuperset(map(type, requests.values())):
-        requests = dict(requests)
+    if type(requests) is dict:
+        for quantity in requests.values():
+            if type(quantity) not in _QUANTITY_TYPES:
+                requests, null_requests = _quantities(requests, path, "requests", problems)
+                break
+        else:
+            requests = dict(requests)
     else:
-        requests, null_requests = _quantities(requests, path, "requests", problems)
+        requests, null_requests = ({}, ()) if requests is None else _quantities(requests, path, "requests", problems)
     claims = raw.get("claims")
     if type(claims) is not list:
         claims = [] if claims is None else problems.expect(claims, list, path + ("claims",), "resources.claims") or []
@@ -721,12 +733,15 @@ def _execs(data: dict, path: tuple, command: list | None, args: list | None,
         words = len(command) if command else 0
         more = len(args) if args else 0
         if words <= _ARGV_AT_MAX and more <= _ARGV_AT_MAX:
-            # (Each word's path made in C: `map` over suffixes made once, no loop of bytecodes.)
-            main_paths = tuple(map(path.__add__, _COMMAND_AT[:words] + _ARGS_AT[:more]))
+            ats = _COMMAND_AT[:words] + _ARGS_AT[:more]
         else:
-            main_paths = tuple([path + ("command", i) for i in range(words)]
-                               + [path + ("args", i) for i in range(more)])
-        execs.append(Exec(tuple((command or []) + (args or [])), main_paths, "command"))
+            ats = tuple([("command", i) for i in range(words)] + [("args", i) for i in range(more)])
+        # (One concatenation per word, its suffix made once: a loop over `range` with a tuple made
+        # per word, or `map(path.__add__, ...)`, costs more for the few words of a command.)
+        main_paths = []
+        for at in ats:
+            main_paths.append(path + at)
+        execs.append(Exec(tuple((command or []) + (args or [])), tuple(main_paths), "command"))
 
     lifecycle = data.get("lifecycle")
     if lifecycle is not None:
@@ -754,11 +769,10 @@ def _execs(data: dict, path: tuple, command: list | None, args: list | None,
         scripts.append(Script(script, path + ("script",), "container script", _shebang(script) or "sh"))
     elif script is not None:
         problems.expect(script, str, path + ("script",), "script")
-    source = data.get("source")
-    if script_origin and isinstance(source, str):
+    if script_origin and isinstance(data.get("source"), str):
         # Argo `script`: `source` is written to a file and run by `command`.
         interpreter = basename(command[0]) if command else ""
-        scripts.append(Script(source, path + ("source",), script_origin, interpreter))
+        scripts.append(Script(data["source"], path + ("source",), script_origin, interpreter))
     return execs, scripts
 
 
@@ -789,17 +803,20 @@ def shell_script(item: Exec) -> Script | None:
     """The script of `sh -c SCRIPT` (also `/bin/bash -ec`, `env bash -c`, `busybox sh -c`)."""
     argv = item.argv
     n = len(argv)
-    start = 0  # the shell, after the wrappers
-    while start < n and basename(argv[start]) in _SCRIPT_WRAPPERS:
-        start += 1
-    if start == n:
+    if not n:
         return None
-    shell = basename(argv[start])
+    start = 0  # the shell, after the wrappers
+    shell = argv[0].rpartition("/")[2]   # (basename, inline: called for every shell command)
+    while shell in _SCRIPT_WRAPPERS:
+        start += 1
+        if start == n:
+            return None
+        shell = argv[start].rpartition("/")[2]
     if shell not in SHELLS:
         return None
     for i in range(start + 1, n):
         arg = argv[i]
-        if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
+        if arg[:1] == "-" and arg[1:2] != "-" and "c" in arg:
             script_at = i + 1
             if script_at < n and argv[script_at] == "--":  # `bash -lc -- SCRIPT` (KubeRay)
                 script_at += 1
