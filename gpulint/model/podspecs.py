@@ -76,6 +76,8 @@ _SKIP_KEYS = frozenset({"metadata", "status", "apiVersion", "kind"})
 CONTAINER_KEYS = frozenset({"command", "args", "env", "envFrom", "resources", "securityContext",
                             "volumeMounts", "ports", "script", "workingDir", "lifecycle", "livenessProbe",
                             "readinessProbe", "imagePullPolicy"})
+# Keys of a pod spec's container lists (a mapping without either is looked into without two lookups).
+_POD_SPEC_KEYS = frozenset({"containers", "initContainers"})
 # Pod-level keys: the nearest enclosing mapping with one of them is a loose container's pod.
 POD_KEYS = frozenset({"volumes", "hostPID", "hostNetwork", "hostIPC", "nodeSelector", "affinity",
                       "tolerations", "runtimeClassName", "resourceClaims", "serviceAccountName"})
@@ -255,7 +257,8 @@ def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder
     if found is None:
         found = []
     if isinstance(data, dict):
-        if isinstance(data.get("containers"), list) or isinstance(data.get("initContainers"), list):
+        if not _POD_SPEC_KEYS.isdisjoint(data) and (isinstance(data.get("containers"), list)
+                                                    or isinstance(data.get("initContainers"), list)):
             found.append(rel)
             return found
         if loose is not None and rel:
@@ -271,9 +274,7 @@ def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder
         if rel and not POD_KEYS.isdisjoint(data):
             pod_rel = rel
         for key, value in data.items():
-            if key in _SKIP_KEYS and not rel:
-                continue
-            if isinstance(value, (dict, list)):
+            if isinstance(value, (dict, list)) and (rel or key not in _SKIP_KEYS):
                 _find_container_holders(value, rel + (key,), pod_rel, rel, loose, inherit, found)
     elif isinstance(data, list):
         for i, value in enumerate(data):

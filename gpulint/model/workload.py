@@ -637,7 +637,8 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
     # (An absent mapping or list is no problem: taken as empty without asking `problems`.)
     if type(raw) is not dict:
         raw = {} if raw is None else problems.expect(raw, dict, path, "resources") or {}
-    # (The usual sections, absent or holding only quantities, without calling _quantities; the
+    # The usual sections, absent or holding only quantities, without calling _quantities: a
+    # section of quantities is the mapping as written, as other views hold their mappings. (The
     # values checked by a loop: on Python 3.11 `issuperset(map(type, ...))` builds a set.)
     limits = raw.get("limits")
     null_limits: tuple = ()
@@ -646,8 +647,6 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
             if type(quantity) not in _QUANTITY_TYPES:
                 limits, null_limits = _quantities(limits, path, "limits", problems)
                 break
-        else:
-            limits = dict(limits)
     else:
         limits, null_limits = ({}, ()) if limits is None else _quantities(limits, path, "limits", problems)
     requests = raw.get("requests")
@@ -657,8 +656,6 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
             if type(quantity) not in _QUANTITY_TYPES:
                 requests, null_requests = _quantities(requests, path, "requests", problems)
                 break
-        else:
-            requests = dict(requests)
     else:
         requests, null_requests = ({}, ()) if requests is None else _quantities(requests, path, "requests", problems)
     claims = raw.get("claims")
@@ -695,13 +692,14 @@ def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: st
     if raw is None:
         return None
     if type(raw) is list:
-        # Only strings, the usual case. (A loop: on Python 3.11 `issuperset(map(type, raw))`
-        # builds a set, which costs more for the few words of a command.)
+        # Only strings, the usual case: the list as written, as other views hold their mappings.
+        # (A loop: on Python 3.11 `issuperset(map(type, raw))` builds a set, which costs more for
+        # the few words of a command.)
         for item in raw:
             if type(item) is not str:
                 break
         else:
-            return raw[:]
+            return raw
     what = what or key
     items = raw if type(raw) is list else problems.expect(raw, list, parent + (key,), what)
     if items is None:
@@ -797,6 +795,7 @@ def _exec_handler(handler: dict, path: tuple, origin: str, execs: list[Exec], pr
 
 _SCRIPT_WRAPPERS = frozenset({"env", "busybox", "exec", "nice", "tini", "dumb-init", "--"})
 _SHELLS_AND_WRAPPERS = SHELLS | _SCRIPT_WRAPPERS   # what an argv `shell_script` reads starts with
+_PLAIN_SHELLS = SHELLS - _SCRIPT_WRAPPERS            # (busybox is read as a wrapper first)
 
 
 def shell_script(item: Exec) -> Script | None:
@@ -807,6 +806,8 @@ def shell_script(item: Exec) -> Script | None:
         return None
     start = 0  # the shell, after the wrappers
     shell = argv[0].rpartition("/")[2]   # (basename, inline: called for every shell command)
+    if n > 2 and argv[1] == "-c" and argv[2] != "--" and shell in _PLAIN_SHELLS:
+        return Script(argv[2], item.paths[2], item.origin, shell)   # `sh -c SCRIPT`, the usual form
     while shell in _SCRIPT_WRAPPERS:
         start += 1
         if start == n:
