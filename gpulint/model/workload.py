@@ -582,10 +582,10 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
         env.append(EnvVar(var_name or "", value, value_from, entry))
 
     env_from: list[EnvFrom] = []
-    items = data.get("envFrom")
+    items = data.get("envFrom")   # (most containers have none)
     if items is not None and type(items) is not list:
         items = problems.expect(items, list, path + ("envFrom",), "envFrom")
-    for i, item in enumerate(items or ()):
+    for i, item in enumerate(items) if items else ():
         entry = path + ("envFrom", i)
         if type(item) is not dict and problems.expect(item, dict, entry, f"envFrom[{i}]") is None:
             continue
