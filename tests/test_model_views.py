@@ -102,3 +102,72 @@ def test_pod_level_fields(spec: dict, fallback: dict | None, fields: tuple, prob
     got_fields, got_problems = _pod(spec, fallback)
     assert got_fields == fields
     assert got_problems == problems
+
+
+@pytest.mark.parametrize("argv, script", [
+    (["sh", "-c", "echo a"], ("echo a", 2, "sh")),
+    (["/bin/bash", "-c", "echo a", "x"], ("echo a", 2, "bash")),
+    (["sh", "-c", "--", "echo a"], ("echo a", 3, "sh")),
+    (["sh", "-ec", "echo a"], ("echo a", 2, "sh")),
+    (["busybox", "sh", "-c", "echo a"], ("echo a", 3, "sh")),
+    (["env", "bash", "-c", "echo a"], ("echo a", 3, "bash")),
+    (["busybox", "-c", "echo a"], None),   # busybox is a wrapper: `-c` is no shell
+    (["python", "-c", "print(1)"], None),
+    (["sh", "-c"], None),
+    (["sh", "run.sh", "-c", "x"], None),
+])
+def test_shell_scripts(argv: list, script: tuple | None) -> None:
+    """The script of `sh -c SCRIPT` and its spellings, at its own argv word."""
+    container = build_container({"name": "c", "image": "x", "command": argv}, PATH, "container", Problems())
+    found = [(s.text, s.path, s.interpreter) for s in container.scripts]
+    assert found == ([] if script is None else [(script[0], PATH + ("command", script[1]), script[2])])
+
+
+def test_argv_paths() -> None:
+    """Each word of command and args has its own path, however many words there are."""
+    words = [f"w{i}" for i in range(40)]
+    container = build_container({"name": "c", "image": "x", "command": ["run", "a"], "args": words}, PATH,
+                                "container", Problems())
+    (main,) = container.execs
+    assert main.argv == ("run", "a", *words)
+    assert main.paths == (PATH + ("command", 0), PATH + ("command", 1), *(PATH + ("args", i) for i in range(40)))
+
+
+def _built_pod(data: dict, rel: tuple) -> object:
+    from gpulint.model.objects import KubeObject, ObjectRef
+    from gpulint.model.workload import build_pod_spec
+
+    obj = KubeObject("f.yaml", None, ("items", 0), data, ObjectRef("v1", "X", "x", None),  # type: ignore[arg-type]
+                     None, None)
+    return build_pod_spec(obj, rel, "label", Problems())
+
+
+@pytest.mark.parametrize("data, rel, meta_path, annotations", [
+    ({"spec": {"template": {"metadata": {"annotations": {"a": "b"}}, "spec": {"containers": []}}}},
+     ("spec", "template", "spec"), ("items", 0, "spec", "template", "metadata"), {"a": "b"}),
+    ({"spec": {"template": {"spec": {"containers": []}}}}, ("spec", "template", "spec"), None, {}),
+    ({"spec": {"template": {"metadata": "x", "spec": {"containers": []}}}}, ("spec", "template", "spec"), None, {}),
+    ({"spec": {"template": {"metadata": {}, "spec": {"containers": []}}}},
+     ("spec", "template", "spec"), ("items", 0, "spec", "template", "metadata"), {}),
+    ({"t": [{"metadata": {"annotations": {"a": 1}}, "containers": []}]}, ("t", 0), ("items", 0, "t", 0, "metadata"),
+     {"a": 1}),
+    ({"t": [{"containers": []}]}, ("t", 0), None, {}),
+    ({"spec": {"containers": [], "metadata": {"annotations": {"a": "b"}}}}, ("spec",), None, {}),
+])
+def test_pod_metadata(data: dict, rel: tuple, meta_path: tuple | None, annotations: dict) -> None:
+    """A pod template's metadata sits beside its `spec`; a template without a `spec` key keeps it inside."""
+    pod = _built_pod(data, rel)
+    assert (pod.metadata_path, pod.annotations) == (meta_path, annotations)  # type: ignore[attr-defined]
+
+
+def test_container_lists_in_order() -> None:
+    spec = {"sidecars": [{"name": "s"}], "containers": [{"name": "c"}], "ephemeralContainers": [{"name": "e"}],
+            "initContainers": [{"name": "i"}]}
+    pod = _built_pod({"spec": spec}, ("spec",))
+    assert [(c.name, c.role, c.path) for c in pod.containers] == [  # type: ignore[attr-defined]
+        ("i", "init", ("items", 0, "spec", "initContainers", 0)), ("c", "container", ("items", 0, "spec", "containers", 0)),
+        ("e", "ephemeral", ("items", 0, "spec", "ephemeralContainers", 0)),
+        ("s", "container", ("items", 0, "spec", "sidecars", 0))]
+    only = _built_pod({"spec": {"containers": [{"name": "c"}]}}, ("spec",))
+    assert [c.name for c in only.containers] == ["c"]  # type: ignore[attr-defined]
+    assert _built_pod({"spec": {"template": ["x"]}}, ("spec", "template", "spec")) is None

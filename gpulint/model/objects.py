@@ -91,11 +91,10 @@ def is_kubernetes(data: Any) -> bool:
 
 def helm_source(doc: Document) -> str | None:
     """The `# Source:` comment Helm writes before each rendered document."""
-    header = doc.text[: doc.content_start]
-    if "# Source:" not in header:  # the usual case, without a regex scan
+    if doc.text.find("# Source:", 0, doc.content_start) < 0:  # the usual case: no copy, no regex scan
         return None
     match = None
-    for match in _SOURCE_RE.finditer(header):
+    for match in _SOURCE_RE.finditer(doc.text[: doc.content_start]):
         pass
     return match.group(1).rstrip() if match else None
 
@@ -103,11 +102,16 @@ def helm_source(doc: Document) -> str | None:
 def objects_in(file: str, doc: Document) -> Iterator[KubeObject]:
     """Kubernetes objects of a document: itself, or the items of a List."""
     data = doc.data
-    if not is_kubernetes(data):
+    # (is_kubernetes, without a call: most documents are one object)
+    if not isinstance(data, dict):
+        return
+    kind = data.get("kind")
+    api_version = data.get("apiVersion")
+    if not (isinstance(api_version, str) and isinstance(kind, str) and api_version and kind):
         return
     template = helm_source(doc)
     items = data.get("items")
-    if data["kind"].endswith("List") and isinstance(items, list):
+    if kind.endswith("List") and isinstance(items, list):
         for i, item in enumerate(items):
             if is_kubernetes(item):
                 yield _make(file, doc, ("items", i), item, template)

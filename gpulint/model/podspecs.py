@@ -46,6 +46,7 @@ KNOWN_KINDS: dict[str, tuple[str, ...]] = {
     "ReplicationController": ("spec", "template", "spec"),
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
 }
+_KNOWN_LABELS = {kind: ".".join(rel) for kind, rel in KNOWN_KINDS.items()}
 # Core API groups whose kinds above are really the built-ins (a CRD may reuse a name).
 _CORE_GROUPS = {"v1", "apps/v1", "apps/v1beta1", "apps/v1beta2", "batch/v1", "batch/v1beta1",
                 "extensions/v1beta1", "batch/v2alpha1"}
@@ -75,6 +76,8 @@ _SKIP_KEYS = frozenset({"metadata", "status", "apiVersion", "kind"})
 CONTAINER_KEYS = frozenset({"command", "args", "env", "envFrom", "resources", "securityContext",
                             "volumeMounts", "ports", "script", "workingDir", "lifecycle", "livenessProbe",
                             "readinessProbe", "imagePullPolicy"})
+# Keys of a pod spec's container lists (a mapping without either is looked into without two lookups).
+_POD_SPEC_KEYS = frozenset({"containers", "initContainers"})
 # Pod-level keys: the nearest enclosing mapping with one of them is a loose container's pod.
 POD_KEYS = frozenset({"volumes", "hostPID", "hostNetwork", "hostIPC", "nodeSelector", "affinity",
                       "tolerations", "runtimeClassName", "resourceClaims", "serviceAccountName"})
@@ -85,6 +88,14 @@ _POD_LISTS = ("initContainers", "containers", "ephemeralContainers", "sidecars")
 def workload_of(obj: KubeObject) -> Workload | None:
     """The workload view of an object, or None when it holds no pod spec."""
     kind = obj.ref.kind
+    known = KNOWN_KINDS.get(kind)
+    if known is not None and obj.ref.api_version in _CORE_GROUPS:
+        # A built-in workload (most of them): its pod template at a fixed path, nothing found by shape.
+        problems = Problems()
+        pod = build_pod_spec(obj, known, _KNOWN_LABELS[kind], problems)
+        if pod is None:
+            return Workload(obj, [], list(problems)) if problems else None
+        return Workload(obj, [pod], list(problems))
     if kind in _NO_PODS and _is_builtin_group(obj.ref.api_version):
         return None
     if kind == HELM_VALUES_KIND and not obj.ref.api_version:
@@ -103,7 +114,7 @@ def workload_of(obj: KubeObject) -> Workload | None:
         node = node_view(obj, problems)
         return Workload(obj, [], list(problems), node=node)
     pods = list(_pod_specs(obj, problems))
-    if pods and not (kind in KNOWN_KINDS and obj.ref.api_version in _CORE_GROUPS) and _may_patch(obj):
+    if pods and _may_patch(obj):
         pods += _patched_pods(obj, pods)
     if not pods and not problems:
         return None
@@ -133,13 +144,8 @@ def _is_builtin_group(api_version: str) -> bool:
 
 
 def _pod_specs(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
+    """Pod specs of an object that is no built-in workload (workload_of reads those)."""
     kind = obj.ref.kind
-    known = KNOWN_KINDS.get(kind)
-    if known is not None and obj.ref.api_version in _CORE_GROUPS:
-        pod = build_pod_spec(obj, known, ".".join(known), problems)
-        if pod is not None:
-            yield pod
-        return
     if kind in _ARGO_KINDS:
         yield from _argo(obj, problems)
         return
@@ -180,22 +186,21 @@ def _with_operator_resources(obj: KubeObject, rel: tuple, pod: PodSpec) -> PodSp
     """Note on `pod` the resources the nearest component of the custom resource declares
     for the pod spec or container at `rel`: a `resources` mapping with limits or requests
     in an enclosing mapping, or `resourcesPerNode` there or in the mapping at `rel`."""
-    chain: list[tuple[tuple, dict]] = []
+    chain: list[tuple[int, dict]] = []   # (depth, mapping) of the mappings on the way, the root's not
     data: Any = obj.data
-    for i in range(len(rel) + 1):
-        if isinstance(data, dict) and i:   # the object's root is no component
-            chain.append((rel[:i], data))
-        if i < len(rel):
-            try:
-                data = data[rel[i]]
-            except (KeyError, IndexError, TypeError):
-                return pod
-    for where, holder in reversed(chain):
+    for depth, item in enumerate(rel, 1):
+        try:
+            data = data[item]
+        except (KeyError, IndexError, TypeError):
+            return pod
+        if isinstance(data, dict):
+            chain.append((depth, data))
+    for depth, holder in reversed(chain):
         for key in _OPERATOR_RESOURCE_KEYS:
             value = holder.get(key)   # (first: most components have neither key)
             if not isinstance(value, dict):
                 continue
-            if key == "resources" and (where == rel or rel[:len(where) + 1] == where + (key,)):
+            if key == "resources" and (depth == len(rel) or rel[depth] == key):
                 continue   # the container's own resources, or the pod spec sits under it
             if any(isinstance(value.get(s), dict) for s in ("limits", "requests")):
                 merged: dict = {}
@@ -203,14 +208,14 @@ def _with_operator_resources(obj: KubeObject, rel: tuple, pod: PodSpec) -> PodSp
                     if isinstance(value.get(section), dict):
                         merged.update({str(k): v for k, v in value[section].items()})
                 pod.operator_resources = merged
-                pod.operator_resources_path = where + (key,)
+                pod.operator_resources_path = rel[:depth] + (key,)
                 return pod
         # The Spark operator's spelling: `gpu: {name: nvidia.com/gpu, quantity: 1}` on the driver
         # or executor it builds a pod for.
         gpu = holder.get("gpu")
         if isinstance(gpu, dict) and isinstance(gpu.get("name"), str) and "quantity" in gpu:
             pod.operator_resources = {gpu["name"]: gpu["quantity"]}
-            pod.operator_resources_path = where + ("gpu",)
+            pod.operator_resources_path = rel[:depth] + ("gpu",)
             return pod
     return pod
 
@@ -252,19 +257,24 @@ def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder
     if found is None:
         found = []
     if isinstance(data, dict):
-        if isinstance(data.get("containers"), list) or isinstance(data.get("initContainers"), list):
+        if not _POD_SPEC_KEYS.isdisjoint(data) and (isinstance(data.get("containers"), list)
+                                                    or isinstance(data.get("initContainers"), list)):
             found.append(rel)
             return found
-        if loose is not None and rel and (is_container_shaped(data) or _named_container(rel[-1], data)
-                                          or inherit and _runs_top_image(data)):
-            loose.append((rel, pod_rel if pod_rel is not None else holder))
-            return found
+        if loose is not None and rel:
+            # (is_container_shaped or _named_container, or _runs_top_image, without a call per mapping:
+            # the first two need an `image` string, the last no `image` key)
+            if isinstance(data.get("image"), str):
+                shaped = not CONTAINER_KEYS.isdisjoint(data) or _named_container(rel[-1], data)
+            else:
+                shaped = inherit and _runs_top_image(data)
+            if shaped:
+                loose.append((rel, pod_rel if pod_rel is not None else holder))
+                return found
         if rel and not POD_KEYS.isdisjoint(data):
             pod_rel = rel
         for key, value in data.items():
-            if key in _SKIP_KEYS and not rel:
-                continue
-            if isinstance(value, (dict, list)):
+            if isinstance(value, (dict, list)) and (rel or key not in _SKIP_KEYS):
                 _find_container_holders(value, rel + (key,), pod_rel, rel, loose, inherit, found)
     elif isinstance(data, list):
         for i, value in enumerate(data):
@@ -309,7 +319,9 @@ def _top_image(obj: KubeObject) -> tuple[str, tuple] | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def _label(rel: tuple) -> str:
+    """`spec.workers[0].template.spec`. (Cached: objects of one kind repeat the same paths.)"""
     out = ""
     for item in rel:
         out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
@@ -382,14 +394,19 @@ def _kserve_shorthand(obj: KubeObject, problems: Problems) -> Iterator[PodSpec]:
 
 
 def _may_patch(obj: KubeObject) -> bool:
-    return _text_may_patch(obj.doc.text)
+    """Whether the object's document text spells a pod-spec patch key. Once per document text: the
+    items of a large List share one. (The last answer is kept by the text's identity, as one pair
+    that another thread sees whole: a cache by value would hash every document's whole text.)"""
+    global _last_may_patch
+    text = obj.doc.text
+    if _last_may_patch[0] is text:
+        return _last_may_patch[1]
+    answer = "odSpecPatch" in text or "od_spec_patch" in text
+    _last_may_patch = (text, answer)
+    return answer
 
 
-@functools.lru_cache(maxsize=2)
-def _text_may_patch(text: str) -> bool:
-    """Once per document text (the items of a large List share one; a string caches its hash;
-    two entries, so that no more than the documents at hand are kept)."""
-    return "odSpecPatch" in text or "od_spec_patch" in text
+_last_may_patch: tuple = (None, False)
 
 
 def _is_patch_key(key: Any) -> bool:

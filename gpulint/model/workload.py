@@ -411,6 +411,12 @@ class Workload:
 # --- building views ---------------------------------------------------------
 
 
+_CONTAINER_LISTS = (("initContainers", ROLE_INIT), ("containers", ROLE_CONTAINER),
+                    ("ephemeralContainers", ROLE_EPHEMERAL), ("sidecars", ROLE_CONTAINER))
+_CONTAINERS_ONLY = (("containers", ROLE_CONTAINER),)
+_OTHER_CONTAINER_LISTS = frozenset(key for key, _role in _CONTAINER_LISTS) - {"containers"}
+
+
 def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
                    extra_containers: list[tuple[tuple, dict, str, str]] | None = None,
                    fallback: dict | None = None, fallback_rel: tuple | None = None) -> PodSpec | None:
@@ -422,16 +428,16 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
     enclosing mapping whose pod-level fields apply when the spec lacks them
     (an Argo Workflow spec for its templates).
     """
-    spec = _at(obj.data, rel)
+    holder, spec = _at_with_parent(obj.data, rel)
     if not isinstance(spec, dict):
         return None
-    base = obj.path(*rel)
+    base = obj.base + rel
 
     # (`type(x) is T or problems.expect(...)`: the usual well-typed value skips
     # building the path and message a problem would need.)
     containers: list[Container] = []
-    for key, role in (("initContainers", ROLE_INIT), ("containers", ROLE_CONTAINER),
-                      ("ephemeralContainers", ROLE_EPHEMERAL), ("sidecars", ROLE_CONTAINER)):
+    # (Most pod specs have `containers` alone: the other lists are looked up only when there.)
+    for key, role in _CONTAINER_LISTS if not _OTHER_CONTAINER_LISTS.isdisjoint(spec) else _CONTAINERS_ONLY:
         items = spec.get(key)
         if items is None:
             continue
@@ -446,43 +452,37 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
         container.name = container.name or default_name
         containers.append(container)
 
-    volumes = []
-    volume_lists = [(spec.get("volumes"), base)]
-    if fallback is not None and fallback_rel is not None:
-        volume_lists.append((fallback.get("volumes"), obj.path(*fallback_rel)))
-    for raw_volumes, vpath in volume_lists:
-        if raw_volumes is None:
-            continue
-        vpath += ("volumes",)
-        for i, item in enumerate(raw_volumes if type(raw_volumes) is list
-                                 else problems.expect(raw_volumes, list, vpath, "volumes") or ()):
-            path = vpath + (i,)
-            if type(item) is not dict and problems.expect(item, dict, path, f"volumes[{i}]") is None:
-                continue
-            kind = ""
-            for key, value in item.items():
-                if key == "name" or value is None:
-                    continue
-                if type(value) is dict:
-                    kind = kind or key
-                else:  # `hostPath: /dev/nvidia0`: the API server rejects it, and it would hide the path
-                    problems.expect(value, dict, path + (key,), f"volumes[{i}].{key}")
-            source = item.get(kind) or {}
-            if kind == "hostPath" and source.get("path") is not None and type(source["path"]) is not str:
-                problems.expect(source["path"], str, path + (kind, "path"), f"volumes[{i}].hostPath.path")
-            volumes.append(Volume(str(item.get("name", "")), kind, source, path))
+    volumes: list[Volume] = []
+    raw_volumes = spec.get("volumes")
+    if raw_volumes is not None:
+        _volumes(raw_volumes, base + ("volumes",), problems, volumes)
+    fallback_path = obj.base + fallback_rel if fallback is not None and fallback_rel is not None else None
+    if fallback_path is not None:
+        raw_volumes = fallback.get("volumes")   # type: ignore[union-attr]
+        if raw_volumes is not None:
+            _volumes(raw_volumes, fallback_path + ("volumes",), problems, volumes)
 
-    meta_rel = rel[:-1] + ("metadata",) if rel and rel[-1] == "spec" else None
-    if meta_rel is None and isinstance(spec.get("metadata"), dict):
-        meta_rel = rel + ("metadata",)  # Argo templates keep the pod's metadata beside its containers
-    meta = _at(obj.data, meta_rel) if meta_rel is not None else None
-    meta = meta if isinstance(meta, dict) else None
-    annotations = meta.get("annotations") if meta else None
-    labels = meta.get("labels") if meta else None
+    # A pod template's metadata sits beside its `spec`; Argo templates keep the pod's beside its containers.
+    if rel and rel[-1] == "spec":
+        meta = holder.get("metadata")   # (the walk to `spec` went through this mapping)
+        meta_path = base[:-1] + ("metadata",)
+    else:
+        meta = spec.get("metadata")
+        meta_path = base + ("metadata",)
+    if isinstance(meta, dict):
+        annotations = meta.get("annotations")
+        labels = meta.get("labels")
+    else:
+        meta = annotations = labels = meta_path = None
 
-    fields = _pod_fields(spec, base, problems, fallback, obj.path(*fallback_rel) if fallback_rel is not None else None)
+    annotations = annotations if isinstance(annotations, dict) else {}
+    labels = labels if isinstance(labels, dict) else {}
+    fields = _pod_fields(spec, base, problems, fallback, fallback_path)
+    if not fields:
+        # (Most pod specs set none of the fields _pod_fields reads: their defaults, without a lookup each.)
+        return PodSpec(base, label, False, False, False, None, {}, {}, [], volumes, annotations, labels, meta_path,
+                       [], containers, spec)
     get = fields.get
-
     # (Positional, in field order: see build_container.)
     return PodSpec(
         base, label,
@@ -494,13 +494,35 @@ def build_pod_spec(obj: KubeObject, rel: tuple, label: str, problems: Problems,
         get("affinity") or {},
         get("tolerations") or [],
         volumes,
-        annotations if isinstance(annotations, dict) else {},
-        labels if isinstance(labels, dict) else {},
-        obj.path(*meta_rel) if meta is not None and meta_rel is not None else None,
+        annotations,
+        labels,
+        meta_path,
         get("resourceClaims") or [],
         containers,
         spec,
     )
+
+
+def _volumes(raw_volumes: Any, vpath: tuple, problems: Problems, volumes: list[Volume]) -> None:
+    """Add the entries of a pod spec's `volumes` list (at `vpath`) to `volumes`."""
+    if type(raw_volumes) is not list:
+        raw_volumes = problems.expect(raw_volumes, list, vpath, "volumes") or ()
+    for i, item in enumerate(raw_volumes):
+        path = vpath + (i,)
+        if type(item) is not dict and problems.expect(item, dict, path, f"volumes[{i}]") is None:
+            continue
+        kind = ""
+        for key, value in item.items():
+            if key == "name" or value is None:
+                continue
+            if type(value) is dict:
+                kind = kind or key
+            else:  # `hostPath: /dev/nvidia0`: the API server rejects it, and it would hide the path
+                problems.expect(value, dict, path + (key,), f"volumes[{i}].{key}")
+        source = item.get(kind) or {}
+        if kind == "hostPath" and source.get("path") is not None and type(source["path"]) is not str:
+            problems.expect(source["path"], str, path + (kind, "path"), f"volumes[{i}].hostPath.path")
+        volumes.append(Volume(str(item.get("name", "")), kind, source, path))
 
 
 # The pod-level fields a PodSpec reads, with their type, in the order their problems are listed.
@@ -560,10 +582,10 @@ def build_container(data: dict, path: tuple, role: str, problems: Problems,
         env.append(EnvVar(var_name or "", value, value_from, entry))
 
     env_from: list[EnvFrom] = []
-    items = data.get("envFrom")
+    items = data.get("envFrom")   # (most containers have none)
     if items is not None and type(items) is not list:
         items = problems.expect(items, list, path + ("envFrom",), "envFrom")
-    for i, item in enumerate(items or ()):
+    for i, item in enumerate(items) if items else ():
         entry = path + ("envFrom", i)
         if type(item) is not dict and problems.expect(item, dict, entry, f"envFrom[{i}]") is None:
             continue
@@ -615,8 +637,27 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
     # (An absent mapping or list is no problem: taken as empty without asking `problems`.)
     if type(raw) is not dict:
         raw = {} if raw is None else problems.expect(raw, dict, path, "resources") or {}
-    limits, null_limits = _quantities(raw.get("limits"), path, "limits", problems)
-    requests, null_requests = _quantities(raw.get("requests"), path, "requests", problems)
+    # The usual sections, absent or holding only quantities, without calling _quantities: a
+    # section of quantities is the mapping as written, as other views hold their mappings. (The
+    # values checked by a loop: on Python 3.11 `issuperset(map(type, ...))` builds a set.)
+    limits = raw.get("limits")
+    null_limits: tuple = ()
+    if type(limits) is dict:
+        for quantity in limits.values():
+            if type(quantity) not in _QUANTITY_TYPES:
+                limits, null_limits = _quantities(limits, path, "limits", problems)
+                break
+    else:
+        limits, null_limits = ({}, ()) if limits is None else _quantities(limits, path, "limits", problems)
+    requests = raw.get("requests")
+    null_requests: tuple = ()
+    if type(requests) is dict:
+        for quantity in requests.values():
+            if type(quantity) not in _QUANTITY_TYPES:
+                requests, null_requests = _quantities(requests, path, "requests", problems)
+                break
+    else:
+        requests, null_requests = ({}, ()) if requests is None else _quantities(requests, path, "requests", problems)
     claims = raw.get("claims")
     if type(claims) is not list:
         claims = [] if claims is None else problems.expect(claims, list, path + ("claims",), "resources.claims") or []
@@ -624,17 +665,12 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
 
 
 _QUANTITY_TYPES = frozenset({str, int, float})   # (not bool: `true` is no quantity)
-_STR_TYPE = frozenset({str})
 
 
 def _quantities(section: Any, path: tuple, key: str, problems: Problems) -> tuple[dict, tuple]:
     """`resources.<key>`: its quantities by name, and the names written without a value."""
-    # (The usual sections, absent or holding only quantities, first: `issuperset(map(type, ...))` is
-    # the loop below in C.)
     if section is None:
         return {}, ()
-    if type(section) is dict and _QUANTITY_TYPES.issuperset(map(type, section.values())):
-        return dict(section), ()
     if type(section) is not dict:
         problems.expect(section, dict, path + (key,), f"resources.{key}")
         return {}, ()
@@ -655,8 +691,15 @@ def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: st
     """The strings of list `parent.key` (`what` names it in problems; default `key`)."""
     if raw is None:
         return None
-    if type(raw) is list and _STR_TYPE.issuperset(map(type, raw)):
-        return list(raw)   # only strings (the loop below, in C)
+    if type(raw) is list:
+        # Only strings, the usual case: the list as written, as other views hold their mappings.
+        # (A loop: on Python 3.11 `issuperset(map(type, raw))` builds a set, which costs more for
+        # the few words of a command.)
+        for item in raw:
+            if type(item) is not str:
+                break
+        else:
+            return raw
     what = what or key
     items = raw if type(raw) is list else problems.expect(raw, list, parent + (key,), what)
     if items is None:
@@ -675,15 +718,27 @@ def _string_list(raw: Any, parent: tuple, key: str, problems: Problems, what: st
     return out
 
 
+# The path suffix of each word of `command` and `args` (longer lists are rare: made one by one).
+_ARGV_AT_MAX = 32
+_COMMAND_AT = tuple(("command", i) for i in range(_ARGV_AT_MAX))
+_ARGS_AT = tuple(("args", i) for i in range(_ARGV_AT_MAX))
+
+
 def _execs(data: dict, path: tuple, command: list | None, args: list | None,
            problems: Problems, script_origin: str) -> tuple[list[Exec], list[Script]]:
     execs: list[Exec] = []
     if command or args:
-        # (Loops, not comprehensions: each comprehension is a function call in Python 3.11.)
+        words = len(command) if command else 0
+        more = len(args) if args else 0
+        if words <= _ARGV_AT_MAX and more <= _ARGV_AT_MAX:
+            ats = _COMMAND_AT[:words] + _ARGS_AT[:more]
+        else:
+            ats = tuple([("command", i) for i in range(words)] + [("args", i) for i in range(more)])
+        # (One concatenation per word, its suffix made once: a loop over `range` with a tuple made
+        # per word, or `map(path.__add__, ...)`, costs more for the few words of a command.)
         main_paths = []
-        for key, words in (("command", command), ("args", args)):
-            for i in range(len(words or ())):
-                main_paths.append(path + (key, i))
+        for at in ats:
+            main_paths.append(path + at)
         execs.append(Exec(tuple((command or []) + (args or [])), tuple(main_paths), "command"))
 
     lifecycle = data.get("lifecycle")
@@ -712,11 +767,10 @@ def _execs(data: dict, path: tuple, command: list | None, args: list | None,
         scripts.append(Script(script, path + ("script",), "container script", _shebang(script) or "sh"))
     elif script is not None:
         problems.expect(script, str, path + ("script",), "script")
-    source = data.get("source")
-    if script_origin and isinstance(source, str):
+    if script_origin and isinstance(data.get("source"), str):
         # Argo `script`: `source` is written to a file and run by `command`.
         interpreter = basename(command[0]) if command else ""
-        scripts.append(Script(source, path + ("source",), script_origin, interpreter))
+        scripts.append(Script(data["source"], path + ("source",), script_origin, interpreter))
     return execs, scripts
 
 
@@ -741,23 +795,29 @@ def _exec_handler(handler: dict, path: tuple, origin: str, execs: list[Exec], pr
 
 _SCRIPT_WRAPPERS = frozenset({"env", "busybox", "exec", "nice", "tini", "dumb-init", "--"})
 _SHELLS_AND_WRAPPERS = SHELLS | _SCRIPT_WRAPPERS   # what an argv `shell_script` reads starts with
+_PLAIN_SHELLS = SHELLS - _SCRIPT_WRAPPERS            # (busybox is read as a wrapper first)
 
 
 def shell_script(item: Exec) -> Script | None:
     """The script of `sh -c SCRIPT` (also `/bin/bash -ec`, `env bash -c`, `busybox sh -c`)."""
     argv = item.argv
     n = len(argv)
-    start = 0  # the shell, after the wrappers
-    while start < n and basename(argv[start]) in _SCRIPT_WRAPPERS:
-        start += 1
-    if start == n:
+    if not n:
         return None
-    shell = basename(argv[start])
+    start = 0  # the shell, after the wrappers
+    shell = argv[0].rpartition("/")[2]   # (basename, inline: called for every shell command)
+    if n > 2 and argv[1] == "-c" and argv[2] != "--" and shell in _PLAIN_SHELLS:
+        return Script(argv[2], item.paths[2], item.origin, shell)   # `sh -c SCRIPT`, the usual form
+    while shell in _SCRIPT_WRAPPERS:
+        start += 1
+        if start == n:
+            return None
+        shell = argv[start].rpartition("/")[2]
     if shell not in SHELLS:
         return None
     for i in range(start + 1, n):
         arg = argv[i]
-        if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
+        if arg[:1] == "-" and arg[1:2] != "-" and "c" in arg:
             script_at = i + 1
             if script_at < n and argv[script_at] == "--":  # `bash -lc -- SCRIPT` (KubeRay)
                 script_at += 1
@@ -772,6 +832,20 @@ def shell_script(item: Exec) -> Script | None:
 def at_path(data: Any, rel: tuple | None) -> Any:
     """The node at `rel` inside `data` (None when the path does not exist)."""
     return _at(data, rel)
+
+
+def _at_with_parent(data: Any, rel: tuple) -> tuple[Any, Any]:
+    """(the node holding the last step of `rel`, the node at `rel`) inside `data`, as `_at` walks."""
+    parent = None
+    for item in rel:
+        parent = data
+        if isinstance(data, dict) and isinstance(item, str):
+            data = data.get(item)
+        elif isinstance(data, list) and isinstance(item, int) and 0 <= item < len(data):
+            data = data[item]
+        else:
+            return parent, None
+    return parent, data
 
 
 def _at(data: Any, rel: tuple | None) -> Any:
