@@ -640,24 +640,22 @@ def _resources(raw: Any, path: tuple, problems: Problems) -> Resources:
     # The usual sections, absent or holding only quantities, without calling _quantities: a
     # section of quantities is the mapping as written, as other views hold their mappings. (The
     # values checked by a loop: on Python 3.11 `issuperset(map(type, ...))` builds a set.)
-    limits = raw.get("limits")
-    null_limits: tuple = ()
-    if type(limits) is dict:
-        for quantity in limits.values():
-            if type(quantity) not in _QUANTITY_TYPES:
-                limits, null_limits = _quantities(limits, path, "limits", problems)
-                break
-    else:
-        limits, null_limits = ({}, ()) if limits is None else _quantities(limits, path, "limits", problems)
-    requests = raw.get("requests")
-    null_requests: tuple = ()
-    if type(requests) is dict:
-        for quantity in requests.values():
-            if type(quantity) not in _QUANTITY_TYPES:
-                requests, null_requests = _quantities(requests, path, "requests", problems)
-                break
-    else:
-        requests, null_requests = ({}, ()) if requests is None else _quantities(requests, path, "requests", problems)
+    found: list = []   # limits, their names without a value, requests, theirs
+    for key in ("limits", "requests"):
+        section = raw.get(key)
+        nulls: tuple = ()
+        if type(section) is dict:
+            for quantity in section.values():
+                if type(quantity) not in _QUANTITY_TYPES:
+                    section, nulls = _quantities(section, path, key, problems)
+                    break
+        elif section is None:
+            section = {}
+        else:
+            section, nulls = _quantities(section, path, key, problems)
+        found.append(section)
+        found.append(nulls)
+    limits, null_limits, requests, null_requests = found
     claims = raw.get("claims")
     if type(claims) is not list:
         claims = [] if claims is None else problems.expect(claims, list, path + ("claims",), "resources.claims") or []
