@@ -88,7 +88,7 @@ from gpulint.model.workload import Container, PodSpec, Workload
 
 def check(workload: Workload, ctx: RuleContext) -> Iterator[Violation]:
     for pod in workload.pod_specs:
-        if pod.runtime_class_name is None or not pod.containers or not uses_nvidia_runtime(pod, ctx.settings):
+        if not pod.containers or not uses_nvidia_runtime(pod, ctx.settings):
             continue
         if pod_requests_gpu(pod, ctx.settings):
             continue

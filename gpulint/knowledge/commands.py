@@ -272,12 +272,6 @@ def _script_commands(text: str, path: tuple, origin: str, located_in: KubeObject
             yield RunCommand(argv, TextAt(path, start, end), source, origin, located_in)
 
 
-def mounted_config_files(workload: Workload, pod: PodSpec, container: Container,
-                         index: ConfigIndex) -> Iterator[MountedFile]:
-    """ConfigMap/Secret keys of the scan that `container` sees as files."""
-    return _mounted_files(workload, container, index, _config_volumes(pod))
-
-
 def _config_volumes(pod: PodSpec) -> dict[str, Volume]:
     """The pod's volumes of the kinds `_config_refs` reads, by name (the first volume of a
     name, as `PodSpec.volume` finds it)."""
@@ -293,6 +287,8 @@ def _config_volumes(pod: PodSpec) -> dict[str, Volume]:
 
 def _mounted_files(workload: Workload, container: Container, index: ConfigIndex,
                    config: dict[str, Volume]) -> Iterator[MountedFile]:
+    """ConfigMap/Secret keys of the scan that `container` sees as files (`config`: its pod's
+    `_config_volumes`)."""
     for mount in container.volume_mounts:
         volume = config.get(mount.name)
         if volume is None:

@@ -220,28 +220,9 @@ class Document:
         """The event-tree node at `path` (_MISSING when there is none): only that path is walked."""
         if self._events is None:
             self._reparse()
-        raw = self._events
-        for item in path:
-            if type(raw) is not list:
-                return _MISSING
-            if raw[_START][KIND] == MAP_START:
-                # _entry's search written out (a path walks one mapping per step, most of a
-                # finding's `locate`): the last occurrence of the key wins.
-                i = len(raw) - 2
-                while i >= _ITEMS and raw[i][VALUE] != item:
-                    i -= 2
-                if i >= _ITEMS:
-                    raw = raw[i + 1]
-                    continue
-                entry = _entry(raw, item) if raw[_MERGED] else None   # a key a merge (`<<`) added
-                if entry is None:
-                    return _MISSING
-                raw = entry[1]
-            elif isinstance(item, int) and 0 <= item < len(raw) - _ITEMS:
-                raw = raw[_ITEMS + item]
-            else:
-                return _MISSING
-        return raw
+        path = tuple(path)
+        raws = _walk(self._events, path)
+        return raws[-1] if len(raws) > len(path) else _MISSING
 
     def span(self, path: tuple, key: bool = False) -> Span | None:
         """Span of the value at `path`, or of its mapping key when `key` is set."""
@@ -676,6 +657,34 @@ def _entry(coll: list, key: Any) -> tuple[Any, Any] | None:
         coll = source
 
 
+def _walk(raw: Any, path: tuple) -> list:
+    """The event-tree nodes on `path` from `raw` down (`raw` first), as far as the path exists: the
+    node at path[:depth] is the depth-th, and the path exists when there are len(path) + 1. The last
+    occurrence of a repeated key wins; a key a merge (`<<`) added counts. (_entry's search written
+    out: a path walks one mapping per step, and a call per step cost as much as the search.)"""
+    raws = [raw]
+    for item in path:
+        if type(raw) is not list:
+            break
+        if raw[_START][KIND] == MAP_START:
+            i = len(raw) - 2
+            while i >= _ITEMS and raw[i][VALUE] != item:
+                i -= 2
+            if i >= _ITEMS:
+                raw = raw[i + 1]
+            else:
+                entry = _entry(raw, item) if raw[_MERGED] else None
+                if entry is None:
+                    break
+                raw = entry[1]
+        elif isinstance(item, int) and 0 <= item < len(raw) - _ITEMS:
+            raw = raw[_ITEMS + item]
+        else:
+            break
+        raws.append(raw)
+    return raws
+
+
 def _last_child(coll: list) -> Any:
     """The event-tree child whose LocNode comes last among `coll`'s children (None: no children)."""
     if len(coll) == _ITEMS and not coll[_MERGED]:
@@ -811,29 +820,7 @@ class _CollectionLoc(LocNode):
 
     def along(self, path: tuple) -> _Along:
         """LocNode.along: the path walked as Document._node walks it, its nodes made when asked for."""
-        raws = [self._coll]
-        raw: Any = self._coll
-        for item in path:
-            if type(raw) is not list:
-                break
-            if raw[_START][KIND] != MAP_START:
-                if not (isinstance(item, int) and 0 <= item < len(raw) - _ITEMS):
-                    break
-                raw = raw[_ITEMS + item]
-            elif raw[_MERGED] is None:   # (_entry's search, in the loop: a call a level cost as much)
-                for i in range(len(raw) - 2, _ITEMS - 1, -2):   # the last written wins
-                    if raw[i][VALUE] == item:
-                        raw = raw[i + 1]
-                        break
-                else:
-                    break
-            else:
-                entry = _entry(raw, item)
-                if entry is None:
-                    break
-                raw = entry[1]
-            raws.append(raw)
-        return _Along(raws, self._line_offset, self._ends)
+        return _Along(_walk(self._coll, path), self._line_offset, self._ends)
 
     def start_line(self) -> int:
         return self._coll[_START][START_MARK].line

@@ -102,16 +102,11 @@ def helm_source(doc: Document) -> str | None:
 def objects_in(file: str, doc: Document) -> Iterator[KubeObject]:
     """Kubernetes objects of a document: itself, or the items of a List."""
     data = doc.data
-    # (is_kubernetes, without a call: most documents are one object)
-    if not isinstance(data, dict):
-        return
-    kind = data.get("kind")
-    api_version = data.get("apiVersion")
-    if not (isinstance(api_version, str) and isinstance(kind, str) and api_version and kind):
+    if not is_kubernetes(data):
         return
     template = helm_source(doc)
     items = data.get("items")
-    if kind.endswith("List") and isinstance(items, list):
+    if data["kind"].endswith("List") and isinstance(items, list):
         for i, item in enumerate(items):
             if is_kubernetes(item):
                 yield _make(file, doc, ("items", i), item, template)

@@ -262,10 +262,10 @@ def _find_container_holders(data: Any, rel: tuple, pod_rel: tuple | None, holder
             found.append(rel)
             return found
         if loose is not None and rel:
-            # (is_container_shaped or _named_container, or _runs_top_image, without a call per mapping:
-            # the first two need an `image` string, the last no `image` key)
+            # (is_container_shaped and _named_container need an `image` string, _runs_top_image no
+            # `image` key: each mapping is asked only what it could be)
             if isinstance(data.get("image"), str):
-                shaped = not CONTAINER_KEYS.isdisjoint(data) or _named_container(rel[-1], data)
+                shaped = is_container_shaped(data) or _named_container(rel[-1], data)
             else:
                 shaped = inherit and _runs_top_image(data)
             if shaped:

@@ -847,13 +847,4 @@ def _at_with_parent(data: Any, rel: tuple) -> tuple[Any, Any]:
 
 
 def _at(data: Any, rel: tuple | None) -> Any:
-    if rel is None:
-        return None
-    for item in rel:
-        if isinstance(data, dict) and isinstance(item, str):
-            data = data.get(item)
-        elif isinstance(data, list) and isinstance(item, int) and 0 <= item < len(data):
-            data = data[item]
-        else:
-            return None
-    return data
+    return None if rel is None else _at_with_parent(data, rel)[1]
