@@ -64,6 +64,11 @@ class ConfigSource:
         self._entries: dict[str, ConfigEntry] | None = None
 
     @property
+    def held(self) -> Document | None:
+        """The document of the object when this source keeps it whole (see `keep`), else None."""
+        return self._obj.doc if self._obj is not None else None
+
+    @property
     def obj(self) -> KubeObject:
         """The ConfigMap/Secret object (unless kept, parsed again from its text on first use)."""
         if self._obj is None:

@@ -163,11 +163,18 @@ def _index_text(item: Input, source: Text, limits: Limits) -> Indexed:
     # (Recorded for the scan, hence built without event trees: small ConfigMaps are kept whole.)
     sources = _sources(item.display, load_documents(whole, limits, only=_INDEXED_KINDS, record=record,
                                                    chunks=chunks), keep=True)
-    split, end = [], 0
+    # What keeping the record costs beyond what the index holds for the whole scan anyway (the
+    # objects of small ConfigMaps and Secrets, kept whole by their sources): the characters of
+    # the chunks with a document no source holds, counted against InputReader.PARSED_MAX.
+    held = {id(doc.data) for source in sources if isinstance(source, ConfigSource) and (doc := source.held)}
+    split, end, size = [], 0, 0
     for chunk, line in chunks:
         end += len(chunk)
         split.append((end, line))
-    return sources, [], data, record or None, len(whole), split
+        done = record.get(line)
+        if done is not None and not all(id(parsed[1]) in held for parsed in done[0]):
+            size += len(chunk)
+    return sources, [], data, record or None, size, split
 
 
 def _sources(display: str, documents: Iterable[Document | LoadError], keep: bool = False) -> list[ConfigSource]:

@@ -41,8 +41,9 @@ class InputReader:
 
     CACHE_MAX = 64 << 20
     # The documents the index pass parsed (ConfigMaps, Secrets) are kept for the
-    # scan too, from files of up to this many characters in all: their data
-    # takes a few times the size of their text.
+    # scan too, up to this many characters in all of those the index does not
+    # hold anyway (a large ConfigMap's: the index keeps its text only); their
+    # data takes a few times the size of their text.
     PARSED_MAX = 16 << 20
 
     def __init__(self, render_options: RenderOptions | None = None) -> None:
@@ -136,8 +137,9 @@ class InputReader:
         return rendered, time.monotonic() - started
 
     def keep_parsed(self, item: Input, chunks: ParsedChunks, size: int, split: list | None = None) -> None:
-        """Remember the chunks the index pass parsed in a file whose bytes are kept (`size`: its characters),
-        and where it cut the file's text into documents (indexing.Split: far smaller than the chunks)."""
+        """Remember the chunks the index pass parsed in a file whose bytes are kept (`size`: the characters
+        of those whose documents the index does not hold anyway), and where it cut the file's text into
+        documents (indexing.Split: far smaller than the chunks)."""
         key = str(item.real)
         if key in self._kept and self._parsed_size + size <= self.PARSED_MAX:
             self._parsed[key] = chunks
