@@ -160,3 +160,38 @@ def test_the_scan_takes_the_index_pass_split_of_a_file(tmp_path) -> None:
 
     assert [described(d) for d in documents] == [described(d) for d in expected]
     assert [d.data["kind"] for d in documents if isinstance(d, Document)] == ["ConfigMap", "Pod", "Secret"]
+
+
+def test_the_parsed_budget_counts_only_documents_the_index_does_not_hold(tmp_path, monkeypatch) -> None:
+    """The scan takes the index pass's parse of a file's ConfigMaps however many small ones it
+    has (the index keeps their objects anyway); a large ConfigMap, whose text only the index
+    keeps, counts against InputReader.PARSED_MAX, and past it the scan parses the file itself."""
+    from gpulint.inputs.discovery import discover
+    from gpulint.load.decode import Text
+    from gpulint.load.yamlload import DEFAULT_LIMITS
+    from gpulint.model.index import KEPT_TEXT_MAX
+    from gpulint.scan import indexing
+    from gpulint.scan.reader import InputReader
+
+    small = "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\ndata: {{k: v}}\n"
+                    for i in range(40))
+    small += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a, image: b}]}\n"
+    large = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big}}\ndata: {{k: {'x' * KEPT_TEXT_MAX}}}\n"
+    (tmp_path / "small.yaml").write_text(small)
+    (tmp_path / "large.yaml").write_text(large)
+    inputs = sorted(discover([str(tmp_path)]).inputs, key=lambda item: item.display)
+    reader = InputReader()
+    indexing.build_index(inputs, reader, DEFAULT_LIMITS)
+    assert reader._parsed_size == len(large)                      # the large one counts, in full
+    monkeypatch.setattr(InputReader, "PARSED_MAX", len(small) // 2)
+    reader = InputReader()
+    indexing.build_index(inputs, reader, DEFAULT_LIMITS)
+    large_item, small_item = inputs
+    assert reader._parsed_size == 0
+    assert reader.parsed(large_item) is None                      # over the budget: the scan parses it
+    parsed = reader.parsed(small_item)
+    assert parsed is not None and len(parsed) == 40               # every ConfigMap, none counted
+    documents = list(indexing.documents_of(Text.of(reader.small(small_item)), DEFAULT_LIMITS, parsed=parsed,
+                                           split=reader.split(small_item)))
+    assert [doc.data["metadata"]["name"] for doc in documents] == [f"c{i}" for i in range(40)] + ["p"]
+    assert not parsed                                             # all taken from the index pass
