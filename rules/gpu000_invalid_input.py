@@ -12,7 +12,10 @@ A manifest gpulint cannot read is a manifest it cannot check. Malformed input
 can also hide a bypass from review: with a duplicate `env` key only the last
 list counts for most tools, so an `NVIDIA_VISIBLE_DEVICES` entry in the first
 one is easy to miss; `privileged: "yes"` is rejected by the API server instead
-of being caught where it was written.
+of being caught where it was written. gpulint checks the last value of a
+duplicate key, as Kubernetes keeps it, so the ignored first value cannot hide a
+bypass from the check: the finding is an error when that value holds GPU access
+(the message names it), info otherwise (a repeated label).
 
 ## Example
 ```yaml

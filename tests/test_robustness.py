@@ -278,6 +278,25 @@ def test_duplicate_key_problems_are_placed_and_name_the_hidden_text() -> None:
     messages = [f["message"] for f in report["findings"] if f["rule"] == "GPU000"]
     assert "holds NVIDIA_VISIBLE_DEVICES" in messages[0]
     assert "holds" not in messages[1] and "holds" not in messages[2]
+    assert [f["severity"] for f in report["findings"] if f["rule"] == "GPU000"] == ["error", "info", "info"]
+
+
+def test_a_duplicate_key_that_holds_nothing_that_matters_is_info_and_does_not_fail(tmp_path: Path) -> None:
+    """A repeated label (the last value is the one Kubernetes and the check read) is shown at info and
+    the scan exits 0; the same duplicate hiding NVIDIA_VISIBLE_DEVICES is an error and exits 1."""
+    labels = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    app: a\n    app: b\n"
+              "spec:\n  containers:\n  - name: c\n    image: registry.example.com/app:1\n")
+    path = tmp_path / "labels.yaml"
+    path.write_text(labels)
+    code, report = scan_json(str(path))
+    assert (code, [(f["rule"], f["severity"], f["line"], f["column"]) for f in report["findings"]]) == \
+        (0, [("GPU000", "info", 7, 5)])
+    hidden = labels.replace(
+        "  - name: c\n", "  - name: c\n    env:\n    - name: NVIDIA_VISIBLE_DEVICES\n      value: all\n    env: []\n")
+    path.write_text(hidden)
+    code, report = scan_json(str(path))
+    assert (code, [(f["rule"], f["severity"], f["line"], f["column"]) for f in report["findings"]]) == \
+        (1, [("GPU000", "info", 7, 5), ("GPU000", "error", 14, 5)])
 
 
 def test_custom_limits_apply_when_positions_are_built() -> None:

@@ -321,10 +321,10 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
         if objects:
             found_objects = True
             for problem in doc.problems:
-                message = problem_message(doc, problem)
+                message, severity = problem_message(doc, problem)
                 if not manifest:   # a values file: Helm, not Kubernetes, reads it
                     message = message.replace(KEEPS_LAST, "Helm keeps only the last value")
-                invalid_input(report, contexts, problem.span, message, doc=doc, file=display)
+                invalid_input(report, contexts, problem.span, message, doc=doc, file=display, severity=severity)
         workloads = []
         for obj in objects:
             report.objects += 1

@@ -197,16 +197,20 @@ def about_placeholder(doc: Document, where: Any, span: Span) -> bool:
     return False
 
 
-def problem_message(doc: Document, problem: Problem) -> str:
-    """A load problem's message; for a duplicate key, what the ignored value held."""
+def problem_message(doc: Document, problem: Problem) -> tuple[str, Severity | None]:
+    """A load problem's message and severity (None: the rule's); for a duplicate key, what the
+    ignored value held. gpulint checks the value Kubernetes keeps (the last), so a first value
+    cannot hide a bypass from the check: only one that holds what matters is an error (a reviewer
+    reads GPU access that never applies, or misses where it moved); any other is info, shown and
+    counted without failing the check (a repeated label, for instance)."""
     if problem.hidden_range is None:
-        return problem.message
+        return problem.message, None
     start, end = problem.hidden_range
     hidden = doc.text[start:end]
     words = [word for word in _HIDDEN_WORDS if word in hidden]
     if words:
-        return f"{problem.message}; the ignored value holds {', '.join(words)}"
-    return problem.message
+        return f"{problem.message}; the ignored value holds {', '.join(words)}", None
+    return problem.message, Severity.INFO
 
 
 # The hooks of the input-level rules (api.py), by the event each checks.
