@@ -336,8 +336,7 @@ class SystemComponentSuppressor:
 
     def _roles(self, workload: Workload, pod: PodSpec) -> tuple[Role, ...]:
         """pod_roles(workload, pod), worked out once per pod of the workload last asked about."""
-        if workload is not self._workload:
-            self._about(workload)
+        self._about(workload)
         known = self._pod_roles.get(id(pod))
         if known is None or known[0] is not pod:
             known = self._pod_roles[id(pod)] = (pod, pod_roles(workload, pod, self._settings))
