@@ -47,7 +47,7 @@ from gpulint.scan.violations import (
     invalid_input,
     locate,
     mapped_locations,
-    problem_message,
+    problem_finding,
     render_problem,
     unread_input,
     unrendered_template,
@@ -321,7 +321,7 @@ def _scan_documents(report: FileReport, display: str, documents: Iterable[Docume
         if objects:
             found_objects = True
             for problem in doc.problems:
-                message, severity = problem_message(doc, problem)
+                message, severity = problem_finding(doc, problem)
                 if not manifest:   # a values file: Helm, not Kubernetes, reads it
                     message = message.replace(KEEPS_LAST, "Helm keeps only the last value")
                 invalid_input(report, contexts, problem.span, message, doc=doc, file=display, severity=severity)

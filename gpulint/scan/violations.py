@@ -197,7 +197,7 @@ def about_placeholder(doc: Document, where: Any, span: Span) -> bool:
     return False
 
 
-def problem_message(doc: Document, problem: Problem) -> tuple[str, Severity | None]:
+def problem_finding(doc: Document, problem: Problem) -> tuple[str, Severity | None]:
     """A load problem's message and severity (None: the rule's); for a duplicate key, what the
     ignored value held. gpulint checks the value Kubernetes keeps (the last), so a first value
     cannot hide a bypass from the check: only one that holds what matters is an error (a reviewer
